@@ -1,0 +1,55 @@
+//! Renders `chapters/*.md` (listed in `chapters/ORDER`) into Rust statics at build time, so the
+//! browser receives ready HTML + MathML and no markdown or LaTeX parser ships in the wasm.
+
+#[path = "src/chapters/render.rs"]
+mod render;
+
+use std::fmt::Write as _;
+use std::{env, fs, path::Path};
+
+use render::{render_chapter, RawSegment};
+
+fn main() {
+    println!("cargo:rerun-if-changed=chapters");
+    let dir = Path::new("chapters");
+    let order = fs::read_to_string(dir.join("ORDER")).expect("chapters/ORDER is missing");
+    let mut code = String::from("pub static CHAPTERS: &[Chapter] = &[\n");
+    for (lineno, line) in order.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parts: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [slug, title, source] = parts[..] else {
+            panic!("chapters/ORDER line {}: expected `slug | title | file`", lineno + 1);
+        };
+        let body = if source == "coming" {
+            "None".to_string()
+        } else {
+            println!("cargo:rerun-if-changed=chapters/{source}");
+            let md = fs::read_to_string(dir.join(source)).unwrap_or_else(|e| panic!("chapters/{source}: {e}"));
+            let rendered = render_chapter(&md);
+            for p in &rendered.problems {
+                println!("cargo:warning=chapters/{source}: {p}");
+            }
+            let mut segs = String::from("Some(&[");
+            for s in rendered.segments {
+                let _ = match s {
+                    RawSegment::Html(h) => write!(segs, "Segment::Html({h:?}),"),
+                    RawSegment::Demo(id) => write!(segs, "Segment::Demo({id:?}),"),
+                    RawSegment::Bad(msg) => write!(segs, "Segment::Bad({msg:?}),"),
+                };
+            }
+            segs.push_str("])");
+            segs
+        };
+        writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body} }},").unwrap();
+    }
+    code.push_str("];\n");
+    let home = fs::read_to_string(dir.join("home.md")).unwrap_or_default();
+    let mut problems = Vec::new();
+    let home_html = render::markdown_to_html(&home, &mut problems);
+    writeln!(code, "pub static HOME_HTML: &str = {home_html:?};").unwrap();
+    let out = Path::new(&env::var("OUT_DIR").unwrap()).join("chapters_gen.rs");
+    fs::write(out, code).unwrap();
+}

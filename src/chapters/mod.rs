@@ -1,0 +1,55 @@
+//! The book's chapters, in reading order, rendered at build time by `build.rs`.
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod render;
+
+/// A piece of a chapter's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// Prose, already HTML (math as MathML). Comes from our own files, never from a URL.
+    Html(&'static str),
+    /// A live demo, by registry id. An id with no registered demo shows a notice in place.
+    Demo(&'static str),
+    /// A directive that could not be parsed; the page shows this message in place.
+    Bad(&'static str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Chapter {
+    pub slug: &'static str,
+    pub title: &'static str,
+    /// `None`: planned, not written yet ("coming" in the table of contents).
+    pub body: Option<&'static [Segment]>,
+}
+
+impl Chapter {
+    pub fn is_written(&self) -> bool {
+        self.body.is_some()
+    }
+
+    /// The demo ids this chapter embeds, in order.
+    pub fn demo_ids(&self) -> impl Iterator<Item = &'static str> {
+        self.body.unwrap_or(&[]).iter().filter_map(|s| match s {
+            Segment::Demo(id) => Some(*id),
+            _ => None,
+        })
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/chapters_gen.rs"));
+
+pub fn find(slug: &str) -> Option<(usize, &'static Chapter)> {
+    CHAPTERS.iter().enumerate().find(|(_, c)| c.slug == slug)
+}
+
+/// The written chapters before and after chapter `index`, for "previous / next".
+pub fn neighbours(index: usize) -> (Option<&'static Chapter>, Option<&'static Chapter>) {
+    let prev = CHAPTERS[..index.min(CHAPTERS.len())].iter().rev().find(|c| c.is_written());
+    let next = CHAPTERS.get(index + 1..).and_then(|rest| rest.iter().find(|c| c.is_written()));
+    (prev, next)
+}
+
+/// The first written chapter: where "start reading" goes.
+pub fn first_written() -> Option<&'static Chapter> {
+    CHAPTERS.iter().find(|c| c.is_written())
+}

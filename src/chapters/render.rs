@@ -1,0 +1,109 @@
+//! Turns a chapter's markdown into segments: HTML prose (LaTeX already converted to MathML, so
+//! no raw LaTeX ever reaches the page) and demo directives (`{{demo: id}}` on a line of its
+//! own). Runs at build time from `build.rs` and in native tests; never in the browser.
+//!
+//! A directive that cannot be parsed becomes a `Bad` segment: the page shows a notice there
+//! and the rest of the chapter renders as usual.
+
+use pulldown_cmark::{html, CowStr, Event, Options, Parser};
+use pulldown_latex::{config::DisplayMode, mathml::push_mathml, Parser as TexParser, RenderConfig, Storage};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawSegment {
+    Html(String),
+    Demo(String),
+    Bad(String),
+}
+
+/// The rendered chapter and any problems found (bad LaTeX). Problems are build warnings and
+/// test failures for the chapters we ship.
+#[derive(Debug, Default)]
+pub struct Rendered {
+    pub segments: Vec<RawSegment>,
+    pub problems: Vec<String>,
+}
+
+/// Parses one directive line, `{{demo: some-id}}`.
+pub fn parse_directive(line: &str) -> Option<Result<String, String>> {
+    let t = line.trim();
+    let inner = t.strip_prefix("{{")?.strip_suffix("}}")?;
+    let Some((name, arg)) = inner.split_once(':') else {
+        return Some(Err(format!("directive \"{t}\" has no \"name: argument\" form")));
+    };
+    if name.trim() != "demo" {
+        return Some(Err(format!("unknown directive \"{}\"", name.trim())));
+    }
+    let id = arg.trim();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        return Some(Err(format!("demo id \"{id}\" is not of the form lower-case-letters-digits-and-dashes")));
+    }
+    Some(Ok(id.to_string()))
+}
+
+pub fn render_chapter(md: &str) -> Rendered {
+    let mut out = Rendered::default();
+    let mut block = String::new();
+    let mut in_fence = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        let directive = if in_fence { None } else { parse_directive(line) };
+        match directive {
+            None => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            Some(d) => {
+                flush(&mut block, &mut out);
+                out.segments.push(match d {
+                    Ok(id) => RawSegment::Demo(id),
+                    Err(msg) => RawSegment::Bad(msg),
+                });
+            }
+        }
+    }
+    flush(&mut block, &mut out);
+    out
+}
+
+fn flush(block: &mut String, out: &mut Rendered) {
+    if block.trim().is_empty() {
+        block.clear();
+        return;
+    }
+    let html = markdown_to_html(block, &mut out.problems);
+    out.segments.push(RawSegment::Html(html));
+    block.clear();
+}
+
+/// Markdown to HTML with `$…$` and `$$…$$` rendered as MathML.
+pub fn markdown_to_html(md: &str, problems: &mut Vec<String>) -> String {
+    let opts = Options::ENABLE_MATH | Options::ENABLE_TABLES | Options::ENABLE_SMART_PUNCTUATION | Options::ENABLE_STRIKETHROUGH;
+    let events = Parser::new_ext(md, opts).map(|ev| match ev {
+        Event::InlineMath(tex) => Event::InlineHtml(CowStr::from(tex_to_mathml(&tex, false, problems))),
+        Event::DisplayMath(tex) => Event::Html(CowStr::from(tex_to_mathml(&tex, true, problems))),
+        other => other,
+    });
+    let mut html = String::new();
+    html::push_html(&mut html, events);
+    html
+}
+
+/// LaTeX to MathML Core. On a parse error the problem is recorded and a plain-text
+/// placeholder is emitted instead of raw LaTeX.
+pub fn tex_to_mathml(tex: &str, display: bool, problems: &mut Vec<String>) -> String {
+    let storage = Storage::new();
+    let events: Vec<_> = TexParser::new(tex, &storage).collect();
+    let errors: Vec<String> = events.iter().filter_map(|e| e.as_ref().err().map(|e| e.to_string())).collect();
+    let config = RenderConfig {
+        display_mode: if display { DisplayMode::Block } else { DisplayMode::Inline },
+        ..Default::default()
+    };
+    let mut mathml = String::new();
+    if errors.is_empty() && push_mathml(&mut mathml, events.into_iter(), config).is_ok() {
+        return mathml;
+    }
+    problems.push(format!("bad LaTeX {tex:?}: {}", errors.join("; ")));
+    "<span class=\"math-error\">[equation could not be rendered]</span>".to_string()
+}

@@ -1,0 +1,35 @@
+//! The demo registry: every live demo is registered here once, with its id (the key of its
+//! state in the URL and of `{{demo: id}}` in the chapters), title, caption, parameters and a
+//! DOM-free function computing the numbers it shows. On wasm each spec also carries its view.
+//! `tests/registry.rs` walks this list.
+
+pub mod kernels;
+pub mod lookup;
+pub mod nadaraya_watson;
+
+use crate::state::{Param, Values};
+
+pub struct DemoSpec {
+    /// URL key prefix and directive name: lower-case letters, digits and dashes.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One or two sentences shown under the demo (hidden in an embed with `caption=0`).
+    pub caption: &'static str,
+    pub params: &'static [Param],
+    /// The demo's computed outputs for given inputs, as "Download data" writes them.
+    pub data: fn(&Values) -> Result<serde_json::Value, String>,
+    /// Draws the demo (wasm only).
+    #[cfg(target_arch = "wasm32")]
+    pub view: fn(crate::ui::demo_frame::DemoCtx) -> leptos::prelude::AnyView,
+}
+
+pub static DEMOS: &[&DemoSpec] = &[&lookup::SPEC, &kernels::SPEC, &nadaraya_watson::SPEC];
+
+pub fn find(id: &str) -> Option<&'static DemoSpec> {
+    DEMOS.iter().copied().find(|d| d.id == id)
+}
+
+/// Serialises a demo's output for "Download data".
+pub fn to_json<T: serde::Serialize>(out: &T) -> Result<serde_json::Value, String> {
+    serde_json::to_value(out).map_err(|e| e.to_string())
+}

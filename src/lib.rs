@@ -1,0 +1,15 @@
+//! Attention, live: an interactive textbook about the attention mechanism.
+//!
+//! - `numerics`: pure functions on ndarray (no DOM), tested natively;
+//! - `state`: demo parameters and their URL form;
+//! - `demos`: the registry of live demos;
+//! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
+//! - `ui` (wasm only): the Leptos app.
+
+pub mod chapters;
+pub mod demos;
+pub mod numerics;
+pub mod state;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;

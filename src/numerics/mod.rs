@@ -1,0 +1,5 @@
+//! Pure numerics on ndarray: no DOM, built and tested natively.
+pub mod kernel_regression;
+pub mod rng;
+pub mod soft_lookup;
+pub mod softmax;

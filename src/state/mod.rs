@@ -1,0 +1,124 @@
+//! Shareable demo state: every control's value lives in the URL under `<demo id>.<key>`.
+pub mod params;
+pub mod query;
+
+pub use params::{fmt_num, format_value, Kind, Notice, Param, Value};
+
+/// The values of one demo's parameters, in the order of its `params` list.
+#[derive(Debug, Clone)]
+pub struct Values {
+    params: &'static [Param],
+    vals: Vec<Value>,
+}
+
+impl PartialEq for Values {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.params, other.params) && self.vals == other.vals
+    }
+}
+
+impl Values {
+    pub fn defaults(params: &'static [Param]) -> Self {
+        Values { params, vals: params.iter().map(Param::default_value).collect() }
+    }
+
+    /// Reads this demo's values from decoded URL pairs. Keys of other demos are not ours and
+    /// are skipped; our keys that are unknown, malformed or out of range keep the default and
+    /// produce a notice. If a key is given twice, the first value wins (as `URLSearchParams.get`).
+    pub fn from_pairs(demo_id: &str, params: &'static [Param], pairs: &[(String, String)]) -> (Self, Vec<Notice>) {
+        let mut values = Values::defaults(params);
+        let mut seen = vec![false; params.len()];
+        let mut notices = Vec::new();
+        for (key, raw) in pairs {
+            let Some(sub) = key.strip_prefix(demo_id).and_then(|r| r.strip_prefix('.')) else {
+                continue;
+            };
+            match params.iter().position(|p| p.key == sub) {
+                None => notices.push(Notice { key: key.clone(), raw: raw.clone(), reason: "this demo has no such setting".into() }),
+                Some(i) if seen[i] => notices.push(Notice { key: key.clone(), raw: raw.clone(), reason: "given twice; the first value is used".into() }),
+                Some(i) => {
+                    seen[i] = true;
+                    match params[i].parse(raw) {
+                        Ok(v) => values.vals[i] = v,
+                        Err(reason) => notices.push(Notice {
+                            key: key.clone(),
+                            raw: raw.clone(),
+                            reason: format!("{reason}; using the default {}", format_value(&params[i].default_value())),
+                        }),
+                    }
+                }
+            }
+        }
+        (values, notices)
+    }
+
+    /// (`<demo>.<key>`, value) pairs: all of them, or only those that differ from the default.
+    pub fn to_pairs(&self, demo_id: &str, only_changed: bool) -> Vec<(String, String)> {
+        self.params
+            .iter()
+            .zip(&self.vals)
+            .filter(|(p, v)| !only_changed || p.default_value() != **v)
+            .map(|(p, v)| (format!("{demo_id}.{}", p.key), format_value(v)))
+            .collect()
+    }
+
+    pub fn params(&self) -> &'static [Param] {
+        self.params
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static Param, &Value)> {
+        self.params.iter().zip(&self.vals)
+    }
+
+    fn index(&self, key: &str) -> Option<usize> {
+        let i = self.params.iter().position(|p| p.key == key);
+        debug_assert!(i.is_some(), "no parameter {key}");
+        i
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.index(key).map(|i| &self.vals[i])
+    }
+
+    /// Sets a value from a control; it is clamped or replaced by the default if invalid.
+    pub fn set(&mut self, key: &str, v: Value) {
+        if let Some(i) = self.index(key) {
+            self.vals[i] = self.params[i].sanitize(v);
+        }
+    }
+
+    pub fn float(&self, key: &str) -> f64 {
+        match self.get(key) {
+            Some(Value::Float(x)) => *x,
+            Some(Value::Int(x)) => *x as f64,
+            _ => 0.0,
+        }
+    }
+    pub fn int(&self, key: &str) -> i64 {
+        match self.get(key) {
+            Some(Value::Int(x)) => *x,
+            _ => 0,
+        }
+    }
+    pub fn text(&self, key: &str) -> &str {
+        match self.get(key) {
+            Some(Value::Text(s)) | Some(Value::Choice(s)) => s,
+            _ => "",
+        }
+    }
+    pub fn seed(&self, key: &str) -> u32 {
+        match self.get(key) {
+            Some(Value::Seed(s)) => *s,
+            _ => 0,
+        }
+    }
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some(Value::Bool(true)))
+    }
+
+    /// Every value as a JSON object, for "Download data".
+    pub fn to_json(&self) -> serde_json::Value {
+        let map = self.iter().map(|(p, v)| (p.key.to_string(), serde_json::to_value(v).unwrap_or_default())).collect();
+        serde_json::Value::Object(map)
+    }
+}

@@ -1,0 +1,187 @@
+//! A demo's controls, declared once: each `Param` knows its URL key, label, type, range and
+//! default. Values parsed from a URL are validated here; anything malformed or out of range
+//! falls back to the default and produces a `Notice` the page shows. Nothing here panics on
+//! input (see the fuzz-style test in `tests/url_state.rs`).
+
+use serde::Serialize;
+
+/// What kind of control a parameter is, with its range and default.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A real number in `[min, max]`. `log` sliders move exponentially, for widths like σ.
+    Float { min: f64, max: f64, step: f64, log: bool, default: f64 },
+    /// An integer in `[min, max]`.
+    Int { min: i64, max: i64, default: i64 },
+    /// One of a fixed list: `(url value, label)`.
+    Choice { options: &'static [(&'static str, &'static str)], default: usize },
+    /// Free text up to `max_len` characters (always rendered as text, never as HTML).
+    Text { max_len: usize, default: &'static str },
+    /// A random seed (any u32); the page offers a "resample" button.
+    Seed { default: u32 },
+    /// On or off.
+    Bool { default: bool },
+}
+
+/// One control of a demo.
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// Key in the URL, under the demo's id: `<demo>.<key>`.
+    pub key: &'static str,
+    /// Visible label (also the accessible name of the control).
+    pub label: &'static str,
+    pub kind: Kind,
+}
+
+/// A parameter's current value. The variant always matches the `Param`'s `Kind`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Float(f64),
+    Int(i64),
+    Choice(String),
+    Text(String),
+    Seed(u32),
+    Bool(bool),
+}
+
+/// A URL value that was ignored, and why. Shown in the page next to the demo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub key: String,
+    pub raw: String,
+    pub reason: String,
+}
+
+impl Notice {
+    /// One sentence for the page. `raw` is shortened so a huge URL cannot flood the page;
+    /// it is displayed as text by the UI, never interpreted as HTML.
+    pub fn message(&self) -> String {
+        let mut raw: String = self.raw.chars().take(40).collect();
+        if self.raw.chars().count() > 40 {
+            raw.push('…');
+        }
+        format!("Ignored {}=\"{}\" from the link: {}.", self.key, raw, self.reason)
+    }
+}
+
+impl Param {
+    pub const fn float(key: &'static str, label: &'static str, min: f64, max: f64, step: f64, default: f64) -> Self {
+        Param { key, label, kind: Kind::Float { min, max, step, log: false, default } }
+    }
+    pub const fn log_float(key: &'static str, label: &'static str, min: f64, max: f64, default: f64) -> Self {
+        Param { key, label, kind: Kind::Float { min, max, step: 0.0, log: true, default } }
+    }
+    pub const fn int(key: &'static str, label: &'static str, min: i64, max: i64, default: i64) -> Self {
+        Param { key, label, kind: Kind::Int { min, max, default } }
+    }
+    pub const fn choice(
+        key: &'static str,
+        label: &'static str,
+        options: &'static [(&'static str, &'static str)],
+        default: usize,
+    ) -> Self {
+        Param { key, label, kind: Kind::Choice { options, default } }
+    }
+    pub const fn text(key: &'static str, label: &'static str, max_len: usize, default: &'static str) -> Self {
+        Param { key, label, kind: Kind::Text { max_len, default } }
+    }
+    pub const fn seed(key: &'static str, label: &'static str, default: u32) -> Self {
+        Param { key, label, kind: Kind::Seed { default } }
+    }
+    pub const fn boolean(key: &'static str, label: &'static str, default: bool) -> Self {
+        Param { key, label, kind: Kind::Bool { default } }
+    }
+
+    pub fn default_value(&self) -> Value {
+        match self.kind {
+            Kind::Float { default, .. } => Value::Float(default),
+            Kind::Int { default, .. } => Value::Int(default),
+            Kind::Choice { options, default } => Value::Choice(options[default].0.to_string()),
+            Kind::Text { default, .. } => Value::Text(default.to_string()),
+            Kind::Seed { default } => Value::Seed(default),
+            Kind::Bool { default } => Value::Bool(default),
+        }
+    }
+
+    /// Parses a raw URL value, or says why it cannot be used.
+    pub fn parse(&self, raw: &str) -> Result<Value, String> {
+        match self.kind {
+            Kind::Float { min, max, .. } => {
+                let x: f64 = raw.trim().parse().map_err(|_| "not a number".to_string())?;
+                if !x.is_finite() {
+                    return Err("not a finite number".into());
+                }
+                if x < min || x > max {
+                    return Err(format!("outside the range {} to {}", fmt_num(min), fmt_num(max)));
+                }
+                Ok(Value::Float(x))
+            }
+            Kind::Int { min, max, .. } => {
+                let x: i64 = raw.trim().parse().map_err(|_| "not a whole number".to_string())?;
+                if x < min || x > max {
+                    return Err(format!("outside the range {min} to {max}"));
+                }
+                Ok(Value::Int(x))
+            }
+            Kind::Choice { options, .. } => options
+                .iter()
+                .find(|(v, _)| *v == raw)
+                .map(|(v, _)| Value::Choice(v.to_string()))
+                .ok_or_else(|| {
+                    let names: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
+                    format!("not one of {}", names.join(", "))
+                }),
+            Kind::Text { max_len, .. } => {
+                if raw.chars().count() > max_len {
+                    return Err(format!("longer than {max_len} characters"));
+                }
+                if raw.chars().any(|c| c.is_control()) {
+                    return Err("contains control characters".into());
+                }
+                Ok(Value::Text(raw.to_string()))
+            }
+            Kind::Seed { .. } => raw
+                .trim()
+                .parse::<u32>()
+                .map(Value::Seed)
+                .map_err(|_| "not a seed (a whole number from 0 to 4294967295)".to_string()),
+            Kind::Bool { .. } => match raw {
+                "1" | "true" => Ok(Value::Bool(true)),
+                "0" | "false" => Ok(Value::Bool(false)),
+                _ => Err("not 1 or 0".into()),
+            },
+        }
+    }
+
+    /// Clamps or snaps a value coming from a control (not from a URL) into range.
+    pub fn sanitize(&self, v: Value) -> Value {
+        match (self.kind, v) {
+            (Kind::Float { min, max, .. }, Value::Float(x)) if x.is_finite() => Value::Float(x.clamp(min, max)),
+            (Kind::Int { min, max, .. }, Value::Int(x)) => Value::Int(x.clamp(min, max)),
+            (_, v) if self.parse(&format_value(&v)).is_ok() => v,
+            _ => self.default_value(),
+        }
+    }
+}
+
+/// The URL form of a value; `Param::parse` reads it back exactly.
+pub fn format_value(v: &Value) -> String {
+    match v {
+        // Rust prints the shortest decimal that parses back to the same f64.
+        Value::Float(x) => format!("{x}"),
+        Value::Int(x) => x.to_string(),
+        Value::Choice(s) | Value::Text(s) => s.clone(),
+        Value::Seed(s) => s.to_string(),
+        Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+    }
+}
+
+/// A short human form of a number for messages and labels.
+pub fn fmt_num(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e9 {
+        format!("{}", x as i64)
+    } else {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
