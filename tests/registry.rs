@@ -1,0 +1,106 @@
+//! Walks the demo registry and the chapters: every demo is well-formed, computes from its
+//! defaults, and is embedded somewhere; every directive names a registered demo.
+
+use std::collections::HashSet;
+
+use attention_live::chapters::render::{parse_directive, render_chapter, RawSegment};
+use attention_live::chapters::{neighbours, Segment, CHAPTERS};
+use attention_live::demos::DEMOS;
+use attention_live::state::{format_value, Values};
+
+fn valid_id(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+#[test]
+fn demos_are_well_formed() {
+    let mut ids = HashSet::new();
+    for d in DEMOS {
+        assert!(valid_id(d.id), "bad id {}", d.id);
+        assert!(ids.insert(d.id), "duplicate demo id {}", d.id);
+        assert!(!d.title.is_empty() && !d.caption.is_empty());
+        let mut keys = HashSet::new();
+        for p in d.params {
+            assert!(valid_id(p.key), "{}: bad key {}", d.id, p.key);
+            assert!(keys.insert(p.key), "{}: duplicate key {}", d.id, p.key);
+            assert!(!p.label.is_empty());
+            let def = p.default_value();
+            assert_eq!(p.parse(&format_value(&def)), Ok(def), "{}.{}: default does not parse back", d.id, p.key);
+        }
+        let out = (d.data)(&Values::defaults(d.params)).expect("computes from defaults");
+        assert!(out.is_object(), "{}: data is a JSON object", d.id);
+    }
+}
+
+#[test]
+fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
+    let registered: HashSet<&str> = DEMOS.iter().map(|d| d.id).collect();
+    let mut used = HashSet::new();
+    let mut slugs = HashSet::new();
+    for c in CHAPTERS {
+        assert!(valid_id(c.slug) && slugs.insert(c.slug), "bad or duplicate slug {}", c.slug);
+        for s in c.body.unwrap_or(&[]) {
+            match s {
+                Segment::Demo(id) => {
+                    assert!(registered.contains(id), "chapter {} embeds unknown demo {id}", c.slug);
+                    used.insert(*id);
+                }
+                Segment::Bad(msg) => panic!("chapter {} has a bad directive: {msg}", c.slug),
+                Segment::Html(_) => {}
+            }
+        }
+    }
+    assert_eq!(used, registered, "every registered demo appears in a chapter");
+}
+
+#[test]
+fn shipped_chapters_have_no_raw_latex_and_render_cleanly() {
+    for c in CHAPTERS.iter().filter(|c| c.is_written()) {
+        let md = std::fs::read_to_string(format!("chapters/{}.md", c.slug)).unwrap();
+        let r = render_chapter(&md);
+        assert!(r.problems.is_empty(), "{}: {:?}", c.slug, r.problems);
+        for s in c.body.unwrap() {
+            if let Segment::Html(h) = s {
+                assert!(!h.contains('$'), "{}: a $ reached the HTML", c.slug);
+                for cmd in ["\\frac", "\\sum", "\\exp", "\\alpha", "\\sigma", "\\beta", "\\mathbf", "\\left"] {
+                    assert!(!h.contains(cmd), "{}: raw LaTeX {cmd} reached the HTML", c.slug);
+                }
+            }
+        }
+        assert!(c.body.unwrap().iter().any(|s| matches!(s, Segment::Html(h) if h.contains("<math"))), "{} has math", c.slug);
+    }
+}
+
+#[test]
+fn bad_directives_degrade_instead_of_failing() {
+    let md = "Intro $x^2$.\n\n{{demo: nw}}\n\n{{demo}}\n\n{{video: x}}\n\n{{demo: Bad_Id!}}\n\n```\n{{demo: in-code}}\n```\n\nEnd $\\frac{1}$.\n";
+    let r = render_chapter(md);
+    let kinds: Vec<String> = r
+        .segments
+        .iter()
+        .map(|s| match s {
+            RawSegment::Html(_) => "html".into(),
+            RawSegment::Demo(id) => format!("demo:{id}"),
+            RawSegment::Bad(_) => "bad".into(),
+        })
+        .collect();
+    assert_eq!(kinds, ["html", "demo:nw", "bad", "bad", "bad", "html"]);
+    // the fenced directive stayed as code, and the broken equation was reported, not printed raw
+    let RawSegment::Html(last) = &r.segments[5] else { unreachable!() };
+    assert!(last.contains("{{demo: in-code}}"));
+    assert!(!last.contains("\\frac"));
+    assert_eq!(r.problems.len(), 1);
+    assert_eq!(parse_directive("{{ demo: scoring-1 }}"), Some(Ok("scoring-1".into())));
+    assert_eq!(parse_directive("plain text"), None);
+}
+
+#[test]
+fn previous_and_next_skip_unwritten_chapters() {
+    let written: Vec<usize> = (0..CHAPTERS.len()).filter(|&i| CHAPTERS[i].is_written()).collect();
+    assert!(written.len() >= 2);
+    let (prev, next) = neighbours(written[0]);
+    assert!(prev.is_none());
+    assert_eq!(next.unwrap().slug, CHAPTERS[written[1]].slug);
+    let (prev, _) = neighbours(written[1]);
+    assert_eq!(prev.unwrap().slug, CHAPTERS[written[0]].slug);
+}

@@ -1,0 +1,107 @@
+use attention_live::demos::{find, DEMOS};
+use attention_live::numerics::rng::Rng;
+use attention_live::state::query::{build_query, decode, encode, parse_query};
+use attention_live::state::{format_value, Kind, Value, Values};
+
+fn pairs(s: &str) -> Vec<(String, String)> {
+    parse_query(s)
+}
+
+#[test]
+fn percent_coding_round_trips_and_tolerates_garbage() {
+    for s in ["plain", "a b&c=d", "<img src=x onerror=alert(1)>", "σ ≈ 0.5 🙂", "%", "100%"] {
+        assert_eq!(decode(&encode(s)), s);
+    }
+    assert_eq!(decode("a+b%20c"), "a b c");
+    assert_eq!(decode("%zz%"), "%zz%"); // malformed escapes stay literal
+    assert_eq!(decode("%E2%82"), "\u{FFFD}"); // truncated UTF-8 becomes the replacement char
+    assert_eq!(build_query([("nw.q", "1.5"), ("lookup.q", "a&b")]), "nw.q=1.5&lookup.q=a%26b");
+}
+
+#[test]
+fn valid_values_are_read_and_others_fall_back_with_a_notice() {
+    let nw = find("nw").unwrap();
+    let url = "?nw.sigma=0.25&nw.n=abc&nw.kernel=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&nw.zzz=1&lookup.q=red&nw.q=99";
+    let (v, notices) = Values::from_pairs(nw.id, nw.params, &pairs(url));
+    assert_eq!(v.float("sigma"), 0.25);
+    assert_eq!(v.int("n"), 40, "malformed n falls back to the default");
+    assert_eq!(v.text("kernel"), "gaussian");
+    assert_eq!(v.float("q"), 2.5, "out-of-range q falls back");
+    let keys: Vec<&str> = notices.iter().map(|n| n.key.as_str()).collect();
+    assert_eq!(keys, ["nw.n", "nw.kernel", "nw.zzz", "nw.q"]);
+    // The raw text is kept verbatim (the page renders it as text, never as HTML).
+    assert!(notices[1].message().contains("<img src=x onerror=alert(1)>"));
+    assert!(notices[3].message().contains("outside the range 0 to 5"));
+}
+
+#[test]
+fn first_duplicate_wins() {
+    let nw = find("nw").unwrap();
+    let (v, notices) = Values::from_pairs(nw.id, nw.params, &pairs("nw.n=7&nw.n=9"));
+    assert_eq!(v.int("n"), 7);
+    assert_eq!(notices.len(), 1);
+}
+
+/// A random valid value for a parameter.
+fn random_value(kind: Kind, rng: &mut Rng) -> Value {
+    match kind {
+        Kind::Float { min, max, log, .. } => {
+            let u = rng.uniform();
+            Value::Float(if log { (min.ln() + u * (max.ln() - min.ln())).exp().clamp(min, max) } else { min + u * (max - min) })
+        }
+        Kind::Int { min, max, .. } => Value::Int(min + (rng.next_u64() % (max - min + 1) as u64) as i64),
+        Kind::Choice { options, .. } => Value::Choice(options[rng.next_u64() as usize % options.len()].0.to_string()),
+        Kind::Text { max_len, .. } => {
+            let pool = ['a', 'Z', ' ', '&', '=', '%', '+', '#', 'é', '🙂', '<', '>', '"'];
+            let len = rng.next_u64() as usize % (max_len + 1);
+            Value::Text((0..len).map(|_| pool[rng.next_u64() as usize % pool.len()]).collect())
+        }
+        Kind::Seed { .. } => Value::Seed(rng.next_u64() as u32),
+        Kind::Bool { .. } => Value::Bool(rng.next_u64() % 2 == 0),
+    }
+}
+
+#[test]
+fn every_demo_state_round_trips_through_the_url() {
+    let mut rng = Rng::new(2026);
+    for spec in DEMOS {
+        for _ in 0..200 {
+            let mut v = Values::defaults(spec.params);
+            for p in spec.params {
+                v.set(p.key, random_value(p.kind, &mut rng));
+            }
+            let all = v.to_pairs(spec.id, false);
+            let q = build_query(all.iter().map(|(k, x)| (k.as_str(), x.as_str())));
+            let (back, notices) = Values::from_pairs(spec.id, spec.params, &parse_query(&q));
+            assert!(notices.is_empty(), "{}: {q} -> {notices:?}", spec.id);
+            assert_eq!(back, v, "{}: {q}", spec.id);
+            // the URL bar form (only changed values) restores the same state too
+            let changed = v.to_pairs(spec.id, true);
+            let q = build_query(changed.iter().map(|(k, x)| (k.as_str(), x.as_str())));
+            assert_eq!(Values::from_pairs(spec.id, spec.params, &parse_query(&q)).0, v);
+        }
+    }
+}
+
+#[test]
+fn random_garbage_never_panics_and_always_yields_valid_state() {
+    let mut rng = Rng::new(7);
+    let alphabet: Vec<char> = "abcdeqnsigmkrl.=&%?#+-0123456789eE_ \u{0}\u{7f}é🙂<>\"'/\\".chars().collect();
+    let keys = ["nw.n", "nw.sigma", "nw.kernel", "nw.seed", "nw.q", "lookup.q", "lookup.beta", "kernels.sigma"];
+    for _ in 0..5000 {
+        let len = rng.next_u64() as usize % 80;
+        let mut s: String = (0..len).map(|_| alphabet[rng.next_u64() as usize % alphabet.len()]).collect();
+        // half the time, aim the garbage at a real key so values get parsed
+        if rng.next_u64() % 2 == 0 {
+            s = format!("{}={s}", keys[rng.next_u64() as usize % keys.len()]);
+        }
+        for spec in DEMOS {
+            let (v, _) = Values::from_pairs(spec.id, spec.params, &parse_query(&s));
+            for (p, val) in v.iter() {
+                assert!(p.parse(&format_value(val)).is_ok(), "{s:?} gave invalid {}={val:?}", p.key);
+            }
+            // and the demo can compute from whatever state came out
+            assert!((spec.data)(&v).is_ok());
+        }
+    }
+}
