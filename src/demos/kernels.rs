@@ -12,7 +12,7 @@ pub static PARAMS: &[Param] = &[Param::log_float("sigma", "Width σ", 0.05, 5.0,
 pub const D_MAX: f64 = 3.0;
 pub const POINTS: usize = 241;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelCurves {
     pub sigma: f64,
     pub d: Vec<f64>,

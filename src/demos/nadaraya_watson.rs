@@ -43,7 +43,7 @@ impl State {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NwOutput {
     pub kernel: &'static str,
     pub sigma: f64,

@@ -52,7 +52,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 }
 
 /// The result of one lookup.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Lookup {
     pub keys: Vec<&'static str>,
     /// s(q, k_i), one per key.

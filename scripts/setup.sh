@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what building and testing the book needs, skipping whatever is already there.
+# Measured first-install times on a fresh 2-core machine: trunk ~8 min, wasm-bindgen-cli
+# ~4 min, apt packages ~30 s, npm ~5 s. See ../shared/notes/toolchain.md for why each pin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# Chromium and its driver (browser tests, benchmarks) and a font for canvas text.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]} (apt)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Trunk 0.21.14: 0.22 needs a newer rustc than this machine has.
+if ! trunk --version 2>/dev/null | grep -q '0\.21\.14'; then
+  say "installing trunk 0.21.14 (about 8 minutes the first time)"
+  cargo install trunk --version 0.21.14 --locked
+fi
+
+# wasm-bindgen-cli must match the wasm-bindgen in Cargo.lock exactly. (--locked fails here:
+# a locked dependency is missing from the registry index.)
+wb=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q "$wb"; then
+  say "installing wasm-bindgen-cli $wb (about 4 minutes the first time)"
+  cargo install wasm-bindgen-cli --version "$wb"
+fi
+
+# npm: binaryen's wasm-opt 132 (Debian's wasm-opt 108 breaks wasm-bindgen output) and
+# playwright-core, which drives Debian's chromium (never `playwright install`).
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+  say "installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

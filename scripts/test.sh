@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test: native (cargo test), then the real page in headless Chromium (Playwright)
+# against dist/ served by a plain static server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+echo "== native tests"
+cargo test --locked
+echo "== build"
+scripts/build.sh
+echo "== browser tests"
+node --test --test-concurrency=1 tests/browser/*.test.mjs

@@ -1,0 +1,77 @@
+//! Small wrappers over browser APIs. Each one fails softly: a missing API (storage disabled,
+//! no clipboard) is a value, not a panic.
+
+use leptos::prelude::{document, window};
+use wasm_bindgen::{JsCast, JsValue};
+
+pub fn local_get(key: &str) -> Option<String> {
+    window().local_storage().ok().flatten()?.get_item(key).ok().flatten()
+}
+
+pub fn local_set(key: &str, value: &str) {
+    if let Some(s) = window().local_storage().ok().flatten() {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// Replaces the current history entry's URL: no new back-button entry, no scroll.
+pub fn replace_url(url: &str) {
+    if let Ok(h) = window().history() {
+        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(url));
+    }
+}
+
+pub fn location_search() -> String {
+    window().location().search().unwrap_or_default()
+}
+
+pub fn location_origin() -> String {
+    window().location().origin().unwrap_or_default()
+}
+
+pub fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// Records that a plot finished drawing, for the benchmark (`bench/latency.mjs`) and tests:
+/// `window.__alPaints` counts draws, `window.__alLastPaint` holds the time of the last one.
+pub fn mark_paint() {
+    let w: JsValue = window().into();
+    let count = js_sys::Reflect::get(&w, &"__alPaints".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let _ = js_sys::Reflect::set(&w, &"__alPaints".into(), &(count + 1.0).into());
+    let _ = js_sys::Reflect::set(&w, &"__alLastPaint".into(), &now_ms().into());
+}
+
+/// Starts a download of `bytes_url` (a data: or blob: URL) as `filename`.
+fn download_url(filename: &str, url: &str) -> Result<(), String> {
+    let a: web_sys::HtmlAnchorElement =
+        document().create_element("a").map_err(|_| "cannot create a link")?.unchecked_into();
+    a.set_href(url);
+    a.set_download(filename);
+    a.click();
+    Ok(())
+}
+
+/// Saves text as a file through a Blob URL.
+pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|_| "cannot create the file")?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "cannot create a download URL")?;
+    let r = download_url(filename, &url);
+    let _ = web_sys::Url::revoke_object_url(&url);
+    r
+}
+
+/// Saves a canvas as a PNG file.
+pub fn download_canvas_png(filename: &str, canvas: &web_sys::HtmlCanvasElement) -> Result<(), String> {
+    let url = canvas.to_data_url_with_type("image/png").map_err(|_| "the canvas cannot be exported")?;
+    download_url(filename, &url)
+}
+
+/// Copies text to the clipboard; resolves to false where the clipboard is unavailable.
+pub async fn copy_text(text: String) -> bool {
+    let clip = window().navigator().clipboard();
+    wasm_bindgen_futures::JsFuture::from(clip.write_text(&text)).await.is_ok()
+}

@@ -1,0 +1,117 @@
+//! One control per `Param`, generated from its declaration: sliders (linear or logarithmic),
+//! selects, text fields, seeds with a "resample" button, checkboxes. Every control has a
+//! visible label tied to it (`for`/`id`), which is also its accessible name.
+
+use leptos::prelude::*;
+
+use crate::state::{fmt_num, Kind, Param, Value, Values};
+
+/// Slider positions for logarithmic parameters: 0..=LOG_STEPS.
+const LOG_STEPS: f64 = 1000.0;
+
+/// Rounds to `sig` significant digits, so values moved by a slider make short URLs.
+pub fn round_sig(x: f64, sig: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let p = 10f64.powi(sig - 1 - x.abs().log10().floor() as i32);
+    (x * p).round() / p
+}
+
+fn log_pos(x: f64, min: f64, max: f64) -> f64 {
+    ((x.ln() - min.ln()) / (max.ln() - min.ln()) * LOG_STEPS).round()
+}
+
+fn log_value(pos: f64, min: f64, max: f64) -> f64 {
+    round_sig((min.ln() + pos / LOG_STEPS * (max.ln() - min.ln())).exp(), 3).clamp(min, max)
+}
+
+/// The value as shown next to a control.
+pub fn display(v: &Value) -> String {
+    match v {
+        Value::Float(x) => {
+            let r = round_sig(*x, 3);
+            fmt_num(r)
+        }
+        Value::Int(x) => x.to_string(),
+        Value::Choice(s) | Value::Text(s) => s.clone(),
+        Value::Seed(s) => s.to_string(),
+        Value::Bool(b) => if *b { "on" } else { "off" }.into(),
+    }
+}
+
+#[component]
+pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Values>) -> impl IntoView {
+    let id = format!("{demo_id}-{}", param.key);
+    let key = param.key;
+    let current = move || values.with(|v| v.get(key).cloned().unwrap_or_else(|| param.default_value()));
+    let set = move |v: Value| values.update(|vals| vals.set(key, v));
+    let shown = move || display(&current());
+    let label_id = id.clone();
+    let widget = match param.kind {
+        Kind::Float { min, max, step, log, .. } => {
+            let (lo, hi, st) = if log { (0.0, LOG_STEPS, 1.0) } else { (min, max, step) };
+            let pos = move || match current() {
+                Value::Float(x) if log => log_pos(x, min, max),
+                Value::Float(x) => x,
+                _ => lo,
+            };
+            view! {
+                <input type="range" id=id.clone() min=lo max=hi step=st
+                    prop:value=move || pos().to_string()
+                    aria-valuetext=shown
+                    on:input=move |ev| {
+                        if let Ok(p) = event_target_value(&ev).parse::<f64>() {
+                            set(Value::Float(if log { log_value(p, min, max) } else { p }));
+                        }
+                    } />
+            }
+            .into_any()
+        }
+        Kind::Int { min, max, .. } => view! {
+            <input type="range" id=id.clone() min=min max=max step=1
+                prop:value=move || match current() { Value::Int(x) => x.to_string(), _ => min.to_string() }
+                on:input=move |ev| {
+                    if let Ok(x) = event_target_value(&ev).parse::<i64>() { set(Value::Int(x)); }
+                } />
+        }
+        .into_any(),
+        Kind::Choice { options, .. } => view! {
+            <select id=id.clone()
+                prop:value=move || display(&current())
+                on:change=move |ev| set(Value::Choice(event_target_value(&ev)))>
+                {options.iter().map(|(v, label)| view! { <option value=*v>{*label}</option> }).collect_view()}
+            </select>
+        }
+        .into_any(),
+        Kind::Text { max_len, .. } => view! {
+            <input type="text" id=id.clone() maxlength=max_len autocomplete="off" spellcheck="false"
+                prop:value=move || display(&current())
+                on:input=move |ev| set(Value::Text(event_target_value(&ev))) />
+        }
+        .into_any(),
+        Kind::Seed { .. } => view! {
+            <button type="button" id=id.clone() class="resample"
+                title="Draw new random data (a new seed)"
+                on:click=move |_| set(Value::Seed((js_sys::Math::random() * 4_294_967_295.0) as u32))>
+                "Resample"
+            </button>
+        }
+        .into_any(),
+        Kind::Bool { .. } => view! {
+            <input type="checkbox" id=id.clone()
+                prop:checked=move || matches!(current(), Value::Bool(true))
+                on:change=move |ev| set(Value::Bool(event_target_checked(&ev))) />
+        }
+        .into_any(),
+    };
+    view! {
+        <div class="control">
+            <label for=label_id>
+                <span class="label">{param.label}</span>
+                <output class="value">{shown}</output>
+            </label>
+            {widget}
+        </div>
+    }
+}

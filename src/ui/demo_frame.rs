@@ -1,0 +1,199 @@
+//! The frame around every demo: title, controls, notices about ignored URL values, the demo's
+//! own view, and the actions every demo has (copy link, embed link, download data and image,
+//! show the numbers as a table, reset).
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::app::AppCtx;
+use super::browser::{copy_text, download_canvas_png, download_text, location_origin};
+use super::controls::Control;
+use super::theme::Theme;
+use crate::demos::DemoSpec;
+use crate::state::query::build_query;
+use crate::state::{Notice, Values};
+
+/// What a demo's view receives.
+#[derive(Clone, Copy)]
+pub struct DemoCtx {
+    pub spec: &'static DemoSpec,
+    pub values: RwSignal<Values>,
+    /// "Show numbers": plots also render their data as tables.
+    pub show_numbers: RwSignal<bool>,
+    /// An error from drawing or computing, shown in place of the broken part.
+    pub error: RwSignal<Option<String>>,
+    pub theme: RwSignal<Theme>,
+    /// Bumped on window resize: plots read it to redraw at the new width.
+    pub resize: RwSignal<u32>,
+}
+
+impl DemoCtx {
+    /// Reports a drawing result: clears the error on success.
+    pub fn report(&self, r: Result<(), String>) {
+        let next = r.err();
+        if self.error.get_untracked() != next {
+            self.error.set(next);
+        }
+    }
+}
+
+/// Where a demo lives, for the links it builds.
+#[derive(Clone, Copy)]
+pub struct DemoHome {
+    pub chapter_slug: &'static str,
+    pub embed: bool,
+    pub show_caption: bool,
+}
+
+fn query_for(spec: &DemoSpec, values: &Values) -> String {
+    let pairs = values.to_pairs(spec.id, false);
+    build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// The link that reopens this chapter scrolled to this demo, with every control's value.
+pub fn share_link(spec: &DemoSpec, home: &DemoHome, values: &Values) -> String {
+    format!("{}/{}/?{}#{}", location_origin(), home.chapter_slug, query_for(spec, values), spec.id)
+}
+
+/// The link that shows only this demo, full width.
+pub fn embed_link(spec: &DemoSpec, values: &Values, caption: bool) -> String {
+    let cap = if caption { "" } else { "&caption=0" };
+    format!("{}/embed/?demo={}{cap}&{}", location_origin(), spec.id, query_for(spec, values))
+}
+
+#[component]
+pub fn DemoFrame(
+    spec: &'static DemoSpec,
+    values: RwSignal<Values>,
+    notices: Vec<Notice>,
+    home: DemoHome,
+) -> impl IntoView {
+    let app = expect_context::<AppCtx>();
+    let ctx = DemoCtx {
+        spec,
+        values,
+        show_numbers: RwSignal::new(false),
+        error: RwSignal::new(None),
+        theme: app.theme,
+        resize: app.resize,
+    };
+    let notices = RwSignal::new(notices);
+    let link = RwSignal::new(None::<(String, String)>); // (what, url) shown after a copy
+    let status = RwSignal::new(String::new());
+    let root = NodeRef::<leptos::html::Section>::new();
+
+    let copy = move |what: &'static str, url: String| {
+        link.set(Some((what.to_string(), url.clone())));
+        leptos::task::spawn_local(async move {
+            let ok = copy_text(url).await;
+            status.set(if ok { format!("{what} copied to the clipboard.") } else { format!("Select the {what} below and copy it.") });
+        });
+    };
+    let on_copy_link = move |_| copy("Link", values.with_untracked(|v| share_link(spec, &home, v)));
+    let on_copy_embed = move |_| copy("Embed link", values.with_untracked(|v| embed_link(spec, v, true)));
+    let on_data = move |_| {
+        let r = values.with_untracked(|v| {
+            let outputs = (spec.data)(v)?;
+            let doc = serde_json::json!({
+                "demo": spec.id,
+                "title": spec.title,
+                "link": share_link(spec, &home, v),
+                "inputs": v.to_json(),
+                "outputs": outputs,
+            });
+            let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+            download_text(&format!("{}.json", spec.id), "application/json", &text)
+        });
+        status.set(match r {
+            Ok(()) => "Data downloaded.".into(),
+            Err(e) => format!("Could not export the data: {e}"),
+        });
+    };
+    let on_image = move |_| {
+        let r = root.get_untracked().ok_or_else(|| "the demo is not on the page".to_string()).and_then(|el| {
+            let canvases = el.query_selector_all("canvas").map_err(|_| "no plots found")?;
+            let list: Vec<web_sys::HtmlCanvasElement> =
+                (0..canvases.length()).filter_map(|i| canvases.get(i)?.dyn_into().ok()).filter(|c: &web_sys::HtmlCanvasElement| c.width() > 0).collect();
+            let png = stack_canvases(&list)?;
+            download_canvas_png(&format!("{}.png", spec.id), &png)
+        });
+        status.set(match r {
+            Ok(()) => "Image downloaded.".into(),
+            Err(e) => format!("Could not export the image: {e}"),
+        });
+    };
+    let on_reset = move |_| {
+        values.set(Values::defaults(spec.params));
+        notices.set(Vec::new());
+        status.set("Back to the defaults.".into());
+    };
+
+    let title_id = format!("{}-title", spec.id);
+    let labelled_by = title_id.clone();
+    let view_body = (spec.view)(ctx);
+    view! {
+        <section class="demo" class:embed=home.embed id=spec.id aria-labelledby=labelled_by node_ref=root>
+            <header class="demo-head">
+                <h3 id=title_id>{spec.title}</h3>
+                <div class="demo-actions" role="toolbar" aria-label=format!("{} actions", spec.title)>
+                    <button type="button" class="copy-link" on:click=on_copy_link>"Copy link"</button>
+                    <button type="button" class="copy-embed" on:click=on_copy_embed>"Embed"</button>
+                    <button type="button" class="download-data" on:click=on_data>"Download data"</button>
+                    <button type="button" class="download-image" on:click=on_image>"Download image"</button>
+                    <button type="button" class="show-numbers" aria-pressed=move || ctx.show_numbers.get().to_string()
+                        on:click=move |_| ctx.show_numbers.update(|s| *s = !*s)>
+                        {move || if ctx.show_numbers.get() { "Hide numbers" } else { "Show numbers" }}
+                    </button>
+                    <button type="button" class="reset" on:click=on_reset>"Reset"</button>
+                </div>
+            </header>
+            {move || {
+                let ns = notices.get();
+                (!ns.is_empty()).then(|| view! {
+                    <div class="notice url-notice" role="status">
+                        <ul>{ns.iter().map(|n| view! { <li>{n.message()}</li> }).collect_view()}</ul>
+                        <button type="button" class="dismiss" on:click=move |_| notices.set(Vec::new())>"Dismiss"</button>
+                    </div>
+                })
+            }}
+            <div class="demo-body">
+                <div class="controls">
+                    {spec.params.iter().map(|p| view! { <Control demo_id=spec.id param=p values=values /> }).collect_view()}
+                </div>
+                <div class="demo-view">
+                    {move || ctx.error.get().map(|e| view! { <div class="notice error" role="alert">{e}</div> })}
+                    {view_body}
+                </div>
+            </div>
+            {home.show_caption.then(|| view! { <p class="caption">{spec.caption}</p> })}
+            <p class="demo-status" aria-live="polite">{move || status.get()}</p>
+            {move || link.get().map(|(what, url)| view! {
+                <label class="link-box">
+                    <span>{what}</span>
+                    <input type="text" readonly class="link-field" prop:value=url
+                        on:focus=move |ev| { if let Some(t) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) { t.select(); } } />
+                </label>
+            })}
+        </section>
+    }
+}
+
+/// Stacks several canvases vertically into one (for "Download image").
+fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCanvasElement, String> {
+    if list.is_empty() {
+        return Err("this demo has no plot".into());
+    }
+    let w = list.iter().map(|c| c.width()).max().unwrap_or(0);
+    let h: u32 = list.iter().map(|c| c.height()).sum();
+    let out: web_sys::HtmlCanvasElement =
+        document().create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
+    out.set_width(w);
+    out.set_height(h);
+    let ctx = super::plot::heatmap::context(&out)?;
+    let mut y = 0.0;
+    for c in list {
+        ctx.draw_image_with_html_canvas_element(c, 0.0, y).map_err(|_| "cannot copy a plot")?;
+        y += c.height() as f64;
+    }
+    Ok(out)
+}

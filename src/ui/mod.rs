@@ -1,0 +1,9 @@
+//! The browser app (wasm only): Leptos components, canvas plots, URL and storage glue.
+pub mod app;
+pub mod browser;
+pub mod controls;
+pub mod demo_frame;
+pub mod pages;
+pub mod plot;
+pub mod theme;
+pub mod views;

@@ -1,0 +1,334 @@
+//! The pages: home (pitch and contents), a chapter (prose and demos), an embedded demo, and
+//! "not found". Also the header, the table of contents with reading progress, and ← / → keys.
+
+use std::collections::HashSet;
+
+use leptos::prelude::*;
+use leptos_router::hooks::{use_location, use_navigate};
+use wasm_bindgen::JsCast;
+
+use super::app::AppCtx;
+use super::browser::{local_get, local_set, replace_url};
+use super::demo_frame::{DemoFrame, DemoHome};
+use crate::chapters::{self, Chapter, Segment, CHAPTERS, HOME_HTML};
+use crate::demos::{self, DemoSpec};
+use crate::state::query::{build_query, parse_query};
+use crate::state::{Notice, Values};
+
+fn visited() -> HashSet<String> {
+    local_get("visited").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+fn mark_visited(slug: &str) {
+    let mut v = visited();
+    if v.insert(slug.to_string()) {
+        let mut list: Vec<String> = v.into_iter().collect();
+        list.sort();
+        local_set("visited", &list.join(","));
+    }
+}
+
+fn set_title(t: &str) {
+    document().set_title(&format!("{t} — Attention, live"));
+}
+
+/// Chapter slug of the current path, if it is one.
+fn current_chapter(path: &str) -> Option<(usize, &'static Chapter)> {
+    chapters::find(path.trim_matches('/'))
+}
+
+#[component]
+pub fn Page() -> impl IntoView {
+    let loc = use_location();
+    let navigate = use_navigate();
+    // ← and → move between chapters, unless the focus is in a control that uses the arrows.
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.alt_key() || ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.default_prevented() {
+            return;
+        }
+        let forward = match ev.key().as_str() {
+            "ArrowRight" => true,
+            "ArrowLeft" => false,
+            _ => return,
+        };
+        if let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+            if matches!(el.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA") || el.is_content_editable() {
+                return;
+            }
+        }
+        let path = window().location().pathname().unwrap_or_default();
+        let target = match current_chapter(&path) {
+            Some((i, _)) => {
+                let (prev, next) = chapters::neighbours(i);
+                if forward { next } else { prev }
+            }
+            None if forward && path.trim_matches('/').is_empty() => chapters::first_written(),
+            None => None,
+        };
+        if let Some(c) = target {
+            navigate(&format!("/{}/", c.slug), Default::default());
+        }
+    });
+    on_cleanup(move || handle.remove());
+
+    move || {
+        let path = loc.pathname.get();
+        let search = loc.search.get();
+        let hash = loc.hash.get();
+        let slug = path.trim_matches('/').to_string();
+        if slug.is_empty() {
+            return home().into_any();
+        }
+        if slug == "embed" {
+            return embed_page(&search).into_any();
+        }
+        match chapters::find(&slug) {
+            Some((i, c)) if c.is_written() => chapter_page(i, c, &search, &hash).into_any(),
+            Some((i, c)) => coming_page(i, c).into_any(),
+            None => not_found(&path).into_any(),
+        }
+    }
+}
+
+#[component]
+fn Header() -> impl IntoView {
+    let app = expect_context::<AppCtx>();
+    let label = move || format!("Switch to the {} theme", app.theme.get().toggled().name());
+    view! {
+        <header class="site-header">
+            <a class="site-title" href="/">"Attention, live"</a>
+            <button type="button" class="theme-toggle" aria-label=label title=label
+                on:click=move |_| {
+                    let t = app.theme.get_untracked().toggled();
+                    t.apply(true);
+                    app.theme.set(t);
+                }>
+                {move || if app.theme.get() == super::theme::Theme::Dark { "☀ Light" } else { "☾ Dark" }}
+            </button>
+        </header>
+    }
+}
+
+/// The table of contents, with "coming", "read" and "you are here" markers.
+#[component]
+fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
+    let seen = visited();
+    let done = CHAPTERS.iter().filter(|c| c.is_written() && seen.contains(c.slug)).count();
+    let total = CHAPTERS.iter().filter(|c| c.is_written()).count();
+    view! {
+        <nav class="toc" aria-label="Table of contents">
+            <p class="toc-progress">{format!("Read {done} of {total} written chapters")}</p>
+            <ol>
+                {CHAPTERS.iter().map(|c| {
+                    let here = current == Some(c.slug);
+                    let read = seen.contains(c.slug);
+                    if c.is_written() {
+                        view! {
+                            <li class:here=here class:read=read>
+                                <a href=format!("/{}/", c.slug) aria-current=here.then_some("page")>{c.title}</a>
+                                {here.then(|| view! { <span class="tag here-tag">"you are here"</span> })}
+                                {(read && !here).then(|| view! { <span class="tag read-tag" title="visited">"✓ read"</span> })}
+                            </li>
+                        }.into_any()
+                    } else {
+                        view! { <li class="coming"><span>{c.title}</span> <span class="tag">"coming"</span></li> }.into_any()
+                    }
+                }).collect_view()}
+            </ol>
+        </nav>
+    }
+}
+
+fn home() -> impl IntoView {
+    set_title("An interactive textbook");
+    let start = chapters::first_written().map(|c| format!("/{}/", c.slug)).unwrap_or_else(|| "/".into());
+    view! {
+        <Header/>
+        <main class="home">
+            <h1>"Attention, live"</h1>
+            <p class="subtitle">"An interactive textbook about the attention mechanism"</p>
+            <div class="prose pitch" inner_html=HOME_HTML></div>
+            <p><a class="start" href=start>"Start reading →"</a></p>
+            <h2>"Contents"</h2>
+            <Toc/>
+        </main>
+    }
+}
+
+/// The registered demos a chapter embeds, each with its state read from the URL.
+struct Mounted {
+    spec: &'static DemoSpec,
+    values: RwSignal<Values>,
+    notices: Vec<Notice>,
+}
+
+fn mount_demos(ids: &[&'static str], search: &str) -> (Vec<Mounted>, Vec<Notice>) {
+    let pairs = parse_query(search);
+    let mounted: Vec<Mounted> = ids
+        .iter()
+        .filter_map(|id| demos::find(id))
+        .map(|spec| {
+            let (values, notices) = Values::from_pairs(spec.id, spec.params, &pairs);
+            Mounted { spec, values: RwSignal::new(values), notices }
+        })
+        .collect();
+    // Keys that belong to no demo on this page are reported once, at the top.
+    let stray = pairs
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "demo" | "caption"))
+        .filter(|(k, _)| !mounted.iter().any(|m| k.split_once('.').map(|(d, _)| d) == Some(m.spec.id)))
+        .map(|(k, v)| Notice { key: k.clone(), raw: v.clone(), reason: "no demo on this page has that setting".into() })
+        .collect();
+    (mounted, stray)
+}
+
+/// Keeps the address bar equal to the demos' state (changed values only). Skips the first run,
+/// so a link's own text stays until the reader changes something.
+fn sync_url(path: String, keep: Vec<(String, String)>, states: Vec<(&'static str, RwSignal<Values>)>) {
+    Effect::new(move |prev: Option<()>| {
+        let mut pairs = keep.clone();
+        for (id, v) in &states {
+            pairs.extend(v.with(|v| v.to_pairs(id, true)));
+        }
+        if prev.is_some() {
+            let q = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let hash = window().location().hash().unwrap_or_default();
+            replace_url(&format!("{path}{}{q}{hash}", if q.is_empty() { "" } else { "?" }));
+        }
+    });
+}
+
+fn notice_box(stray: Vec<Notice>) -> impl IntoView {
+    (!stray.is_empty()).then(|| {
+        view! {
+            <div class="notice url-notice" role="status">
+                <ul>{stray.iter().map(|n| view! { <li>{n.message()}</li> }).collect_view()}</ul>
+            </div>
+        }
+    })
+}
+
+fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &str) -> impl IntoView {
+    set_title(chapter.title);
+    mark_visited(chapter.slug);
+    let ids: Vec<&'static str> = chapter.demo_ids().collect();
+    let (mounted, stray) = mount_demos(&ids, search);
+    sync_url(format!("/{}/", chapter.slug), Vec::new(), mounted.iter().map(|m| (m.spec.id, m.values)).collect());
+    let target = hash.trim_start_matches('#').to_string();
+    if !target.is_empty() {
+        // Scroll to the linked demo once the page (and its plots) have been laid out.
+        set_timeout(
+            move || {
+                if let Some(el) = document().get_element_by_id(&target) {
+                    el.scroll_into_view();
+                }
+            },
+            std::time::Duration::from_millis(60),
+        );
+    }
+    let number = CHAPTERS[..index].iter().filter(|c| c.is_written()).count() + 1;
+    let home = DemoHome { chapter_slug: chapter.slug, embed: false, show_caption: true };
+    let mut mounted: Vec<Option<Mounted>> = mounted.into_iter().map(Some).collect();
+    let body = chapter
+        .body
+        .unwrap_or(&[])
+        .iter()
+        .map(|seg| match *seg {
+            Segment::Html(h) => view! { <div class="prose" inner_html=h></div> }.into_any(),
+            Segment::Demo(id) => match mounted.iter_mut().find(|m| m.as_ref().is_some_and(|m| m.spec.id == id)).and_then(Option::take) {
+                Some(m) => view! { <DemoFrame spec=m.spec values=m.values notices=m.notices home=home /> }.into_any(),
+                None => view! {
+                    <div class="notice error demo-missing" role="note">
+                        {format!("The demo \"{id}\" is not available in this version of the book.")}
+                    </div>
+                }
+                .into_any(),
+            },
+            Segment::Bad(msg) => view! { <div class="notice error" role="note">{format!("A demo could not be placed here: {msg}.")}</div> }.into_any(),
+        })
+        .collect_view();
+    let (prev, next) = chapters::neighbours(index);
+    view! {
+        <Header/>
+        <div class="layout">
+            <aside class="sidebar">
+                <details class="toc-details" open=true>
+                    <summary>"Contents"</summary>
+                    <Toc current=chapter.slug/>
+                </details>
+            </aside>
+            <main class="chapter">
+                <p class="chapter-number">{format!("Chapter {number}")}</p>
+                <h1>{chapter.title}</h1>
+                {notice_box(stray)}
+                {body}
+                <nav class="chapter-nav" aria-label="Chapters">
+                    {prev.map(|c| view! { <a class="prev" rel="prev" href=format!("/{}/", c.slug)>{format!("← {}", c.title)}</a> })}
+                    <span class="spacer"></span>
+                    {next.map(|c| view! { <a class="next" rel="next" href=format!("/{}/", c.slug)>{format!("{} →", c.title)}</a> })}
+                </nav>
+                <p class="keys-hint">"Tip: the ← and → keys move between chapters."</p>
+            </main>
+        </div>
+    }
+}
+
+fn coming_page(_index: usize, chapter: &'static Chapter) -> impl IntoView {
+    set_title(chapter.title);
+    view! {
+        <Header/>
+        <main class="home">
+            <h1>{chapter.title}</h1>
+            <p class="notice">"This chapter is coming: it is planned but not written yet."</p>
+            <Toc current=chapter.slug/>
+        </main>
+    }
+}
+
+fn embed_page(search: &str) -> impl IntoView {
+    let pairs = parse_query(search);
+    let get = |k: &str| pairs.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let Some(spec) = get("demo").and_then(|id| demos::find(&id)) else {
+        set_title("Embedded demo");
+        let names: Vec<&str> = demos::DEMOS.iter().map(|d| d.id).collect();
+        return view! {
+            <main class="embed-page">
+                <p class="notice error" role="alert">
+                    {format!("No such demo. Use /embed/?demo=NAME with one of: {}.", names.join(", "))}
+                </p>
+            </main>
+        }
+        .into_any();
+    };
+    set_title(spec.title);
+    let show_caption = get("caption").as_deref() != Some("0");
+    let chapter_slug = CHAPTERS.iter().find(|c| c.demo_ids().any(|d| d == spec.id)).map(|c| c.slug).unwrap_or("");
+    let (mut mounted, stray) = mount_demos(&[spec.id], search);
+    let m = mounted.remove(0);
+    let mut keep = vec![("demo".to_string(), spec.id.to_string())];
+    if !show_caption {
+        keep.push(("caption".into(), "0".into()));
+    }
+    sync_url("/embed/".into(), keep, vec![(spec.id, m.values)]);
+    let home = DemoHome { chapter_slug, embed: true, show_caption };
+    view! {
+        <main class="embed-page">
+            {notice_box(stray)}
+            <DemoFrame spec=m.spec values=m.values notices=m.notices home=home />
+            <p class="embed-credit"><a href=format!("/{chapter_slug}/#{}", spec.id) target="_blank">"Open in Attention, live ↗"</a></p>
+        </main>
+    }
+    .into_any()
+}
+
+fn not_found(path: &str) -> impl IntoView {
+    set_title("Not found");
+    view! {
+        <Header/>
+        <main class="home">
+            <h1>"No such page"</h1>
+            <p>{format!("There is no chapter at {path}.")}</p>
+            <Toc/>
+        </main>
+    }
+}

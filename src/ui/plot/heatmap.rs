@@ -1,0 +1,123 @@
+//! Heatmaps: axes drawn by plotters, cells blitted as one image (a 101 × 200 matrix would be
+//! 20,200 canvas rectangles; one `drawImage` is far under a millisecond), and a colour bar.
+
+use plotters::prelude::*;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use super::colormap::viridis;
+use super::{err, style_mesh, Area, Frame};
+use crate::ui::theme::Palette;
+
+/// Where the cells landed, in canvas pixels: for mapping clicks back to rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CellRect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+pub struct HeatmapSpec<'a> {
+    pub rows: usize,
+    pub cols: usize,
+    /// Value at (row, col), row 0 drawn at the top; NaN is drawn as the background.
+    pub value: &'a dyn Fn(usize, usize) -> f64,
+    pub vmax: f64,
+    /// Axis ranges, (lo, hi) as usual: x left to right, y bottom to top.
+    pub x_range: (f64, f64),
+    pub y_range: (f64, f64),
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub bar_label: &'a str,
+}
+
+/// Draws the heatmap with axes and a colour bar on `root`; returns the cells' rectangle.
+pub fn draw_heatmap(
+    canvas: &HtmlCanvasElement,
+    root: &Area,
+    f: &Frame,
+    pal: &Palette,
+    spec: &HeatmapSpec,
+) -> Result<CellRect, String> {
+    let bar_w = f.px(78.0);
+    let (main, bar) = root.split_horizontally(f.w.saturating_sub(bar_w));
+    let mut chart = ChartBuilder::on(&main)
+        .margin(f.px(8.0))
+        .x_label_area_size(f.px(40.0))
+        .y_label_area_size(f.px(50.0))
+        .build_cartesian_2d(spec.x_range.0..spec.x_range.1, spec.y_range.0..spec.y_range.1)
+        .map_err(err)?;
+    style_mesh(&mut chart, f, pal, spec.x_desc, spec.y_desc).disable_mesh().draw().map_err(err)?;
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let rect = CellRect { x: xr.start as f64, y: yr.start as f64, w: (xr.end - xr.start) as f64, h: (yr.end - yr.start) as f64 };
+    blit(canvas, rect, spec, pal)?;
+
+    // Colour bar: 64 bands from 0 to vmax, with its own axis.
+    let mut cb = ChartBuilder::on(&bar)
+        .margin_top(f.px(8.0))
+        .margin_bottom(f.px(48.0))
+        .margin_right(f.px(8.0))
+        .y_label_area_size(f.px(44.0))
+        .build_cartesian_2d(0f64..1f64, 0f64..spec.vmax.max(1e-12))
+        .map_err(err)?;
+    cb.configure_mesh()
+        .disable_x_axis()
+        .disable_mesh()
+        .y_desc(spec.bar_label.to_string())
+        .axis_desc_style(f.font(12.0, pal.fg))
+        .label_style(f.font(11.0, pal.muted))
+        .axis_style(pal.muted)
+        .y_labels(5)
+        .draw()
+        .map_err(err)?;
+    let bands = 64;
+    cb.draw_series((0..bands).map(|i| {
+        let (lo, hi) = (i as f64 / bands as f64, (i + 1) as f64 / bands as f64);
+        let c = viridis((lo + hi) / 2.0);
+        Rectangle::new([(0.0, lo * spec.vmax), (1.0, hi * spec.vmax)], RGBColor(c[0], c[1], c[2]).filled())
+    }))
+    .map_err(err)?;
+    Ok(rect)
+}
+
+/// Paints the matrix into an offscreen canvas at one pixel per cell, then scales it into the
+/// plotting rectangle with smoothing off, so each cell stays a crisp block.
+fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Palette) -> Result<(), String> {
+    let (rows, cols) = (spec.rows, spec.cols);
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
+    let mut px = vec![0u8; rows * cols * 4];
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = (spec.value)(r, c);
+            let rgb = if v.is_nan() { [pal.bg.0, pal.bg.1, pal.bg.2] } else { viridis(v / spec.vmax) };
+            let o = (r * cols + c) * 4;
+            px[o..o + 3].copy_from_slice(&rgb);
+            px[o + 3] = 255;
+        }
+    }
+    let doc = leptos::prelude::document();
+    let off: HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no offscreen canvas")?.unchecked_into();
+    off.set_width(cols as u32);
+    off.set_height(rows as u32);
+    let octx = context(&off)?;
+    let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), cols as u32, rows as u32)
+        .map_err(|_| "cannot build the heatmap image")?;
+    octx.put_image_data(&img, 0.0, 0.0).map_err(|_| "cannot draw the heatmap image")?;
+    let ctx = context(canvas)?;
+    ctx.set_image_smoothing_enabled(false);
+    ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&off, rect.x, rect.y, rect.w, rect.h)
+        .map_err(|_| "cannot draw the heatmap")?;
+    Ok(())
+}
+
+pub fn context(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, String> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into().ok())
+        .ok_or_else(|| "this browser gave no 2D canvas context".to_string())
+}

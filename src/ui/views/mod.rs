@@ -1,0 +1,26 @@
+//! One view per demo: canvases and tables drawn from the demo's DOM-free outputs.
+pub mod kernels;
+pub mod lookup;
+pub mod nw;
+
+use leptos::prelude::*;
+
+/// A table of numbers ("Show numbers"), with a caption naming what it holds.
+pub fn number_table(caption: String, head: Vec<String>, rows: Vec<Vec<String>>) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class="numbers">
+                <caption>{caption}</caption>
+                <thead><tr>{head.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
+                <tbody>
+                    {rows.into_iter().map(|r| view! { <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr> }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// Four decimals, or "—" for a missing value.
+pub fn f4(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into())
+}
