@@ -146,3 +146,14 @@ fn fitting_sigma_lowers_the_loo_loss() {
         assert!(fit.sigma() > 0.05 && fit.sigma() < 2.0, "{k:?}: σ = {}", fit.sigma());
     }
 }
+
+#[test]
+fn boxcar_wider_than_the_data_is_the_constant_kernel() {
+    // Queries and keys all lie in [0, 5], so with σ ≥ 5 every |q − xᵢ| ≤ σ: all weights 1/n.
+    let (x, y) = sample(40, 4);
+    let boxcar = estimate(&weights(query_grid().view(), x.view(), Kernel::Boxcar, 5.0), y.view());
+    let constant = estimate(&weights(query_grid().view(), x.view(), Kernel::Constant, 5.0), y.view());
+    for (a, b) in boxcar.iter().zip(&constant) {
+        assert!((a.unwrap() - b.unwrap()).abs() < 1e-12);
+    }
+}

@@ -3,7 +3,7 @@
 //! weighted average of the values (RGB colours).
 //!
 //! Score: cosine similarity of character-bigram counts, s(q, k) = φ(q)ᵀφ(k) / (‖φ(q)‖ ‖φ(k)‖),
-//! where φ(w) counts the bigrams of `^w$` (lower-cased, with boundary markers).
+//! where φ(w) counts the bigrams of `⟨w⟩` (lower-cased, with boundary markers ⟨ and ⟩).
 //! Weights: α_i = exp(β s_i) / Σ_j exp(β s_j). Output: v = Σ_i α_i v_i.
 
 use std::collections::BTreeMap;
@@ -29,11 +29,15 @@ pub const COLOURS: &[(&str, [u8; 3])] = &[
     ("grey", [128, 128, 128]),
 ];
 
-/// φ(w): counts of character bigrams of `^w$`, lower-cased. "red" -> {^r, re, ed, d$}.
+/// Boundary markers, so that shared beginnings and endings count.
+pub const START: char = '⟨';
+pub const END: char = '⟩';
+
+/// φ(w): counts of character bigrams of `⟨w⟩`, lower-cased. "red" -> {⟨r, re, ed, d⟩}.
 pub fn bigrams(word: &str) -> BTreeMap<(char, char), u32> {
-    let chars: Vec<char> = std::iter::once('^')
+    let chars: Vec<char> = std::iter::once(START)
         .chain(word.chars().flat_map(char::to_lowercase))
-        .chain(std::iter::once('$'))
+        .chain(std::iter::once(END))
         .collect();
     let mut counts = BTreeMap::new();
     for w in chars.windows(2) {

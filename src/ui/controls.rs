@@ -109,7 +109,7 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
         <div class="control">
             <label for=label_id>
                 <span class="label">{param.label}</span>
-                <output class="value">{shown}</output>
+                {(!matches!(param.kind, Kind::Choice { .. } | Kind::Text { .. })).then(|| view! { <output class="value">{shown}</output> })}
             </label>
             {widget}
         </div>

@@ -27,6 +27,8 @@ pub struct HeatmapSpec<'a> {
     /// Axis ranges, (lo, hi) as usual: x left to right, y bottom to top.
     pub x_range: (f64, f64),
     pub y_range: (f64, f64),
+    /// Label the x axis with whole numbers (an index axis).
+    pub x_integer: bool,
     pub x_desc: &'a str,
     pub y_desc: &'a str,
     pub bar_label: &'a str,
@@ -48,7 +50,15 @@ pub fn draw_heatmap(
         .y_label_area_size(f.px(50.0))
         .build_cartesian_2d(spec.x_range.0..spec.x_range.1, spec.y_range.0..spec.y_range.1)
         .map_err(err)?;
-    style_mesh(&mut chart, f, pal, spec.x_desc, spec.y_desc).disable_mesh().draw().map_err(err)?;
+    style_mesh(&mut chart, f, pal, spec.x_desc, spec.y_desc)
+        .disable_mesh()
+        .x_label_formatter(&|x| match spec.x_integer {
+            true if (x - x.round()).abs() < 1e-9 => format!("{x:.0}"),
+            true => String::new(),
+            false => format!("{x}"),
+        })
+        .draw()
+        .map_err(err)?;
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let rect = CellRect { x: xr.start as f64, y: yr.start as f64, w: (xr.end - xr.start) as f64, h: (yr.end - yr.start) as f64 };
     blit(canvas, rect, spec, pal)?;

@@ -215,8 +215,9 @@ fn tables(o: &NwOutput) -> impl IntoView {
 fn y_range(o: &NwOutput) -> (f64, f64) {
     let lo = o.y_train.iter().chain(&o.truth).copied().fold(f64::INFINITY, f64::min);
     let hi = o.y_train.iter().chain(&o.truth).copied().fold(f64::NEG_INFINITY, f64::max);
-    let pad = 0.08 * (hi - lo).max(1.0);
-    (lo - pad, hi + pad)
+    let span = (hi - lo).max(1.0);
+    // Extra room at the top for the legend, so it does not cover the data.
+    (lo - 0.06 * span, hi + 0.42 * span)
 }
 
 fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -> Result<(), String> {
@@ -332,6 +333,7 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
         vmax,
         x_range: (0.0, n as f64),
         y_range: (0.0, X_MAX),
+        x_integer: true,
         x_desc: "key index i (keys sorted by xᵢ)",
         y_desc: "query q",
         bar_label: "weight α",

@@ -1,0 +1,34 @@
+// Launches Debian's chromium through playwright-core (never a downloaded browser).
+import { chromium } from "playwright-core";
+
+export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+
+export function launch(extraArgs = []) {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      ...extraArgs,
+    ],
+  });
+}
+
+/// A page that records console errors and uncaught exceptions into `errors`.
+export async function newPage(browser, opts = {}) {
+  const context = await browser.newContext(opts);
+  const page = await context.newPage();
+  page.errors = [];
+  page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });
+  page.on("pageerror", (e) => page.errors.push(String(e)));
+  return page;
+}
+
+/// Waits until the demo's plots have drawn at least `n` more times than `before`.
+export async function paints(page) {
+  return page.evaluate(() => window.__alPaints || 0);
+}
+export async function waitPaints(page, before, n = 1) {
+  await page.waitForFunction(([b, k]) => (window.__alPaints || 0) >= b + k, [before, n], { timeout: 10000 });
+}

@@ -1,0 +1,37 @@
+// A plain static file server over dist/, for the browser tests and benchmarks. It behaves
+// like `python3 -m http.server` and most free static hosts: a directory serves its
+// index.html, "/x" redirects to "/x/" when x is a directory, and anything else is a 404.
+// There is deliberately NO single-page-app fallback.
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".wasm": "application/wasm",
+  ".css": "text/css", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml",
+  ".woff2": "font/woff2", ".safetensors": "application/octet-stream",
+};
+
+export function startServer(root, port = 0) {
+  const base = path.resolve(root);
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    let p = path.normalize(path.join(base, decodeURIComponent(url.pathname)));
+    if (!p.startsWith(base)) { res.writeHead(403).end(); return; }
+    let st = fs.statSync(p, { throwIfNoEntry: false });
+    if (st && st.isDirectory()) {
+      if (!url.pathname.endsWith("/")) {
+        res.writeHead(301, { Location: url.pathname + "/" + url.search }).end();
+        return;
+      }
+      p = path.join(p, "index.html");
+      st = fs.statSync(p, { throwIfNoEntry: false });
+    }
+    if (!st || !st.isFile()) { res.writeHead(404, { "Content-Type": "text/plain" }).end("404 not found"); return; }
+    res.writeHead(200, { "Content-Type": TYPES[path.extname(p)] || "application/octet-stream", "Content-Length": st.size });
+    fs.createReadStream(p).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => {
+    resolve({ server, url: `http://127.0.0.1:${server.address().port}` });
+  }));
+}
