@@ -34,9 +34,13 @@ pub fn now_ms() -> f64 {
 }
 
 /// Records that a plot finished drawing, for the benchmark (`bench/latency.mjs`) and tests:
-/// `window.__alPaints` counts draws, `window.__alLastPaint` holds the time of the last one.
+/// `window.__alPaints` counts draws, `window.__alLastPaint` holds the time of the last one
+/// and `window.__alFirstPaint` of the first (milliseconds since navigation started).
 pub fn mark_paint() {
     let w: JsValue = window().into();
+    if js_sys::Reflect::get(&w, &"__alFirstPaint".into()).map(|v| v.is_undefined()).unwrap_or(true) {
+        let _ = js_sys::Reflect::set(&w, &"__alFirstPaint".into(), &now_ms().into());
+    }
     let count = js_sys::Reflect::get(&w, &"__alPaints".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
     let _ = js_sys::Reflect::set(&w, &"__alPaints".into(), &(count + 1.0).into());
     let _ = js_sys::Reflect::set(&w, &"__alLastPaint".into(), &now_ms().into());

@@ -81,13 +81,16 @@ pub fn draw_heatmap(
         .y_labels(5)
         .draw()
         .map_err(err)?;
+    // The bar itself: a 1 × 64 image, largest value at the top.
+    let (bx, by) = cb.plotting_area().get_pixel_range();
     let bands = 64;
-    cb.draw_series((0..bands).map(|i| {
-        let (lo, hi) = (i as f64 / bands as f64, (i + 1) as f64 / bands as f64);
-        let c = viridis((lo + hi) / 2.0);
-        Rectangle::new([(0.0, lo * spec.vmax), (1.0, hi * spec.vmax)], RGBColor(c[0], c[1], c[2]).filled())
-    }))
-    .map_err(err)?;
+    let mut px = Vec::with_capacity(bands * 4);
+    for i in 0..bands {
+        let c = viridis(1.0 - (i as f64 + 0.5) / bands as f64);
+        px.extend_from_slice(&[c[0], c[1], c[2], 255]);
+    }
+    let bar_rect = CellRect { x: bx.start as f64, y: by.start as f64, w: (bx.end - bx.start) as f64, h: (by.end - by.start) as f64 };
+    blit_pixels(canvas, bar_rect, 1, bands, &px)?;
     Ok(rect)
 }
 
@@ -108,12 +111,17 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
             px[o + 3] = 255;
         }
     }
+    blit_pixels(canvas, rect, cols, rows, &px)
+}
+
+/// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
+fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
     let doc = leptos::prelude::document();
     let off: HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no offscreen canvas")?.unchecked_into();
     off.set_width(cols as u32);
     off.set_height(rows as u32);
     let octx = context(&off)?;
-    let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), cols as u32, rows as u32)
+    let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(px), cols as u32, rows as u32)
         .map_err(|_| "cannot build the heatmap image")?;
     octx.put_image_data(&img, 0.0, 0.0).map_err(|_| "cannot draw the heatmap image")?;
     let ctx = context(canvas)?;

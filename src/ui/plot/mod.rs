@@ -1,17 +1,19 @@
 //! Canvas plotting helpers on plotters: sizing for the device pixel ratio, fonts, axes in the
 //! theme's colours, a colour map, and a fast matrix blit for heatmaps.
+pub mod backend;
 pub mod colormap;
 pub mod heatmap;
 
 use leptos::prelude::window;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::theme::Palette;
 
-pub type Area = DrawingArea<CanvasBackend, Shift>;
+pub use backend::FastCanvas;
+
+pub type Area = DrawingArea<FastCanvas, Shift>;
 
 /// The canvas's pixel size and the scale from CSS pixels to canvas pixels.
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +53,7 @@ pub fn fit_canvas(canvas: &HtmlCanvasElement, aspect: f64, min_h: f64, max_h: f6
 
 /// A drawing area over the whole canvas, cleared to the background colour.
 pub fn area(canvas: &HtmlCanvasElement, pal: &Palette) -> Result<Area, String> {
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("this browser gave no 2D canvas context")?;
+    let backend = FastCanvas::new(canvas).ok_or("this browser gave no 2D canvas context")?;
     let root = backend.into_drawing_area();
     root.fill(&pal.bg).map_err(err)?;
     Ok(root)
@@ -63,12 +65,12 @@ pub fn err<E: std::fmt::Display>(e: E) -> String {
 
 /// Axis styling shared by every chart: theme colours, scaled fonts, light grid.
 pub fn style_mesh<'a, 'b, X, Y>(
-    chart: &'b mut ChartContext<'a, CanvasBackend, Cartesian2d<X, Y>>,
+    chart: &'b mut ChartContext<'a, FastCanvas, Cartesian2d<X, Y>>,
     f: &Frame,
     pal: &Palette,
     x_desc: &str,
     y_desc: &str,
-) -> plotters::chart::MeshStyle<'a, 'b, X, Y, CanvasBackend>
+) -> plotters::chart::MeshStyle<'a, 'b, X, Y, FastCanvas>
 where
     X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
@@ -84,30 +86,85 @@ where
     m
 }
 
-/// A legend in the theme's colours.
-pub fn draw_legend<X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<X, Y>>,
-    f: &Frame,
-    pal: &Palette,
-    pos: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(pos)
-        .background_style(pal.bg.mix(0.85))
-        .border_style(pal.grid)
-        .label_font(f.font(12.0, pal.fg))
-        .margin(f.px(6.0))
-        .draw()
-        .map_err(err)
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy)]
+pub enum Mark {
+    Line,
+    Dot,
 }
 
-/// A short line segment for legends.
-pub fn legend_line(colour: RGBColor, width: u32) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
-    move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(width))
+/// Draws a legend as a band of entries above the chart (wrapping onto more rows on narrow
+/// canvases), so it never covers the data. Returns the area left for the chart.
+pub fn legend_band(root: &Area, f: &Frame, pal: &Palette, items: &[(Mark, RGBColor, &str)]) -> Result<Area, String> {
+    let font = f.font(12.0, pal.fg);
+    let (pad, swatch, gap) = (f.px(10.0) as i32, f.px(20.0) as i32, f.px(16.0) as i32);
+    let row_h = f.px(20.0) as i32;
+    // Lay the entries out left to right, wrapping when the next one would not fit.
+    let mut pos = Vec::with_capacity(items.len());
+    let (mut x, mut y) = (pad, f.px(6.0) as i32);
+    for (_, _, label) in items {
+        let (tw, _) = root.estimate_text_size(label, &font).map_err(err)?;
+        let w = swatch + f.px(6.0) as i32 + tw as i32;
+        if x > pad && x + w > f.w as i32 - pad {
+            x = pad;
+            y += row_h;
+        }
+        pos.push((x, y));
+        x += w + gap;
+    }
+    let band = (y + row_h) as u32;
+    let (top, rest) = root.split_vertically(band);
+    for ((mark, colour, label), (x, y)) in items.iter().zip(pos) {
+        let cy = y + row_h / 2;
+        match mark {
+            Mark::Line => top.draw(&PathElement::new(vec![(x, cy), (x + swatch, cy)], colour.stroke_width(f.px(2.5)))),
+            Mark::Dot => top.draw(&Circle::new((x + swatch / 2, cy), f.px(4.5), colour.filled())),
+        }
+        .map_err(err)?;
+        let style = font.clone().pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+        top.draw(&Text::new(label.to_string(), (x + swatch + f.px(6.0) as i32, cy), style)).map_err(err)?;
+    }
+    Ok(rest)
 }
 
-/// A dot for legends.
-pub fn legend_dot(colour: RGBColor, r: u32) -> impl Fn((i32, i32)) -> Circle<(i32, i32), u32> {
-    move |(x, y)| Circle::new((x + 9, y), r, colour.filled())
+/// Many dots of one colour as a single canvas path: one fill instead of one per dot
+/// (plotters fills each circle separately, which costs milliseconds for a few hundred).
+/// `pts` are (x, y, radius) in canvas pixels.
+pub fn batch_dots(canvas: &HtmlCanvasElement, pts: &[(i32, i32, f64)], colour: RGBAColor) -> Result<(), String> {
+    if pts.is_empty() {
+        return Ok(());
+    }
+    let ctx = heatmap::context(canvas)?;
+    ctx.set_fill_style_str(&css(colour));
+    ctx.begin_path();
+    for &(x, y, r) in pts {
+        ctx.move_to(x as f64 + r, y as f64);
+        let _ = ctx.arc(x as f64, y as f64, r, 0.0, std::f64::consts::TAU);
+    }
+    ctx.fill();
+    Ok(())
+}
+
+/// Many line segments of one colour as a single canvas path. Segments in canvas pixels.
+pub fn batch_segments(canvas: &HtmlCanvasElement, segs: &[((i32, i32), (i32, i32))], colour: RGBAColor, width: f64) -> Result<(), String> {
+    if segs.is_empty() {
+        return Ok(());
+    }
+    let ctx = heatmap::context(canvas)?;
+    ctx.set_stroke_style_str(&css(colour));
+    ctx.set_line_width(width);
+    ctx.begin_path();
+    for &((x0, y0), (x1, y1)) in segs {
+        ctx.move_to(x0 as f64, y0 as f64);
+        ctx.line_to(x1 as f64, y1 as f64);
+    }
+    ctx.stroke();
+    Ok(())
+}
+
+pub fn css(c: RGBAColor) -> String {
+    format!("rgba({}, {}, {}, {})", c.0, c.1, c.2, c.3)
 }

@@ -8,7 +8,7 @@ use super::number_table;
 use crate::demos::kernels::{compute, KernelCurves};
 use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
-use crate::ui::plot::{area, draw_legend, err, fit_canvas, legend_line, style_mesh};
+use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::ui::theme::Palette;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
@@ -48,23 +48,21 @@ fn table(o: &KernelCurves) -> impl IntoView {
 fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &KernelCurves) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.5, 260.0, 380.0);
     let root = area(canvas, pal)?;
-    let mut chart = ChartBuilder::on(&root)
+    let names = ["Gaussian", "Boxcar", "Epanechnikov", "Constant"];
+    let cs = colours(pal);
+    let items: Vec<(Mark, RGBColor, &str)> = (0..4).map(|i| (Mark::Line, cs[i], names[i])).collect();
+    let plot = legend_band(&root, &f, pal, &items)?;
+    let mut chart = ChartBuilder::on(&plot)
         .margin(f.px(10.0))
         .x_label_area_size(f.px(40.0))
         .y_label_area_size(f.px(50.0))
         .build_cartesian_2d(o.d[0]..o.d[o.d.len() - 1], -0.02f64..1.12f64)
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "distance d = q − k", "K(d)").draw().map_err(err)?;
-    let names = ["Gaussian", "Boxcar", "Epanechnikov", "Constant"];
     for (i, (_, ys)) in o.curves.iter().enumerate() {
-        let c = colours(pal)[i];
-        let w = f.px(2.0);
         chart
-            .draw_series(LineSeries::new(o.d.iter().copied().zip(ys.iter().copied()), c.stroke_width(w)))
-            .map_err(err)?
-            .label(names[i])
-            .legend(legend_line(c, w));
+            .draw_series(LineSeries::new(o.d.iter().copied().zip(ys.iter().copied()), cs[i].stroke_width(f.px(2.0))))
+            .map_err(err)?;
     }
-    draw_legend(&mut chart, &f, pal, SeriesLabelPosition::UpperRight)?;
     root.present().map_err(err)
 }

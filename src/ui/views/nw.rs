@@ -19,7 +19,7 @@ use crate::ui::browser::mark_paint;
 use crate::ui::controls::round_sig;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::heatmap::{draw_heatmap, CellRect, HeatmapSpec};
-use crate::ui::plot::{area, draw_legend, err, fit_canvas, legend_dot, legend_line, style_mesh, Frame};
+use crate::ui::plot::{area, batch_dots, batch_segments, err, fit_canvas, legend_band, style_mesh, Frame, Mark};
 use crate::ui::theme::Palette;
 
 const MAX_FIT_STEPS: usize = 80;
@@ -216,15 +216,25 @@ fn y_range(o: &NwOutput) -> (f64, f64) {
     let lo = o.y_train.iter().chain(&o.truth).copied().fold(f64::INFINITY, f64::min);
     let hi = o.y_train.iter().chain(&o.truth).copied().fold(f64::NEG_INFINITY, f64::max);
     let span = (hi - lo).max(1.0);
-    // Extra room at the top for the legend, so it does not cover the data.
-    (lo - 0.06 * span, hi + 0.42 * span)
+    (lo - 0.06 * span, hi + 0.06 * span)
 }
 
 fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.55, 280.0, 440.0);
     let root = area(canvas, pal)?;
+    let plot = legend_band(
+        &root,
+        &f,
+        pal,
+        &[
+            (Mark::Dot, pal.points, "training data (size ∝ weight for q)"),
+            (Mark::Line, pal.green, "truth 2 sin x + x"),
+            (Mark::Line, pal.blue, "estimate f(q)"),
+            (Mark::Line, pal.orange, "query q"),
+        ],
+    )?;
     let (lo, hi) = y_range(o);
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&plot)
         .margin(f.px(10.0))
         .x_label_area_size(f.px(40.0))
         .y_label_area_size(f.px(46.0))
@@ -234,27 +244,21 @@ fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
     // The query: a vertical line at q.
     chart
         .draw_series(std::iter::once(PathElement::new(vec![(o.q, lo), (o.q, hi)], pal.orange.mix(0.7).stroke_width(f.px(1.5)))))
-        .map_err(err)?
-        .label("query q")
-        .legend(legend_line(pal.orange, f.px(2.0)));
-    // Training points: the radius grows with the selected query's weight on each point.
+        .map_err(err)?;
+    // Training points, batched by colour: the radius grows with the selected query's weight.
     let wmax = o.q_weights.iter().copied().fold(0.0, f64::max).max(1e-12);
-    chart
-        .draw_series(o.x_train.iter().zip(&o.y_train).zip(&o.q_weights).map(|((&x, &y), &w)| {
-            let r = f.px(2.5 + 5.0 * (w / wmax).sqrt());
-            let c = if w > 1e-3 * wmax { pal.orange.mix(0.75) } else { pal.points.mix(0.8) };
-            Circle::new((x, y), r, c.filled())
-        }))
-        .map_err(err)?
-        .label("training data (size ∝ weight)")
-        .legend(legend_dot(pal.points, f.px(4.0)));
+    let (mut hot, mut cold) = (Vec::new(), Vec::new());
+    for ((&x, &y), &w) in o.x_train.iter().zip(&o.y_train).zip(&o.q_weights) {
+        let (px, py) = chart.backend_coord(&(x, y));
+        let r = f.scale * (2.5 + 5.0 * (w / wmax).sqrt());
+        if w > 1e-3 * wmax { hot.push((px, py, r)) } else { cold.push((px, py, r)) }
+    }
+    batch_dots(canvas, &cold, pal.points.mix(0.8))?;
+    batch_dots(canvas, &hot, pal.orange.mix(0.75))?;
     chart
         .draw_series(LineSeries::new(o.queries.iter().copied().zip(o.truth.iter().copied()), pal.green.stroke_width(f.px(2.0))))
-        .map_err(err)?
-        .label("truth 2 sin x + x")
-        .legend(legend_line(pal.green, f.px(2.0)));
+        .map_err(err)?;
     // The estimate, broken into runs where it is defined (gaps where the weights are 0/0).
-    let mut first = true;
     let mut run: Vec<(f64, f64)> = Vec::new();
     let mut runs = Vec::new();
     for (&q, e) in o.queries.iter().zip(&o.estimate) {
@@ -268,20 +272,16 @@ fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
         runs.push(run);
     }
     for r in runs {
-        let s = if r.len() == 1 {
-            chart.draw_series(std::iter::once(Circle::new(r[0], f.px(2.0), pal.blue.filled()))).map_err(err)?
+        if r.len() == 1 {
+            chart.draw_series(std::iter::once(Circle::new(r[0], f.px(2.0), pal.blue.filled()))).map_err(err)?;
         } else {
-            chart.draw_series(LineSeries::new(r, pal.blue.stroke_width(f.px(2.5)))).map_err(err)?
-        };
-        if first {
-            s.label("estimate f(q)").legend(legend_line(pal.blue, f.px(2.5)));
-            first = false;
+            chart.draw_series(LineSeries::new(r, pal.blue.stroke_width(f.px(2.5)))).map_err(err)?;
         }
     }
     if let Some(v) = o.q_estimate {
-        chart.draw_series(std::iter::once(Circle::new((o.q, v), f.px(5.0), pal.blue.filled()))).map_err(err)?;
+        let (px, py) = chart.backend_coord(&(o.q, v));
+        batch_dots(canvas, &[(px, py, f.scale * 5.0)], pal.blue.to_rgba())?;
     }
-    draw_legend(&mut chart, &f, pal, SeriesLabelPosition::UpperLeft)?;
     root.present().map_err(err)
 }
 
@@ -301,12 +301,10 @@ fn draw_row(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) ->
     chart
         .draw_series(std::iter::once(PathElement::new(vec![(o.q, 0.0), (o.q, top)], pal.orange.mix(0.5).stroke_width(f.px(1.0)))))
         .map_err(err)?;
-    chart
-        .draw_series(o.x_train.iter().zip(&o.q_weights).map(|(&x, &w)| PathElement::new(vec![(x, 0.0), (x, w)], pal.orange.stroke_width(f.px(2.0)))))
-        .map_err(err)?;
-    chart
-        .draw_series(o.x_train.iter().zip(&o.q_weights).map(|(&x, &w)| Circle::new((x, w), f.px(2.5), pal.orange.filled())))
-        .map_err(err)?;
+    let stems: Vec<_> = o.x_train.iter().zip(&o.q_weights).map(|(&x, &w)| (chart.backend_coord(&(x, 0.0)), chart.backend_coord(&(x, w)))).collect();
+    batch_segments(canvas, &stems, pal.orange.to_rgba(), f.scale * 2.0)?;
+    let heads: Vec<_> = stems.iter().map(|&(_, (x, y))| (x, y, f.scale * 2.5)).collect();
+    batch_dots(canvas, &heads, pal.orange.to_rgba())?;
     root.present().map_err(err)
 }
 

@@ -1,0 +1,88 @@
+// Benchmark: in headless Chromium on this machine, against the release build in dist/.
+//   - time from navigation to the first demo painted (median of 5 fresh loads);
+//   - slider input -> canvas drawn, p50/p95 over 100 moves, for each demo's sliders;
+//   - the wasm size, raw and gzipped.
+// Run: node bench/latency.mjs   (after scripts/build.sh). Prints a table and writes
+// bench/out/latency.json. These are measurements, not pass/fail tests.
+import fs from "node:fs";
+import zlib from "node:zlib";
+import os from "node:os";
+import { startServer } from "../tests/browser/static-server.mjs";
+import { launch, newPage } from "../tests/browser/browser.mjs";
+
+const dist = new URL("../dist", import.meta.url).pathname;
+const { server, url } = await startServer(dist);
+const browser = await launch();
+const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${os.cpus()[0].model}`, chromium: browser.version() };
+
+// 1. First demo painted.
+const firsts = [];
+for (let i = 0; i < 5; i++) {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(url + "/soft-lookup/");
+  await page.waitForFunction(() => window.__alFirstPaint !== undefined, null, { timeout: 20000 });
+  firsts.push(await page.evaluate(() => window.__alFirstPaint));
+  await page.context().close();
+}
+firsts.sort((a, b) => a - b);
+results.first_paint_ms = { median: firsts[2], all: firsts.map((x) => +x.toFixed(1)) };
+
+// 2. Slider -> canvas drawn.
+const cases = [
+  ["lookup", "/soft-lookup/", "#lookup-beta"],
+  ["kernels", "/kernel-regression/", "#kernels-sigma"],
+  ["nw (n = 40)", "/kernel-regression/", "#nw-sigma"],
+  ["nw (n = 200)", "/kernel-regression/?nw.n=200", "#nw-sigma"],
+  ["nw query (n = 200)", "/kernel-regression/?nw.n=200", "#nw-q"],
+  ["nw points n", "/kernel-regression/", "#nw-n"],
+];
+const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+results.slider = [];
+for (const [name, path, sel] of cases) {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(url + path);
+  await page.waitForSelector(sel);
+  await page.waitForFunction(() => (window.__alPaints || 0) > 0);
+  await page.$eval(sel, (e) => e.scrollIntoView());
+  const times = await page.evaluate(async (sel) => {
+    const el = document.querySelector(sel);
+    const [min, max] = [Number(el.min), Number(el.max)];
+    const out = [];
+    for (let i = 0; i < 100; i++) {
+      // sweep back and forth across the whole range
+      const t = ((i % 50) + 0.5) / 50, u = Math.floor(i / 50) % 2 ? 1 - t : t;
+      el.value = String(min + u * (max - min));
+      const before = window.__alPaints;
+      const t0 = performance.now();
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      // Leptos runs effects as microtasks: by the next task every plot has been drawn.
+      await new Promise((r) => setTimeout(r, 0));
+      if (window.__alPaints > before) out.push(window.__alLastPaint - t0);
+      await new Promise((r) => requestAnimationFrame(() => r()));
+    }
+    return out;
+  }, sel);
+  times.sort((a, b) => a - b);
+  results.slider.push({ demo: name, control: sel, moves: times.length, p50_ms: +pct(times, 50).toFixed(2), p95_ms: +pct(times, 95).toFixed(2), max_ms: +times[times.length - 1].toFixed(2) });
+  if (page.errors.length) console.error(name, page.errors);
+  await page.context().close();
+}
+
+// 3. Wasm size.
+const wasm = fs.readdirSync(dist).find((f) => f.endsWith(".wasm"));
+const bytes = fs.readFileSync(`${dist}/${wasm}`);
+results.wasm = { file: wasm, raw_bytes: bytes.length, gzip_bytes: zlib.gzipSync(bytes, { level: 9 }).length };
+
+await browser.close();
+server.close();
+fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
+fs.writeFileSync(new URL("./out/latency.json", import.meta.url), JSON.stringify(results, null, 2));
+
+console.log(`${results.date}  ${results.machine}  Chromium ${results.chromium}`);
+console.log(`first demo painted: median ${results.first_paint_ms.median.toFixed(0)} ms (runs: ${results.first_paint_ms.all.join(", ")})`);
+console.log(`wasm: ${(results.wasm.raw_bytes / 1024).toFixed(0)} KiB raw, ${(results.wasm.gzip_bytes / 1024).toFixed(0)} KiB gzipped`);
+console.log("slider input -> canvas drawn (ms):");
+console.log("  demo                   control          p50     p95     max   moves");
+for (const r of results.slider) {
+  console.log(`  ${r.demo.padEnd(22)} ${r.control.padEnd(15)} ${String(r.p50_ms).padStart(6)} ${String(r.p95_ms).padStart(7)} ${String(r.max_ms).padStart(7)}   ${r.moves}`);
+}
