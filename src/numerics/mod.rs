@@ -3,3 +3,4 @@ pub mod kernel_regression;
 pub mod rng;
 pub mod soft_lookup;
 pub mod softmax;
+pub mod attention;

@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod colormap;
 pub mod heatmap;
+pub mod matrix;
 
 use leptos::prelude::window;
 use plotters::coord::Shift;

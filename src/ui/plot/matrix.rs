@@ -1,0 +1,124 @@
+//! Small labelled matrices (Q, K, V, scores, weights …) drawn directly on a 2D canvas: a title
+//! with the shape, row and column labels, one coloured cell per entry and, when the cells are
+//! big enough, the value printed in each. Signed matrices use a blue–white–red scale centred
+//! on 0; weight matrices use viridis on [0, 1], so heads and sequences compare at a glance.
+
+use ndarray::ArrayView2;
+use web_sys::HtmlCanvasElement;
+
+use super::colormap::viridis;
+use super::heatmap::context;
+use super::Frame;
+use crate::ui::theme::Palette;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// Values of either sign: blue (negative) – white (0) – red (positive), ± max |v|.
+    Signed,
+    /// Attention weights: viridis from 0 to 1.
+    Weights,
+}
+
+pub struct MatrixPlot<'a> {
+    pub title: &'a str,
+    pub m: ArrayView2<'a, f64>,
+    pub rows: &'a [String],
+    pub cols: &'a [String],
+    pub scale: Scale,
+    /// Rows with no softmax (every key masked with −∞): drawn hatched, labelled "0/0".
+    pub undefined_rows: Option<&'a [bool]>,
+}
+
+fn diverging(t: f64) -> [u8; 3] {
+    // t in [−1, 1]: −1 blue (37, 99, 235), 0 white, +1 red (220, 38, 38)
+    let t = t.clamp(-1.0, 1.0);
+    let (end, u) = if t < 0.0 { ([37.0, 99.0, 235.0], -t) } else { ([220.0, 38.0, 38.0], t) };
+    [0, 1, 2].map(|k| (255.0 + u * (end[k] - 255.0)).round() as u8)
+}
+
+/// Draws the matrix filling the canvas width. Returns the cell size in canvas pixels.
+pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &MatrixPlot) -> Result<f64, String> {
+    let ctx = context(canvas)?;
+    let (nr, nc) = p.m.dim();
+    let s = f.scale;
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    let font = |px: f64| format!("{}px sans-serif", (px * s).round());
+    ctx.set_font(&font(12.0));
+    let label_w = p.rows.iter().map(|r| ctx.measure_text(r).map(|m| m.width()).unwrap_or(0.0)).fold(0.0, f64::max) + 8.0 * s;
+    let (top, left) = (40.0 * s, label_w.max(12.0 * s));
+    let cell = ((f.w as f64 - left - 6.0 * s) / nc.max(1) as f64).min((f.h as f64 - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
+    let rgb = |c: [u8; 3]| format!("rgb({}, {}, {})", c[0], c[1], c[2]);
+    let fg = rgb([pal.fg.0, pal.fg.1, pal.fg.2]);
+    let muted = rgb([pal.muted.0, pal.muted.1, pal.muted.2]);
+    // title
+    ctx.set_fill_style_str(&fg);
+    ctx.set_text_align("left");
+    ctx.set_text_baseline("top");
+    ctx.set_font(&format!("600 {}", font(13.0)));
+    let _ = ctx.fill_text(p.title, 2.0 * s, 2.0 * s);
+    // column labels
+    ctx.set_font(&font(11.0));
+    ctx.set_fill_style_str(&muted);
+    ctx.set_text_align("center");
+    ctx.set_text_baseline("bottom");
+    for (j, c) in p.cols.iter().enumerate().take(nc) {
+        let _ = ctx.fill_text(c, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
+    }
+    // row labels
+    ctx.set_text_align("right");
+    ctx.set_text_baseline("middle");
+    for (i, r) in p.rows.iter().enumerate().take(nr) {
+        let _ = ctx.fill_text(r, left - 5.0 * s, top + (i as f64 + 0.5) * cell);
+    }
+    let vmax = p.m.iter().filter(|v| v.is_finite()).fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);
+    let annotate = cell >= 30.0 * s;
+    ctx.set_text_align("center");
+    ctx.set_font(&font(if cell >= 44.0 * s { 11.0 } else { 9.5 }));
+    for i in 0..nr {
+        let undefined = p.undefined_rows.is_some_and(|u| u.get(i).copied().unwrap_or(false));
+        for j in 0..nc {
+            let v = p.m[[i, j]];
+            let (x, y) = (left + j as f64 * cell, top + i as f64 * cell);
+            let colour = if undefined || !v.is_finite() {
+                [pal.grid.0, pal.grid.1, pal.grid.2]
+            } else {
+                match p.scale {
+                    Scale::Signed => diverging(v / vmax),
+                    Scale::Weights => viridis(v),
+                }
+            };
+            ctx.set_fill_style_str(&rgb(colour));
+            ctx.fill_rect(x + 0.5 * s, y + 0.5 * s, cell - 1.0 * s, cell - 1.0 * s);
+            if annotate {
+                let text = if undefined {
+                    "0/0".to_string()
+                } else if v == f64::NEG_INFINITY {
+                    "−∞".to_string()
+                } else {
+                    short(v)
+                };
+                // dark text on light cells, light on dark
+                let lum = 0.299 * colour[0] as f64 + 0.587 * colour[1] as f64 + 0.114 * colour[2] as f64;
+                ctx.set_fill_style_str(if lum > 140.0 { "#111" } else { "#f5f5f5" });
+                let _ = ctx.fill_text(&text, x + cell / 2.0, y + cell / 2.0);
+            }
+        }
+    }
+    Ok(cell)
+}
+
+/// A number in at most 5 characters: 0.123, −1.23, 12.3, −1e6.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    let s = if a != 0.0 && !(0.01..1000.0).contains(&a) {
+        format!("{v:.0e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    s.replace('-', "−")
+}
