@@ -3,9 +3,17 @@
 //! DOM-free function computing the numbers it shows. On wasm each spec also carries its view.
 //! `tests/registry.rs` walks this list.
 
+pub mod causal;
+pub mod gauss_dot;
 pub mod kernels;
 pub mod lookup;
+pub mod multi_head;
 pub mod nadaraya_watson;
+pub mod padding;
+pub mod scaling;
+pub mod scorers;
+pub mod self_attention;
+pub mod two_heads;
 
 use crate::state::{Param, Values};
 
@@ -23,7 +31,19 @@ pub struct DemoSpec {
     pub view: fn(crate::ui::demo_frame::DemoCtx) -> leptos::prelude::AnyView,
 }
 
-pub static DEMOS: &[&DemoSpec] = &[&lookup::SPEC, &kernels::SPEC, &nadaraya_watson::SPEC];
+pub static DEMOS: &[&DemoSpec] = &[
+    &lookup::SPEC,
+    &kernels::SPEC,
+    &nadaraya_watson::SPEC,
+    &gauss_dot::SPEC,
+    &scaling::SPEC,
+    &scorers::SPEC,
+    &padding::SPEC,
+    &causal::SPEC,
+    &self_attention::SPEC,
+    &multi_head::SPEC,
+    &two_heads::SPEC,
+];
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {
     DEMOS.iter().copied().find(|d| d.id == id)

@@ -4,3 +4,4 @@ pub mod rng;
 pub mod soft_lookup;
 pub mod softmax;
 pub mod attention;
+pub mod positional;

@@ -29,3 +29,14 @@ impl Rng {
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 }
+
+/// A (rows, cols) matrix of independent N(0, scale²) entries from `seed`.
+pub fn normal_matrix(rows: usize, cols: usize, seed: u64, scale: f64) -> ndarray::Array2<f64> {
+    let mut rng = Rng::new(seed);
+    ndarray::Array2::from_shape_simple_fn((rows, cols), || scale * rng.normal())
+}
+
+/// A seed derived from a word (FNV-1a), so the same word always gets the same embedding.
+pub fn word_seed(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}

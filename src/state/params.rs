@@ -10,8 +10,8 @@ use serde::Serialize;
 pub enum Kind {
     /// A real number in `[min, max]`. `log` sliders move exponentially, for widths like σ.
     Float { min: f64, max: f64, step: f64, log: bool, default: f64 },
-    /// An integer in `[min, max]`.
-    Int { min: i64, max: i64, default: i64 },
+    /// An integer in `[min, max]`; `log` sliders move exponentially (for sizes like d).
+    Int { min: i64, max: i64, log: bool, default: i64 },
     /// One of a fixed list: `(url value, label)`.
     Choice { options: &'static [(&'static str, &'static str)], default: usize },
     /// Free text up to `max_len` characters (always rendered as text, never as HTML).
@@ -72,7 +72,10 @@ impl Param {
         Param { key, label, kind: Kind::Float { min, max, step: 0.0, log: true, default } }
     }
     pub const fn int(key: &'static str, label: &'static str, min: i64, max: i64, default: i64) -> Self {
-        Param { key, label, kind: Kind::Int { min, max, default } }
+        Param { key, label, kind: Kind::Int { min, max, log: false, default } }
+    }
+    pub const fn log_int(key: &'static str, label: &'static str, min: i64, max: i64, default: i64) -> Self {
+        Param { key, label, kind: Kind::Int { min, max, log: true, default } }
     }
     pub const fn choice(
         key: &'static str,

@@ -68,14 +68,27 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
             }
             .into_any()
         }
-        Kind::Int { min, max, .. } => view! {
-            <input type="range" id=id.clone() min=min max=max step=1
-                prop:value=move || match current() { Value::Int(x) => x.to_string(), _ => min.to_string() }
-                on:input=move |ev| {
-                    if let Ok(x) = event_target_value(&ev).parse::<i64>() { set(Value::Int(x)); }
-                } />
+        Kind::Int { min, max, log, .. } => {
+            let (lo, hi) = if log { (0.0, LOG_STEPS) } else { (min as f64, max as f64) };
+            let (fmin, fmax) = (min as f64, max as f64);
+            let pos = move || match current() {
+                Value::Int(x) if log => log_pos(x as f64, fmin, fmax),
+                Value::Int(x) => x as f64,
+                _ => lo,
+            };
+            view! {
+                <input type="range" id=id.clone() min=lo max=hi step=1
+                    prop:value=move || pos().to_string()
+                    aria-valuetext=shown
+                    on:input=move |ev| {
+                        if let Ok(p) = event_target_value(&ev).parse::<f64>() {
+                            let x = if log { (fmin.ln() + p / LOG_STEPS * (fmax.ln() - fmin.ln())).exp().round() } else { p };
+                            set(Value::Int(x as i64));
+                        }
+                    } />
+            }
+            .into_any()
         }
-        .into_any(),
         Kind::Choice { options, .. } => view! {
             <select id=id.clone()
                 prop:value=move || display(&current())

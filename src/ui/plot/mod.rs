@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod colormap;
 pub mod heatmap;
+pub mod bars;
 pub mod matrix;
 
 use leptos::prelude::window;
@@ -38,9 +39,14 @@ impl Frame {
 /// Sizes the canvas backing store to its CSS width × devicePixelRatio, with a height of
 /// `aspect` × width kept within [min_h, max_h] CSS pixels.
 pub fn fit_canvas(canvas: &HtmlCanvasElement, aspect: f64, min_h: f64, max_h: f64) -> Frame {
+    fit_canvas_with(canvas, |w| (w * aspect).clamp(min_h, max_h))
+}
+
+/// Like `fit_canvas`, with the CSS height computed from the CSS width.
+pub fn fit_canvas_with(canvas: &HtmlCanvasElement, height: impl Fn(f64) -> f64) -> Frame {
     let dpr = window().device_pixel_ratio().clamp(1.0, 3.0);
-    let css_w = f64::from(canvas.client_width().max(240));
-    let css_h = (css_w * aspect).clamp(min_h, max_h);
+    let css_w = f64::from(canvas.client_width().max(120));
+    let css_h = height(css_w);
     let (w, h) = ((css_w * dpr).round() as u32, (css_h * dpr).round() as u32);
     if canvas.width() != w {
         canvas.set_width(w);

@@ -1,7 +1,16 @@
 //! One view per demo: canvases and tables drawn from the demo's DOM-free outputs.
+pub mod causal;
+pub mod gauss_dot;
 pub mod kernels;
 pub mod lookup;
+pub mod matrix_canvas;
+pub mod multi_head;
 pub mod nw;
+pub mod padding;
+pub mod scaling;
+pub mod scorers;
+pub mod self_attention;
+pub mod two_heads;
 
 use leptos::prelude::*;
 

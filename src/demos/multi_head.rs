@@ -1,0 +1,67 @@
+//! Demo `multi-head`: h heads over a fixed d_model = 16 (chapter "multi-head").
+
+use serde::Serialize;
+
+use super::DemoSpec;
+use crate::numerics::attention::{attention_flops_per_head, multi_head};
+use crate::numerics::rng::normal_matrix;
+use crate::state::{Param, Values};
+
+pub const D_MODEL: usize = 16;
+pub static HEADS: &[(&str, &str)] = &[("1", "1"), ("2", "2"), ("4", "4"), ("8", "8")];
+
+pub static PARAMS: &[Param] = &[
+    Param::choice("h", "Heads h", HEADS, 1),
+    Param::int("n", "Tokens n", 2, 12, 6),
+    Param::seed("seed", "Random draw", 1),
+    Param::boolean("causal", "Causal mask", false),
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MultiHeadOut {
+    pub h: usize,
+    pub d_head: usize,
+    pub n: usize,
+    /// one (n, n) weight matrix per head
+    pub heads: Vec<Vec<Vec<f64>>>,
+    /// the heads' outputs side by side, (n, d_model), then × W_O
+    pub concat: Vec<Vec<f64>>,
+    pub output: Vec<Vec<f64>>,
+    /// multiply-adds of Q Kᵀ and weights · V, per head and in total
+    pub flops_per_head: usize,
+    pub flops_total: usize,
+}
+
+pub fn compute(h: usize, n: usize, seed: u32, causal: bool) -> MultiHeadOut {
+    let h = if D_MODEL % h.max(1) == 0 { h.max(1) } else { 1 };
+    let s = 1.0 / (D_MODEL as f64).sqrt();
+    let x = normal_matrix(n, D_MODEL, seed as u64, 1.0); // (n, d_model)
+    let w = |k: u64| normal_matrix(D_MODEL, D_MODEL, seed as u64 ^ (k << 20), s);
+    let mh = multi_head(x.view(), &w(1), &w(2), &w(3), &w(4), h, causal);
+    let rows = |m: &ndarray::Array2<f64>| m.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>();
+    let per = attention_flops_per_head(n, D_MODEL / h);
+    MultiHeadOut {
+        h,
+        d_head: D_MODEL / h,
+        n,
+        heads: mh.head_weights.iter().map(rows).collect(),
+        concat: rows(&mh.concat),
+        output: rows(&mh.output),
+        flops_per_head: per,
+        flops_total: per * h,
+    }
+}
+
+pub fn from_values(v: &Values) -> MultiHeadOut {
+    compute(v.text("h").parse().unwrap_or(1), v.int("n").max(1) as usize, v.seed("seed"), v.flag("causal"))
+}
+
+pub static SPEC: DemoSpec = DemoSpec {
+    id: "multi-head",
+    title: "Splitting d_model into heads",
+    caption: "Each head attends with its own d_model/h columns of Q, K and V; the heads' outputs are concatenated and mixed by W_O. More heads, each smaller: the total cost stays 2·n²·d_model.",
+    params: PARAMS,
+    data: |v| super::to_json(&from_values(v)),
+    #[cfg(target_arch = "wasm32")]
+    view: crate::ui::views::multi_head::view,
+};

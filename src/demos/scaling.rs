@@ -1,0 +1,104 @@
+//! Demo `scaling`: why scores are divided by √d (chapter "scoring"). For q, k with independent
+//! unit-variance entries, qᵀk has variance d; divided by √d it has variance 1, and the softmax
+//! over n keys stays soft instead of turning one-hot as d grows.
+
+use ndarray::Array1;
+use serde::Serialize;
+
+use super::DemoSpec;
+use crate::numerics::rng::{normal_matrix, Rng};
+use crate::numerics::softmax::softmax;
+use crate::state::{Param, Values};
+
+pub static PARAMS: &[Param] = &[
+    Param::log_int("d", "Dimension d", 1, 1024, 64),
+    Param::int("n", "Keys n", 2, 64, 16),
+    Param::seed("seed", "Random draw", 1),
+];
+
+/// Samples of qᵀk for the histograms.
+pub const PAIRS: usize = 256;
+pub const BINS: usize = 24;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Histogram {
+    pub lo: f64,
+    pub width: f64,
+    pub counts: Vec<usize>,
+}
+
+impl Histogram {
+    /// BINS equal bins over ±4 × the expected standard deviation.
+    fn new(xs: &[f64], sd: f64) -> Histogram {
+        let (lo, width) = (-4.0 * sd, 8.0 * sd / BINS as f64);
+        let mut counts = vec![0; BINS];
+        for &x in xs {
+            let b = ((x - lo) / width).floor();
+            if b >= 0.0 && (b as usize) < BINS {
+                counts[b as usize] += 1;
+            }
+        }
+        Histogram { lo, width, counts }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scaling {
+    pub d: usize,
+    /// PAIRS samples of qᵀk, and of qᵀk / √d
+    pub raw: Vec<f64>,
+    pub scaled: Vec<f64>,
+    /// sample variances (expected d and 1)
+    pub var_raw: f64,
+    pub var_scaled: f64,
+    pub hist_raw: Histogram,
+    pub hist_scaled: Histogram,
+    /// one query against n keys: softmax weights without and with scaling, largest first
+    pub w_raw: Vec<f64>,
+    pub w_scaled: Vec<f64>,
+}
+
+fn variance(x: &[f64]) -> f64 {
+    let m = x.iter().sum::<f64>() / x.len() as f64;
+    x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() - 1) as f64
+}
+
+pub fn compute(d: usize, n: usize, seed: u32) -> Scaling {
+    let mut rng = Rng::new(seed as u64);
+    let raw: Vec<f64> = (0..PAIRS).map(|_| (0..d).map(|_| rng.normal() * rng.normal()).sum()).collect();
+    let sqrt_d = (d as f64).sqrt();
+    let scaled: Vec<f64> = raw.iter().map(|x| x / sqrt_d).collect();
+    let q = normal_matrix(1, d, seed as u64 ^ 0xABCD, 1.0); // (1, d)
+    let k = normal_matrix(n, d, seed as u64 ^ 0x1234, 1.0); // (n, d)
+    let s: Array1<f64> = k.dot(&q.row(0)); // (n, d) x (d,) -> (n,)
+    let sort = |w: Array1<f64>| {
+        let mut v = w.to_vec();
+        v.sort_by(|a, b| b.total_cmp(a));
+        v
+    };
+    Scaling {
+        d,
+        var_raw: variance(&raw),
+        var_scaled: variance(&scaled),
+        hist_raw: Histogram::new(&raw, sqrt_d),
+        hist_scaled: Histogram::new(&scaled, 1.0),
+        w_raw: sort(softmax(s.view())),
+        w_scaled: sort(softmax((&s / sqrt_d).view())),
+        raw,
+        scaled,
+    }
+}
+
+pub fn from_values(v: &Values) -> Scaling {
+    compute(v.int("d").max(1) as usize, v.int("n").max(1) as usize, v.seed("seed"))
+}
+
+pub static SPEC: DemoSpec = DemoSpec {
+    id: "scaling",
+    title: "Why divide by √d",
+    caption: "Dot products of random unit-variance vectors spread out as d grows (variance d); dividing by √d keeps their variance at 1, and keeps the softmax from collapsing onto one key.",
+    params: PARAMS,
+    data: |v| super::to_json(&from_values(v)),
+    #[cfg(target_arch = "wasm32")]
+    view: crate::ui::views::scaling::view,
+};

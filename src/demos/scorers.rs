@@ -1,0 +1,69 @@
+//! Demo `scorers`: one query, the same keys, four scoring functions (chapter "scoring").
+
+use ndarray::{Array1, Array2};
+use serde::Serialize;
+
+use super::DemoSpec;
+use crate::numerics::attention::{additive_score, general_score};
+use crate::numerics::rng::normal_matrix;
+use crate::numerics::softmax::softmax;
+use crate::state::{Param, Values};
+
+pub static PARAMS: &[Param] = &[
+    Param::int("n", "Keys n", 2, 8, 5),
+    Param::int("d", "Query and key size d", 2, 8, 4),
+    Param::int("h", "Additive hidden size h", 1, 16, 8),
+    Param::seed("seed", "Query and keys", 1),
+    Param::seed("wseed", "Scorer parameters", 2),
+];
+
+pub const SCORERS: [&str; 4] = ["dot qᵀk", "scaled dot qᵀk/√d", "general qᵀWk", "additive wᵥᵀtanh(W_q q + W_k k)"];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scorers {
+    pub names: Vec<&'static str>,
+    /// scores[s][i]: scorer s, key i
+    pub scores: Vec<Vec<f64>>,
+    pub weights: Vec<Vec<f64>>,
+    pub q: Vec<f64>,
+    pub keys: Vec<Vec<f64>>,
+}
+
+pub fn compute(n: usize, d: usize, h: usize, seed: u32, wseed: u32) -> Scorers {
+    let q: Array1<f64> = normal_matrix(1, d, seed as u64, 1.0).row(0).to_owned();
+    let k: Array2<f64> = normal_matrix(n, d, seed as u64 ^ 0x5151, 1.0); // (n, d)
+    let w = normal_matrix(d, d, wseed as u64, 1.0 / (d as f64).sqrt()); // (d, d)
+    let w_q = normal_matrix(h, d, wseed as u64 ^ 1, 1.0 / (d as f64).sqrt()); // (h, d)
+    let w_k = normal_matrix(h, d, wseed as u64 ^ 2, 1.0 / (d as f64).sqrt()); // (h, d)
+    let w_v = normal_matrix(1, h, wseed as u64 ^ 3, 1.0).row(0).to_owned(); // (h,)
+    let dot: Array1<f64> = k.dot(&q); // (n, d) x (d,) -> (n,)
+    let rows: Vec<Array1<f64>> = k.rows().into_iter().map(|r| r.to_owned()).collect();
+    let scores = vec![
+        dot.clone(),
+        &dot / (d as f64).sqrt(),
+        rows.iter().map(|ki| general_score(&q, ki, &w)).collect(),
+        rows.iter().map(|ki| additive_score(&q, ki, &w_q, &w_k, &w_v)).collect(),
+    ];
+    Scorers {
+        names: SCORERS.to_vec(),
+        weights: scores.iter().map(|s| softmax(s.view()).to_vec()).collect(),
+        scores: scores.iter().map(|s| s.to_vec()).collect(),
+        q: q.to_vec(),
+        keys: rows.iter().map(|r| r.to_vec()).collect(),
+    }
+}
+
+pub fn from_values(v: &Values) -> Scorers {
+    let p = |k| v.int(k).max(1) as usize;
+    compute(p("n"), p("d"), p("h"), v.seed("seed"), v.seed("wseed"))
+}
+
+pub static SPEC: DemoSpec = DemoSpec {
+    id: "scorers",
+    title: "Four ways to score a key",
+    caption: "The same query and keys scored four ways; each set of scores goes through its own softmax. Redraw the data or the scorers' parameters and compare.",
+    params: PARAMS,
+    data: |v| super::to_json(&from_values(v)),
+    #[cfg(target_arch = "wasm32")]
+    view: crate::ui::views::scorers::view,
+};

@@ -1,0 +1,65 @@
+//! Demo `two-heads`: two hand-built heads on "the cat sat on the mat" (chapter "multi-head").
+//! Each token is [one-hot position (6) ; one-hot word (5)]. Head A looks at the previous
+//! token: its query for position i is e_i and its key for position j is e_(j+1), so the score
+//! is β where j = i − 1. Head B looks at the same word: query and key are both the word part.
+
+use ndarray::Array2;
+use serde::Serialize;
+
+use super::DemoSpec;
+use crate::numerics::attention::{attention, causal_mask, MaskFill};
+use crate::state::Param;
+
+pub const TOKENS: [&str; 6] = ["the", "cat", "sat", "on", "the", "mat"];
+const VOCAB: [&str; 5] = ["the", "cat", "sat", "on", "mat"];
+const N: usize = 6;
+const D: usize = N + VOCAB.len();
+
+pub static PARAMS: &[Param] = &[Param::float("beta", "Sharpness β", 0.0, 12.0, 0.5, 6.0), Param::boolean("causal", "Causal mask", true)];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TwoHeads {
+    pub tokens: Vec<&'static str>,
+    pub previous_token: Vec<Vec<f64>>,
+    pub same_word: Vec<Vec<f64>>,
+}
+
+/// X: (6, 11) = [one-hot position ; one-hot word].
+pub fn embeddings() -> Array2<f64> {
+    Array2::from_shape_fn((N, D), |(i, j)| {
+        let hit = if j < N { j == i } else { VOCAB[j - N] == TOKENS[i] };
+        if hit {
+            1.0
+        } else {
+            0.0
+        }
+    })
+}
+
+pub fn compute(beta: f64, causal: bool) -> TwoHeads {
+    let x = embeddings();
+    let scale = beta * (D as f64).sqrt(); // attention divides by √d_k; undo it so β is the score
+    // Head A: W_Q keeps the position part, W_K shifts it by one: key j is e_(j+1).
+    let wq_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r { scale } else { 0.0 });
+    let wk_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r + 1 && c < N { 1.0 } else { 0.0 });
+    // Head B: both keep the word part.
+    let wq_b = Array2::from_shape_fn((D, D), |(r, c)| if r >= N && c == r { scale } else { 0.0 });
+    let wk_b = Array2::from_shape_fn((D, D), |(r, c)| if r >= N && c == r { 1.0 } else { 0.0 });
+    let mask = causal_mask(N);
+    let m = causal.then(|| mask.view());
+    // (6, 11) x (11, 11) -> (6, 11) for every projection; V = X
+    let a = attention(x.dot(&wq_a).view(), x.dot(&wk_a).view(), x.view(), m, MaskFill::NegInf, true);
+    let b = attention(x.dot(&wq_b).view(), x.dot(&wk_b).view(), x.view(), m, MaskFill::NegInf, true);
+    let rows = |m: &Array2<f64>| m.rows().into_iter().map(|r| r.to_vec()).collect();
+    TwoHeads { tokens: TOKENS.to_vec(), previous_token: rows(&a.weights), same_word: rows(&b.weights) }
+}
+
+pub static SPEC: DemoSpec = DemoSpec {
+    id: "two-heads",
+    title: "Two heads, two relations",
+    caption: "Head A was built to look at the previous token, head B at earlier copies of the same word. The same input, two different attention patterns: that is what several heads buy.",
+    params: PARAMS,
+    data: |v| super::to_json(&compute(v.float("beta"), v.flag("causal"))),
+    #[cfg(target_arch = "wasm32")]
+    view: crate::ui::views::two_heads::view,
+};

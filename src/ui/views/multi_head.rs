@@ -1,0 +1,34 @@
+//! View of `multi-head`: one heatmap per head, the concatenation, the output, the cost.
+
+use leptos::prelude::*;
+
+use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use crate::demos::multi_head::{from_values, MultiHeadOut};
+use crate::ui::demo_frame::DemoCtx;
+
+fn head(o: &MultiHeadOut, j: usize) -> Mat {
+    let toks: Vec<String> = (1..=o.n).map(|i| format!("t{i}")).collect();
+    Mat::new(format!("head {} (d_head = {})", j + 1, o.d_head), o.heads.get(j).cloned().unwrap_or_default(), true).labels(&toks, &toks)
+}
+
+pub fn view(ctx: DemoCtx) -> AnyView {
+    let out = Memo::new(move |_| ctx.values.with(from_values));
+    let h = Memo::new(move |_| out.with(|o| o.h));
+    let concat = Signal::derive(move || out.with(|o| Mat::new(format!("Concat(head₁…head_{}): ({}, 16)", o.h, o.n), o.concat.clone(), false)));
+    let output = Signal::derive(move || out.with(|o| Mat::new(format!("output = Concat · W_O: ({}, 16)", o.n), o.output.clone(), false)));
+    view! {
+        <div class="matrix-grid">
+            <For each=move || 0..h.get() key=|i| *i let:j>
+                <MatrixCanvas ctx=ctx mat=Signal::derive(move || out.with(|o| head(o, j)))/>
+            </For>
+        </div>
+        <p class="readout">{move || out.with(|o| format!(
+            "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds (2·n²·d_model = {}).",
+            o.h, o.h, o.n, o.d_head, o.flops_total, 2 * o.n * o.n * 16
+        ))}</p>
+        <MatrixCanvas ctx=ctx mat=concat/>
+        <MatrixCanvas ctx=ctx mat=output/>
+        {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view()))}
+    }
+    .into_any()
+}

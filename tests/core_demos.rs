@@ -1,0 +1,168 @@
+//! The issue-3 demos' outputs against the equations their chapters print.
+
+use attention_live::demos::{causal, gauss_dot, multi_head, padding, scaling, scorers, self_attention, two_heads};
+use attention_live::numerics::attention::MaskFill;
+
+#[test]
+fn gauss_and_dot_weights_agree_exactly_when_keys_have_equal_length() {
+    for theta in [0.0, 40.0, 123.0, 300.0] {
+        let g = gauss_dot::compute(theta, 1.5, true);
+        assert!(g.max_diff < 1e-12, "θ={theta}: {}", g.max_diff);
+        // each Gaussian score is the sum of its three terms
+        for i in 0..4 {
+            assert!((g.gauss[i] - (g.dot[i] + g.key_term[i] + g.query_term)).abs() < 1e-12);
+        }
+        let unequal = gauss_dot::compute(theta, 1.5, false);
+        assert!(unequal.max_diff > 1e-3, "unequal key lengths change the weights");
+    }
+}
+
+#[test]
+fn scaling_keeps_the_variance_near_one() {
+    for d in [1usize, 16, 256, 1024] {
+        let s = scaling::compute(d, 16, 1);
+        // 256 samples: the sample variance is within ~30% of the true value (d, then 1).
+        assert!((s.var_raw / d as f64 - 1.0).abs() < 0.3, "d={d}: var {}", s.var_raw);
+        assert!((s.var_scaled - 1.0).abs() < 0.3, "d={d}: scaled var {}", s.var_scaled);
+        assert_eq!(s.hist_raw.counts.len(), scaling::BINS);
+        assert!(s.hist_scaled.counts.iter().sum::<usize>() > 250, "±4 sd holds nearly every sample");
+        assert!((s.w_raw.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+    // unscaled softmax collapses toward one key for large d; scaled does not
+    let big = scaling::compute(1024, 16, 1);
+    assert!(big.w_raw[0] > 0.99 && big.w_scaled[0] < 0.9, "{} {}", big.w_raw[0], big.w_scaled[0]);
+}
+
+#[test]
+fn scaled_dot_is_dot_over_root_d_and_keeps_the_ranking() {
+    let s = scorers::compute(5, 4, 8, 1, 2);
+    for i in 0..5 {
+        assert!((s.scores[1][i] - s.scores[0][i] / 2.0).abs() < 1e-12);
+    }
+    let rank = |v: &Vec<f64>| {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by(|&a, &b| v[b].total_cmp(&v[a]));
+        idx
+    };
+    assert_eq!(rank(&s.weights[0]), rank(&s.weights[1]));
+    for w in &s.weights {
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn padding_weights_are_zero_and_empty_rows_are_explained() {
+    let seqs = padding::compute([4, 3, 2], MaskFill::NegInf);
+    assert_eq!(seqs[1].tokens, ["Learn", "to", "code", "<pad>"]);
+    for s in &seqs {
+        for row in &s.weights {
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            assert!(row[s.valid..].iter().all(|&w| w == 0.0));
+        }
+    }
+    let inf = padding::compute([0, 3, 2], MaskFill::NegInf);
+    assert!(inf[0].defined.iter().all(|&d| !d), "0/0 with −∞");
+    let big = padding::compute([0, 3, 2], MaskFill::Value(-1e6));
+    assert!(big[0].weights.iter().flatten().all(|&w| (w - 0.25).abs() < 1e-12), "uniform 1/4 with −10⁶");
+    // with at least one visible key, both fills give the same weights
+    let a = padding::compute([4, 3, 2], MaskFill::NegInf);
+    let b = padding::compute([4, 3, 2], MaskFill::Value(-1e6));
+    assert_eq!(a.iter().map(|s| s.weights.clone()).collect::<Vec<_>>(), b.iter().map(|s| s.weights.clone()).collect::<Vec<_>>());
+}
+
+#[test]
+fn causal_demo_hides_the_future() {
+    let c = causal::compute(6, true);
+    for (i, row) in c.weights.iter().enumerate() {
+        assert!(row[i + 1..].iter().all(|&w| w == 0.0));
+        assert!(c.masked[i][i + 1..].iter().all(|&s| s == f64::NEG_INFINITY));
+    }
+    assert_eq!(c.weights[0][0], 1.0);
+    let open = causal::compute(6, false);
+    assert!(open.weights[0][5] > 0.0);
+}
+
+#[test]
+fn self_attention_stages_and_the_permutation_check() {
+    for stage in ["xx", "qkv"] {
+        let s = self_attention::compute(stage, 5, 4, 1, 2, false, true, false);
+        assert!(s.equivariance_gap < 1e-9, "{stage}: {}", s.equivariance_gap);
+        assert!(self_attention::compute(stage, 5, 4, 1, 2, false, false, true).equivariance_gap > 1e-3, "{stage} + PE");
+        assert!(self_attention::compute(stage, 5, 4, 1, 2, true, false, false).equivariance_gap > 1e-3, "{stage} + causal");
+    }
+    assert!(self_attention::compute("fixed", 5, 4, 1, 2, false, false, false).equivariance_gap > 1e-3, "fixed A is tied to positions");
+    let s = self_attention::compute("qkv", 3, 4, 1, 2, false, false, false);
+    let names: Vec<&str> = s.matrices.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names[0], "X (input)");
+    assert!(names.contains(&"Q = X W_Q") && names.contains(&"weights softmax(·)"));
+    let scores = s.matrices.iter().find(|m| m.name == "scores Q Kᵀ").unwrap();
+    assert_eq!(scores.shape, "(3, 4) × (4, 3) → (3, 3)");
+    let w = s.matrices.iter().find(|m| m.weights && m.name.starts_with("weights")).unwrap();
+    for row in &w.rows {
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+    // shuffling reverses the token labels
+    assert_eq!(self_attention::compute("qkv", 3, 4, 1, 2, false, true, false).tokens, ["t₃", "t₂", "t₁"]);
+}
+
+#[test]
+fn multi_head_cost_is_constant_in_h() {
+    for h in [1, 2, 4, 8] {
+        let m = multi_head::compute(h, 6, 1, false);
+        assert_eq!(m.heads.len(), h);
+        assert_eq!(m.d_head * h, 16);
+        // n = 6, d_model = 16: 2 · 36 · 16 = 1152 multiply-adds in total
+        assert_eq!(m.flops_total, 1152);
+        assert_eq!(m.flops_per_head, 1152 / h);
+        assert_eq!((m.concat.len(), m.concat[0].len()), (6, 16));
+    }
+}
+
+#[test]
+fn hand_built_heads_find_their_relations() {
+    let e6 = 6f64.exp();
+    let t = two_heads::compute(6.0, true);
+    // previous-token head: position i ≥ 1 puts e⁶ / (e⁶ + i) on position i − 1 ("cat": 0.9975)
+    for i in 1..6 {
+        assert!((t.previous_token[i][i - 1] - e6 / (e6 + i as f64)).abs() < 1e-12);
+    }
+    assert!((t.previous_token[1][0] - 0.9975).abs() < 5e-5);
+    assert_eq!(t.previous_token[0][0], 1.0);
+    // same-word head: the second "the" (position 4) splits between both "the"s: e⁶ / (2e⁶ + 3) ≈ 0.4981
+    assert!((t.same_word[4][0] - e6 / (2.0 * e6 + 3.0)).abs() < 1e-12);
+    assert!((t.same_word[4][4] - t.same_word[4][0]).abs() < 1e-12);
+    assert!((t.same_word[4][0] - 0.4981).abs() < 5e-5);
+    // numbers quoted in chapters/multi-head.md
+    assert!((t.previous_token[5][4] - 0.988).abs() < 5e-4, "mat -> the");
+    assert!((t.same_word[1][1] - 0.9975).abs() < 5e-5, "cat -> cat");
+    let flat = two_heads::compute(0.0, true);
+    for i in 0..6 {
+        assert!(flat.previous_token[i][..=i].iter().all(|&w| (w - 1.0 / (i as f64 + 1.0)).abs() < 1e-12));
+    }
+    let open = two_heads::compute(6.0, false);
+    assert!(open.previous_token[0].iter().all(|&w| (w - 1.0 / 6.0).abs() < 1e-12));
+    assert!((open.same_word[0][0] - e6 / (2.0 * e6 + 4.0)).abs() < 1e-12 && (open.same_word[0][0] - 0.4975).abs() < 5e-5);
+}
+
+/// Claims made in chapters/scoring.md and chapters/masking.md.
+#[test]
+fn numbers_quoted_in_scoring_and_masking() {
+    // gauss-dot defaults: the dot product ranks k₁ = (2, 0.5) first, the Gaussian ranks k₂ = (0.5, 1.5) first;
+    // dot ≈ 2.78 and 2.02, scores after the key penalty ≈ 0.65 and 0.77.
+    let g = gauss_dot::compute(40.0, 1.5, false);
+    let argmax = |v: &Vec<f64>| (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap();
+    assert_eq!((argmax(&g.dot), argmax(&g.gauss)), (0, 1));
+    assert!((g.dot[0] - 2.78).abs() < 0.01 && (g.dot[1] - 2.02).abs() < 0.01);
+    assert!((g.dot[0] + g.key_term[0] - 0.65).abs() < 0.01 && (g.dot[1] + g.key_term[1] - 0.77).abs() < 0.01);
+    assert!((g.query_term + 1.125).abs() < 1e-12);
+    // padding: a <pad> query (the zero vector) scores 0 everywhere: uniform over the visible keys
+    let seqs = padding::compute([4, 3, 2], MaskFill::NegInf);
+    assert!(seqs[1].weights[3][..3].iter().all(|&w| (w - 1.0 / 3.0).abs() < 1e-12));
+    assert!(seqs[2].weights[2][..2].iter().all(|&w| (w - 0.5).abs() < 1e-12));
+    // causal: without the mask the two "the" rows are identical; with it they differ. 15 of 36 hidden.
+    let open = causal::compute(6, false);
+    assert_eq!(open.weights[0], open.weights[4]);
+    let closed = causal::compute(6, true);
+    assert_ne!(closed.weights[0], closed.weights[4]);
+    assert_eq!(closed.masked.iter().flatten().filter(|s| **s == f64::NEG_INFINITY).count(), 15);
+}
