@@ -35,6 +35,14 @@ const cases = [
   ["nw (n = 200)", "/kernel-regression/?nw.n=200", "#nw-sigma"],
   ["nw query (n = 200)", "/kernel-regression/?nw.n=200", "#nw-q"],
   ["nw points n", "/kernel-regression/", "#nw-n"],
+  ["gauss-dot", "/scoring/", "#gauss-dot-theta"],
+  ["scaling", "/scoring/", "#scaling-d"],
+  ["scorers", "/scoring/", "#scorers-h"],
+  ["padding", "/masking/", "#padding-v2"],
+  ["causal", "/masking/", "#causal-n"],
+  ["self-attn (n = 8, d = 8)", "/self-attention/?self-attn.n=8&self-attn.d=8", "#self-attn-d"],
+  ["multi-head (h = 8)", "/multi-head/?multi-head.h=8", "#multi-head-n"],
+  ["two-heads", "/multi-head/", "#two-heads-beta"],
 ];
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 results.slider = [];
@@ -47,11 +55,17 @@ for (const [name, path, sel] of cases) {
   const times = await page.evaluate(async (sel) => {
     const el = document.querySelector(sel);
     const [min, max] = [Number(el.min), Number(el.max)];
+    const step = Number(el.step) > 0 ? Number(el.step) : (max - min) / 100;
+    const steps = Math.round((max - min) / step);
+    // Bounce across the whole range in strides, so that every move changes the value.
+    const stride = Math.max(1, Math.floor(steps / 50));
+    let pos = 0, dir = 1;
     const out = [];
     for (let i = 0; i < 100; i++) {
-      // sweep back and forth across the whole range
-      const t = ((i % 50) + 0.5) / 50, u = Math.floor(i / 50) % 2 ? 1 - t : t;
-      el.value = String(min + u * (max - min));
+      pos += dir * stride;
+      if (pos > steps) { pos = 2 * steps - pos; dir = -1; }
+      if (pos < 0) { pos = -pos; dir = 1; }
+      el.value = String(min + pos * step);
       const before = window.__alPaints;
       const t0 = performance.now();
       el.dispatchEvent(new Event("input", { bubbles: true }));

@@ -58,7 +58,7 @@ fn shown(name: &str, shape: String, m: ArrayView2<f64>, weights: bool) -> Shown 
 
 /// Rounds to one decimal, so the input matrix reads like one typed into a textbook.
 fn tidy(m: Array2<f64>) -> Array2<f64> {
-    m.mapv(|x| (x * 10.0).round() / 10.0)
+    m.mapv(|x| (x * 10.0).round() / 10.0 + 0.0) // + 0.0 turns −0.0 into 0.0
 }
 
 /// The reversed order (a permutation that moves every token when n ≥ 2).

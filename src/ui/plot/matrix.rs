@@ -27,6 +27,8 @@ pub struct MatrixPlot<'a> {
     pub scale: Scale,
     /// Rows with no softmax (every key masked with −∞): drawn hatched, labelled "0/0".
     pub undefined_rows: Option<&'a [bool]>,
+    /// Print each value in its cell (when the cell is big enough to read it).
+    pub annotate: bool,
 }
 
 fn diverging(t: f64) -> [u8; 3] {
@@ -36,18 +38,43 @@ fn diverging(t: f64) -> [u8; 3] {
     [0, 1, 2].map(|k| (255.0 + u * (end[k] - 255.0)).round() as u8)
 }
 
-/// Draws the matrix filling the canvas width. Returns the cell size in canvas pixels.
-pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &MatrixPlot) -> Result<f64, String> {
+/// A panel of the canvas, in canvas pixels.
+#[derive(Debug, Clone, Copy)]
+pub struct Panel {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+/// The height in CSS pixels a matrix needs at panel width `w` (CSS pixels).
+pub fn panel_height(w: f64, nr: usize, nc: usize, label_chars: usize) -> f64 {
+    let label_w = 8.0 + 7.0 * label_chars.max(1) as f64;
+    44.0 + nr as f64 * cell_size(w, label_w, nc) + 4.0
+}
+
+fn cell_size(w: f64, label_w: f64, nc: usize) -> f64 {
+    ((w - label_w - 6.0) / nc.max(1) as f64).clamp(8.0, 46.0)
+}
+
+/// Draws the matrix in `panel` of the canvas. Returns the cell size in canvas pixels.
+pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
     let ctx = context(canvas)?;
+    ctx.save();
+    let _ = ctx.translate(panel.x, panel.y);
+    let r = draw_at_origin(&ctx, f, pal, p, panel);
+    ctx.restore();
+    r
+}
+
+fn draw_at_origin(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
     let (nr, nc) = p.m.dim();
     let s = f.scale;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
-    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     let font = |px: f64| format!("{}px sans-serif", (px * s).round());
     ctx.set_font(&font(12.0));
     let label_w = p.rows.iter().map(|r| ctx.measure_text(r).map(|m| m.width()).unwrap_or(0.0)).fold(0.0, f64::max) + 8.0 * s;
     let (top, left) = (40.0 * s, label_w.max(12.0 * s));
-    let cell = ((f.w as f64 - left - 6.0 * s) / nc.max(1) as f64).min((f.h as f64 - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
+    let cell = ((panel.w - left - 6.0 * s) / nc.max(1) as f64).min((panel.h - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
     let rgb = |c: [u8; 3]| format!("rgb({}, {}, {})", c[0], c[1], c[2]);
     let fg = rgb([pal.fg.0, pal.fg.1, pal.fg.2]);
     let muted = rgb([pal.muted.0, pal.muted.1, pal.muted.2]);
@@ -72,7 +99,9 @@ pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &Mat
         let _ = ctx.fill_text(r, left - 5.0 * s, top + (i as f64 + 0.5) * cell);
     }
     let vmax = p.m.iter().filter(|v| v.is_finite()).fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);
-    let annotate = cell >= 30.0 * s;
+    // Printing a value costs one fillText per cell (tens of µs each without a GPU): only
+    // where the caller allows it and the cell is big enough to read.
+    let annotate = p.annotate && cell >= 34.0 * s;
     ctx.set_text_align("center");
     ctx.set_font(&font(if cell >= 44.0 * s { 11.0 } else { 9.5 }));
     for i in 0..nr {
@@ -110,6 +139,7 @@ pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &Mat
 
 /// A number in at most 5 characters: 0.123, −1.23, 12.3, −1e6.
 pub fn short(v: f64) -> String {
+    let v = v + 0.0; // −0.0 + 0.0 = +0.0: never print "−0.00"
     let a = v.abs();
     let s = if a != 0.0 && !(0.01..1000.0).contains(&a) {
         format!("{v:.0e}")

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::causal::{from_values, Causal};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -18,7 +18,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let scores = Signal::derive(move || out.with(|o| mats(o).0));
     let weights = Signal::derive(move || out.with(|o| mats(o).1));
     view! {
-        <div class="two-col"><MatrixCanvas ctx=ctx mat=scores/><MatrixCanvas ctx=ctx mat=weights/></div>
+        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![scores.get(), weights.get()])/>
         <p class="muted">"Rows: queries. Columns: keys."</p>
         {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
     }

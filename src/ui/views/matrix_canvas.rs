@@ -1,4 +1,4 @@
-//! A canvas that shows one labelled matrix and redraws when it changes.
+//! Labelled matrices on one canvas that redraws when they change.
 
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -7,7 +7,7 @@ use ndarray::Array2;
 use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::fit_canvas_with;
-use crate::ui::plot::matrix::{draw_matrix, MatrixPlot, Scale};
+use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
 
 /// A matrix with everything needed to draw it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -40,18 +40,50 @@ impl Mat {
     }
 }
 
-/// Draws `mat()` on a canvas sized to the matrix: cells up to 46 px square.
+/// Draws a list of matrices on ONE canvas, laid out in columns of at least `min_w` CSS
+/// pixels (one canvas instead of one per matrix: a slider that resizes a dozen canvases costs
+/// a dozen surface reallocations per move).
 #[component]
-pub fn MatrixCanvas(ctx: DemoCtx, #[prop(into)] mat: Signal<Mat>) -> impl IntoView {
+pub fn MatrixGrid(ctx: DemoCtx, #[prop(into)] mats: Signal<Vec<Mat>>, #[prop(default = 190.0)] min_w: f64) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     Effect::new(move |_| {
         ctx.resize.track();
         let pal = ctx.theme.get().palette();
         let Some(c) = canvas.get() else { return };
-        let r = mat.with(|m| {
-            let (nr, nc) = (m.rows.len(), m.rows.first().map_or(0, Vec::len));
-            let label_w = 8.0 + 7.0 * m.row_labels.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64;
-            let f = fit_canvas_with(&c, |w| 44.0 + nr as f64 * ((w - label_w - 6.0) / nc.max(1) as f64).clamp(8.0, 46.0) + 4.0);
+        let r = mats.with(|ms| draw_grid(&c, &pal, ms, min_w));
+        ctx.report(r);
+        mark_paint();
+    });
+    let label = move || mats.with(|ms| format!("Matrices: {}", ms.iter().map(|m| m.title.as_str()).collect::<Vec<_>>().join("; ")));
+    view! { <canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas> }
+}
+
+/// Most cells a grid prints values into (the default self-attention stage has 144).
+const ANNOTATE_BUDGET: usize = 160;
+
+fn dims(m: &Mat) -> (usize, usize, usize) {
+    (m.rows.len(), m.rows.first().map_or(0, Vec::len), m.row_labels.iter().map(|l| l.chars().count()).max().unwrap_or(1))
+}
+
+fn draw_grid(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, ms: &[Mat], min_w: f64) -> Result<(), String> {
+    // Layout in CSS pixels: k columns of width w; each row of panels as tall as its tallest.
+    let layout = |css_w: f64| {
+        let k = ((css_w / min_w).floor() as usize).clamp(1, ms.len().max(1));
+        let w = css_w / k as f64;
+        let heights: Vec<f64> = ms.chunks(k).map(|row| row.iter().map(|m| { let (r, c, l) = dims(m); panel_height(w, r, c, l) }).fold(0.0, f64::max)).collect();
+        (k, w, heights)
+    };
+    let f = fit_canvas_with(c, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0));
+    let (k, w, heights) = layout(f.w as f64 / f.scale);
+    let ctx = crate::ui::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    // Printed values cost a fillText each: only for grids small enough to stay under a frame.
+    let annotate = ms.iter().map(|m| { let (r, c, _) = dims(m); r * c }).sum::<usize>() <= ANNOTATE_BUDGET;
+    let mut y = 0.0;
+    for (row, h) in ms.chunks(k).zip(heights) {
+        for (i, m) in row.iter().enumerate() {
+            let (nr, nc, _) = dims(m);
             let a = Array2::from_shape_vec((nr, nc), m.rows.iter().flatten().copied().collect()).map_err(|e| e.to_string())?;
             let plot = MatrixPlot {
                 title: &m.title,
@@ -60,14 +92,14 @@ pub fn MatrixCanvas(ctx: DemoCtx, #[prop(into)] mat: Signal<Mat>) -> impl IntoVi
                 cols: &m.col_labels,
                 scale: if m.weights { Scale::Weights } else { Scale::Signed },
                 undefined_rows: m.undefined.as_deref(),
+                annotate,
             };
-            draw_matrix(&c, &f, &pal, &plot).map(|_| ())
-        });
-        ctx.report(r);
-        mark_paint();
-    });
-    let label = move || mat.with(|m| format!("Matrix {}: {} rows, {} columns", m.title, m.rows.len(), m.rows.first().map_or(0, Vec::len)));
-    view! { <canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas> }
+            let panel = Panel { x: i as f64 * w * f.scale, y: y * f.scale, w: w * f.scale, h: h * f.scale };
+            draw_matrix(c, &f, pal, &plot, panel)?;
+        }
+        y += h;
+    }
+    Ok(())
 }
 
 /// The matrix as an HTML table, for "Show numbers".

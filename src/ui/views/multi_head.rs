@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::multi_head::{from_values, MultiHeadOut};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -13,21 +13,16 @@ fn head(o: &MultiHeadOut, j: usize) -> Mat {
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
-    let h = Memo::new(move |_| out.with(|o| o.h));
+    let heads = Signal::derive(move || out.with(|o| (0..o.h).map(|j| head(o, j)).collect::<Vec<_>>()));
     let concat = Signal::derive(move || out.with(|o| Mat::new(format!("Concat(head₁…head_{}): ({}, 16)", o.h, o.n), o.concat.clone(), false)));
     let output = Signal::derive(move || out.with(|o| Mat::new(format!("output = Concat · W_O: ({}, 16)", o.n), o.output.clone(), false)));
     view! {
-        <div class="matrix-grid">
-            <For each=move || 0..h.get() key=|i| *i let:j>
-                <MatrixCanvas ctx=ctx mat=Signal::derive(move || out.with(|o| head(o, j)))/>
-            </For>
-        </div>
+        <MatrixGrid ctx=ctx mats=heads min_w=170.0/>
         <p class="readout">{move || out.with(|o| format!(
             "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds (2·n²·d_model = {}).",
             o.h, o.h, o.n, o.d_head, o.flops_total, 2 * o.n * o.n * 16
         ))}</p>
-        <MatrixCanvas ctx=ctx mat=concat/>
-        <MatrixCanvas ctx=ctx mat=output/>
+        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), output.get()]) min_w=300.0/>
         {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view()))}
     }
     .into_any()

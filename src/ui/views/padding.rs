@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::padding::{from_values, Sequence};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -25,7 +25,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         view! {
             <div class="seq">
                 <p class="seq-title">{move || out.with(|o| o[i].tokens.join(" "))}</p>
-                <div class="two-col"><MatrixCanvas ctx=ctx mat=scores/><MatrixCanvas ctx=ctx mat=weights/></div>
+                <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![scores.get(), weights.get()])/>
             </div>
         }
     };

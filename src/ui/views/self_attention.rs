@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::self_attention::{from_values, SelfAttention};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -18,13 +18,9 @@ fn mat(o: &SelfAttention, i: usize) -> Mat {
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
-    let count = Memo::new(move |_| out.with(|o| o.matrices.len()));
+    let mats = Signal::derive(move || out.with(|o| (0..o.matrices.len()).map(|i| mat(o, i)).collect::<Vec<_>>()));
     view! {
-        <div class="matrix-grid">
-            <For each=move || 0..count.get() key=|i| *i let:i>
-                <MatrixCanvas ctx=ctx mat=Signal::derive(move || out.with(|o| mat(o, i)))/>
-            </For>
-        </div>
+        <MatrixGrid ctx=ctx mats=mats/>
         <p class="readout">{move || out.with(|o| {
             let verdict = if o.equivariance_gap < 1e-9 {
                 "permutation-equivariant: shuffling the input only shuffles the output"

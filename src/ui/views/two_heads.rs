@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::matrix_canvas::{mat_table, Mat, MatrixCanvas};
+use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::two_heads::{compute, TwoHeads};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -18,7 +18,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let a = Signal::derive(move || out.with(|o| mats(o).0));
     let b = Signal::derive(move || out.with(|o| mats(o).1));
     view! {
-        <div class="two-col"><MatrixCanvas ctx=ctx mat=a/><MatrixCanvas ctx=ctx mat=b/></div>
+        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![a.get(), b.get()])/>
         <p class="muted">"Rows: queries. Columns: keys."</p>
         {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
     }
