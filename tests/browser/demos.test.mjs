@@ -1,0 +1,121 @@
+// Walks every demo of every written chapter in the real page: one control changes its plot
+// and the URL; "Copy link" restores the demo in a fresh browser context. Also recomputes
+// exported numbers for the scoring and masking demos.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { startServer } from "./static-server.mjs";
+import { launch, newPage, paints, waitPaints } from "./browser.mjs";
+
+const written = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
+  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
+  .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
+
+let server, base, browser;
+before(async () => {
+  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.close(); });
+
+const snapshot = (page, id) => page.$eval(`#${id}`, (d) => ({
+  controls: [...d.querySelectorAll(".controls input, .controls select")].map((e) => e.type === "checkbox" ? e.checked : e.value),
+  canvases: [...d.querySelectorAll("canvas")].filter((c) => c.width > 0 && c.offsetParent).map((c) => c.toDataURL()),
+}));
+
+test("every demo: a control changes its plot and the URL, and its link restores it elsewhere", async () => {
+  let demos = 0;
+  for (const slug of written) {
+    const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+    await page.goto(`${base}/${slug}/`);
+    await page.waitForSelector(".demo canvas");
+    await page.waitForTimeout(300);
+    const ids = await page.$$eval(".demo", (ds) => ds.map((d) => d.id));
+    for (const id of ids) {
+      demos++;
+      const before = await snapshot(page, id);
+      const p0 = await paints(page);
+      // the first slider, else the first select, else the first checkbox
+      const moved = await page.$eval(`#${id}`, (d) => {
+        const r = d.querySelector(".controls input[type=range]");
+        if (r) {
+          const old = r.value;
+          r.value = String(Number(r.min) + 0.37 * (Number(r.max) - Number(r.min)));
+          if (r.value === old) r.value = old === r.max ? r.min : r.max; // must be a change
+          r.dispatchEvent(new Event("input", { bubbles: true }));
+          return r.id;
+        }
+        const s = d.querySelector(".controls select");
+        if (s) { s.selectedIndex = (s.selectedIndex + 1) % s.options.length; s.dispatchEvent(new Event("change", { bubbles: true })); return s.id; }
+        const c = d.querySelector(".controls input[type=checkbox]");
+        c.click();
+        return c.id;
+      });
+      await waitPaints(page, p0, 1).catch((e) => { throw new Error(`${slug}#${id}: moving ${moved} did not redraw (${e.message})`); });
+      await page.waitForTimeout(50);
+      const after = await snapshot(page, id);
+      assert.notDeepEqual(after.canvases, before.canvases, `${slug}#${id}: moving ${moved} changed no plot`);
+      assert.ok([...new URL(page.url()).searchParams.keys()].some((k) => k.startsWith(`${id}.`)), `${slug}#${id}: URL holds its state`);
+      await page.click(`#${id} .copy-link`);
+      const link = await page.$eval(`#${id} .link-field`, (e) => e.value);
+      const fresh = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+      await fresh.goto(link);
+      await fresh.waitForSelector(`#${id} canvas`);
+      await fresh.waitForTimeout(300);
+      assert.deepEqual(await snapshot(fresh, id), after, `${slug}#${id}: the link restores the demo`);
+      assert.deepEqual(fresh.errors, []);
+      await fresh.context().close();
+    }
+    assert.deepEqual(page.errors, [], slug);
+    await page.context().close();
+  }
+  assert.ok(demos >= 11, `walked ${demos} demos`);
+});
+
+async function data(path, id) {
+  const page = await newPage(browser);
+  await page.goto(base + path);
+  await page.waitForSelector(`#${id} canvas`);
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.click(`#${id} .download-data`)]);
+  const d = JSON.parse(fs.readFileSync(await dl.path(), "utf8"));
+  await page.context().close();
+  return d;
+}
+
+test("Download data (gauss-dot): the identity and both softmaxes recomputed", async () => {
+  const d = await data("/scoring/?gauss-dot.theta=200&gauss-dot.r=2.2", "gauss-dot");
+  const o = d.outputs;
+  const t = (200 * Math.PI) / 180;
+  assert.ok(Math.abs(o.q[0] - 2.2 * Math.cos(t)) < 1e-12 && Math.abs(o.q[1] - 2.2 * Math.sin(t)) < 1e-12);
+  const softmax = (s) => { const m = Math.max(...s); const e = s.map((x) => Math.exp(x - m)); const z = e.reduce((a, b) => a + b); return e.map((x) => x / z); };
+  const g = o.keys.map((k) => -0.5 * ((o.q[0] - k[0]) ** 2 + (o.q[1] - k[1]) ** 2));
+  const dot = o.keys.map((k) => o.q[0] * k[0] + o.q[1] * k[1]);
+  g.forEach((v, i) => {
+    assert.ok(Math.abs(v - o.gauss[i]) < 1e-12);
+    assert.ok(Math.abs(v - (dot[i] - 0.5 * (o.keys[i][0] ** 2 + o.keys[i][1] ** 2) - 0.5 * 2.2 ** 2)) < 1e-12, "the identity");
+  });
+  softmax(g).forEach((w, i) => assert.ok(Math.abs(w - o.w_gauss[i]) < 1e-12));
+  softmax(dot).forEach((w, i) => assert.ok(Math.abs(w - o.w_dot[i]) < 1e-12));
+});
+
+test("Download data (padding): masked softmax recomputed; −∞ rows are reported, −10⁶ rows are uniform", async () => {
+  for (const fill of ["neginf", "big"]) {
+    const d = await data(`/masking/?padding.v1=0&padding.v2=3&padding.v3=1&padding.fill=${fill}`, "padding");
+    for (const s of d.outputs.sequences) {
+      s.masked.forEach((row, i) => {
+        // JSON has no −∞: serde writes null for it
+        const scores = row.map((x) => (x === null ? -Infinity : x));
+        const m = Math.max(...scores);
+        if (m === -Infinity) {
+          assert.equal(s.defined[i], false, "fully masked with −∞: no softmax");
+          assert.ok(s.weights[i].every((w) => w === 0));
+          return;
+        }
+        const e = scores.map((x) => Math.exp(x - m)); const z = e.reduce((a, b) => a + b);
+        e.forEach((x, j) => assert.ok(Math.abs(x / z - s.weights[i][j]) < 1e-12));
+        if (s.valid > 0) assert.ok(s.weights[i].slice(s.valid).every((w) => w === 0), "padding weight exactly 0");
+      });
+      if (s.valid === 0 && fill === "big") assert.ok(s.weights.flat().every((w) => Math.abs(w - 0.25) < 1e-12));
+    }
+  }
+});
