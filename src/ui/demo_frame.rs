@@ -8,7 +8,8 @@ use wasm_bindgen::JsCast;
 use super::app::AppCtx;
 use super::browser::{copy_text, download_canvas_png, download_text, location_origin};
 use super::controls::Control;
-use super::theme::Theme;
+use super::browser::mark_paint;
+use super::theme::{Palette, Theme};
 use crate::demos::DemoSpec;
 use crate::state::query::build_query;
 use crate::state::{Notice, Values};
@@ -28,6 +29,20 @@ pub struct DemoCtx {
 }
 
 impl DemoCtx {
+    /// Runs `draw` now and again whenever what it reads changes, and on theme or window-size
+    /// changes. `draw` returns `None` while its canvases are not mounted yet; its error, if
+    /// any, is shown in place of the demo's plots, and each draw is counted for the benchmark.
+    pub fn paint(self, draw: impl Fn(&Palette) -> Option<Result<(), String>> + 'static) {
+        Effect::new(move |_| {
+            self.resize.track();
+            let pal = self.theme.get().palette();
+            if let Some(r) = draw(&pal) {
+                self.report(r);
+                mark_paint();
+            }
+        });
+    }
+
     /// Reports a drawing result: clears the error on success.
     pub fn report(&self, r: Result<(), String>) {
         let next = r.err();

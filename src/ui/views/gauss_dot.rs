@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 
 use crate::demos::gauss_dot::{from_values, GaussDot};
-use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::bars::{draw_bars, Bars};
 use crate::ui::plot::{area, batch_dots, err, fit_canvas, style_mesh};
@@ -15,11 +14,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
     let plane = NodeRef::<Canvas>::new();
     let bars = NodeRef::<Canvas>::new();
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let (Some(p), Some(b)) = (plane.get(), bars.get()) else { return };
-        let r = out.with(|o| {
+    ctx.paint(move |pal| {
+        let (p, b) = (plane.get()?, bars.get()?);
+        let pal = *pal;
+        Some(out.with(|o| {
             draw_plane(&p, &pal, o)?;
             let cats: Vec<String> = (1..=4).map(|i| format!("k{i}")).collect();
             draw_bars(&b, &pal, &Bars {
@@ -29,9 +27,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 y_desc: "weight",
                 y_max: Some(1.0),
             })
-        });
-        ctx.report(r);
-        mark_paint();
+        }))
     });
     let f = |x: f64| format!("{x:.3}").replace('-', "−");
     view! {

@@ -6,7 +6,6 @@ use plotters::prelude::*;
 
 use super::number_table;
 use crate::demos::kernels::{compute, KernelCurves};
-use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::ui::theme::Palette;
@@ -14,14 +13,7 @@ use crate::ui::theme::Palette;
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| compute(ctx.values.with(|v| v.float("sigma"))));
     let canvas = NodeRef::<Canvas>::new();
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let Some(c) = canvas.get() else { return };
-        let r = out.with(|o| draw(&c, &pal, o));
-        ctx.report(r);
-        mark_paint();
-    });
+    ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
     view! {
         <div>
             <canvas node_ref=canvas class="plot" role="img" aria-label="Line chart of the four kernels against the distance d"></canvas>

@@ -9,7 +9,6 @@ use super::{f4, number_table};
 use crate::demos::lookup::{compute, State};
 use crate::numerics::soft_lookup::{Lookup, COLOURS};
 use crate::state::Value;
-use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::{area, err, fit_canvas, style_mesh};
 use crate::ui::theme::Palette;
@@ -17,14 +16,7 @@ use crate::ui::theme::Palette;
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(|v| compute(&State::from_values(v))));
     let canvas = NodeRef::<Canvas>::new();
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let Some(c) = canvas.get() else { return };
-        let r = out.with(|o| draw(&c, &pal, o));
-        ctx.report(r);
-        mark_paint();
-    });
+    ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
     let answer = move || {
         out.with(|o| {
             let [r, g, b] = o.output.map(|x| x.round() as u8);

@@ -4,7 +4,6 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use ndarray::Array2;
 
-use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::fit_canvas_with;
 use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
@@ -46,14 +45,7 @@ impl Mat {
 #[component]
 pub fn MatrixGrid(ctx: DemoCtx, #[prop(into)] mats: Signal<Vec<Mat>>, #[prop(default = 190.0)] min_w: f64) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let Some(c) = canvas.get() else { return };
-        let r = mats.with(|ms| draw_grid(&c, &pal, ms, min_w));
-        ctx.report(r);
-        mark_paint();
-    });
+    ctx.paint(move |pal| canvas.get().map(|c| mats.with(|ms| draw_grid(&c, pal, ms, min_w))));
     let label = move || mats.with(|ms| format!("Matrices: {}", ms.iter().map(|m| m.title.as_str()).collect::<Vec<_>>().join("; ")));
     view! { <canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas> }
 }

@@ -15,7 +15,6 @@ use super::{f4, number_table};
 use crate::demos::nadaraya_watson::{compute, training_data, NwOutput, State};
 use crate::numerics::kernel_regression::{Kernel, SigmaFit, GRID, X_MAX};
 use crate::state::{fmt_num, Value};
-use crate::ui::browser::mark_paint;
 use crate::ui::controls::round_sig;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::heatmap::{draw_heatmap, CellRect, HeatmapSpec};
@@ -35,26 +34,16 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let fitting = RwSignal::new(false);
     let fit_msg = RwSignal::new(String::new());
 
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let (Some(m), Some(r), Some(h)) = (main_c.get(), row_c.get(), heat_c.get()) else { return };
-        let res = out.with(|o| {
-            draw_main(&m, &pal, o)?;
-            draw_row(&r, &pal, o)?;
-            cells.set_value(draw_heat(&h, &pal, o)?);
+    ctx.paint(move |pal| {
+        let (m, r, h) = (main_c.get()?, row_c.get()?, heat_c.get()?);
+        Some(out.with(|o| {
+            draw_main(&m, pal, o)?;
+            draw_row(&r, pal, o)?;
+            cells.set_value(draw_heat(&h, pal, o)?);
             Ok(())
-        });
-        ctx.report(res);
-        mark_paint();
+        }))
     });
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let Some(c) = loss_c.get() else { return };
-        let r = history.with(|h| draw_loss(&c, &pal, h));
-        ctx.report(r);
-    });
+    ctx.paint(move |pal| loss_c.get().map(|c| history.with(|h| draw_loss(&c, pal, h))));
 
     // Clicking (or dragging on) the heatmap picks the query of that row.
     let pick = move |ev: web_sys::MouseEvent| {

@@ -5,7 +5,6 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 
 use crate::demos::scaling::{from_values, Histogram};
-use crate::ui::browser::mark_paint;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::bars::{draw_bars, Bars};
 use crate::ui::plot::{area, err, fit_canvas, style_mesh};
@@ -14,11 +13,10 @@ use crate::ui::theme::Palette;
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
     let (raw, scaled, soft) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
-    Effect::new(move |_| {
-        ctx.resize.track();
-        let pal = ctx.theme.get().palette();
-        let (Some(a), Some(b), Some(c)) = (raw.get(), scaled.get(), soft.get()) else { return };
-        let r = out.with(|o| {
+    ctx.paint(move |pal| {
+        let (a, b, c) = (raw.get()?, scaled.get()?, soft.get()?);
+        let pal = *pal;
+        Some(out.with(|o| {
             draw_hist(&a, &pal, &o.hist_raw, &format!("qᵀk (d = {}): variance {:.1}", o.d, o.var_raw), pal.orange)?;
             draw_hist(&b, &pal, &o.hist_scaled, &format!("qᵀk / √d: variance {:.2}", o.var_scaled), pal.blue)?;
             let cats: Vec<String> = (1..=o.w_raw.len()).map(|i| i.to_string()).collect();
@@ -29,9 +27,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 y_desc: "weight",
                 y_max: Some(1.0),
             })
-        });
-        ctx.report(r);
-        mark_paint();
+        }))
     });
     view! {
         <div class="two-col">
