@@ -3,16 +3,21 @@
 //! DOM-free function computing the numbers it shows. On wasm each spec also carries its view.
 //! `tests/registry.rs` walks this list.
 
+pub mod bank;
 pub mod causal;
+pub mod collapse;
 pub mod gauss_dot;
 pub mod kernels;
 pub mod lookup;
 pub mod multi_head;
 pub mod nadaraya_watson;
 pub mod padding;
+pub mod pe_shift;
+pub mod rope;
 pub mod scaling;
 pub mod scorers;
 pub mod self_attention;
+pub mod sinusoidal;
 pub mod two_heads;
 
 use crate::state::{Param, Values};
@@ -41,8 +46,13 @@ pub static DEMOS: &[&DemoSpec] = &[
     &padding::SPEC,
     &causal::SPEC,
     &self_attention::SPEC,
+    &bank::SPEC,
     &multi_head::SPEC,
     &two_heads::SPEC,
+    &sinusoidal::SPEC,
+    &pe_shift::SPEC,
+    &rope::SPEC,
+    &collapse::SPEC,
 ];
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {

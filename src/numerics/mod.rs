@@ -5,3 +5,4 @@ pub mod soft_lookup;
 pub mod softmax;
 pub mod attention;
 pub mod positional;
+pub mod block;

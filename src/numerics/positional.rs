@@ -17,3 +17,42 @@ pub fn sinusoidal(max_len: usize, d: usize, base: f64) -> Array2<f64> {
         }
     })
 }
+
+/// ω_i = 1 / base^(2i/d): the angular frequency of pair i (dimensions 2i and 2i + 1).
+pub fn frequency(i: usize, d: usize, base: f64) -> f64 {
+    1.0 / base.powf(2.0 * i as f64 / d as f64)
+}
+
+/// Relative positions as rotations: for each frequency pair,
+///   (sin ω(p+k), cos ω(p+k)) = R(ωk) (sin ωp, cos ωp),  R(θ) = [[cos θ, sin θ], [−sin θ, cos θ]]
+/// R depends on the offset k only, not on p. Returns the largest |PE(p+k) − R(k) PE(p)| over
+/// all pairs (0 up to rounding).
+pub fn shift_error(p: f64, k: f64, d: usize, base: f64) -> f64 {
+    (0..d / 2)
+        .map(|i| {
+            let w = frequency(i, d, base);
+            let (s, c) = ((w * p).sin(), (w * p).cos());
+            let (ct, st) = ((w * k).cos(), (w * k).sin());
+            let rotated = (ct * s + st * c, -st * s + ct * c);
+            ((w * (p + k)).sin() - rotated.0).abs().max(((w * (p + k)).cos() - rotated.1).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Rotary position embedding (RoPE, Su et al. 2021): rotates each pair (x_2i, x_2i+1) of x by
+/// the angle pos·ω_i. Then (R_m q)·(R_n k) depends on m − n only.
+pub fn rope(x: &[f64], pos: f64, base: f64) -> Vec<f64> {
+    let d = x.len();
+    let mut out = x.to_vec();
+    for i in 0..d / 2 {
+        let (s, c) = (pos * frequency(i, d, base)).sin_cos();
+        let (a, b) = (x[2 * i], x[2 * i + 1]);
+        out[2 * i] = a * c - b * s;
+        out[2 * i + 1] = a * s + b * c;
+    }
+    out
+}
+
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}

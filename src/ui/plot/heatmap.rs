@@ -23,6 +23,8 @@ pub struct HeatmapSpec<'a> {
     pub cols: usize,
     /// Value at (row, col), row 0 drawn at the top; NaN is drawn as the background.
     pub value: &'a dyn Fn(usize, usize) -> f64,
+    /// The colour scale runs from vmin to vmax.
+    pub vmin: f64,
     pub vmax: f64,
     /// Axis ranges, (lo, hi) as usual: x left to right, y bottom to top.
     pub x_range: (f64, f64),
@@ -69,7 +71,7 @@ pub fn draw_heatmap(
         .margin_bottom(f.px(48.0))
         .margin_right(f.px(8.0))
         .y_label_area_size(f.px(44.0))
-        .build_cartesian_2d(0f64..1f64, 0f64..spec.vmax.max(1e-12))
+        .build_cartesian_2d(0f64..1f64, spec.vmin..spec.vmax.max(spec.vmin + 1e-12))
         .map_err(err)?;
     cb.configure_mesh()
         .disable_x_axis()
@@ -105,7 +107,7 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
     for r in 0..rows {
         for c in 0..cols {
             let v = (spec.value)(r, c);
-            let rgb = if v.is_nan() { [pal.bg.0, pal.bg.1, pal.bg.2] } else { viridis(v / spec.vmax) };
+            let rgb = if v.is_nan() { [pal.bg.0, pal.bg.1, pal.bg.2] } else { viridis((v - spec.vmin) / (spec.vmax - spec.vmin).max(1e-12)) };
             let o = (r * cols + c) * 4;
             px[o..o + 3].copy_from_slice(&rgb);
             px[o + 3] = 255;

@@ -1,5 +1,7 @@
 //! One view per demo: canvases and tables drawn from the demo's DOM-free outputs.
+pub mod bank;
 pub mod causal;
+pub mod collapse;
 pub mod gauss_dot;
 pub mod kernels;
 pub mod lookup;
@@ -7,9 +9,12 @@ pub mod matrix_canvas;
 pub mod multi_head;
 pub mod nw;
 pub mod padding;
+pub mod pe_shift;
+pub mod rope;
 pub mod scaling;
 pub mod scorers;
 pub mod self_attention;
+pub mod sinusoidal;
 pub mod two_heads;
 
 use leptos::prelude::*;

@@ -317,6 +317,7 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
         rows,
         cols: n,
         value: &value,
+        vmin: 0.0,
         vmax,
         x_range: (0.0, n as f64),
         y_range: (0.0, X_MAX),

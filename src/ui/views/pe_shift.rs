@@ -1,0 +1,77 @@
+//! View of `pe-shift`: one circle per frequency pair, the position p and p + k on it.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+
+use crate::demos::pe_shift::{from_values, PeShift};
+use crate::ui::demo_frame::DemoCtx;
+use crate::ui::plot::fit_canvas_with;
+use crate::ui::plot::heatmap::context;
+use crate::ui::theme::Palette;
+
+pub fn view(ctx: DemoCtx) -> AnyView {
+    let out = Memo::new(move |_| ctx.values.with(from_values));
+    let canvas = NodeRef::<Canvas>::new();
+    ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
+    view! {
+        <canvas node_ref=canvas class="plot" role="img" aria-label="One circle per frequency pair showing the rotation from position p to p + k"></canvas>
+        <p class="readout">{move || out.with(|o| format!(
+            "Largest difference between PE(p + k) and PE(p) rotated pair by pair: {:.1e}, zero up to rounding, for p = {} and k = {}.",
+            o.max_error, o.p, o.k
+        ))}</p>
+        {move || ctx.show_numbers.get().then(|| out.with(|o| super::number_table(
+            "Per frequency pair".into(),
+            vec!["pair i".into(), "ωᵢ".into(), "angle ωᵢp (rad)".into(), "rotation ωᵢk (rad)".into()],
+            (0..o.omega.len()).map(|i| vec![i.to_string(), format!("{:.6}", o.omega[i]), format!("{:.4}", o.angle_p[i]), format!("{:.4}", o.rotation[i])]).collect(),
+        )))}
+    }
+    .into_any()
+}
+
+fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &PeShift) -> Result<(), String> {
+    let pairs = o.omega.len();
+    let cols = 4usize.min(pairs);
+    let rows = pairs.div_ceil(cols);
+    let f = fit_canvas_with(canvas, |w| (w / cols as f64) * rows as f64 + 8.0);
+    let ctx = context(canvas)?;
+    let rgb = |c: plotters::style::RGBColor| format!("rgb({}, {}, {})", c.0, c.1, c.2);
+    ctx.set_fill_style_str(&rgb(pal.bg));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    let cell = f.w as f64 / cols as f64;
+    let s = f.scale;
+    let r = cell * 0.3;
+    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_text_align("center");
+    for i in 0..pairs {
+        let (cx, cy) = (cell * ((i % cols) as f64 + 0.5), cell * ((i / cols) as f64 + 0.45));
+        ctx.set_stroke_style_str(&rgb(pal.grid));
+        ctx.set_line_width(1.5 * s);
+        ctx.begin_path();
+        let _ = ctx.arc(cx, cy, r, 0.0, std::f64::consts::TAU);
+        ctx.stroke();
+        // canvas y grows downwards: the point at angle a is (cx + r cos a, cy − r sin a)
+        let at = |a: f64| (cx + r * a.cos(), cy - r * a.sin());
+        let (a0, a1) = (o.angle_p[i], o.angle_p[i] + o.rotation[i]);
+        for (a, colour) in [(a0, pal.blue), (a1, pal.orange)] {
+            let (x, y) = at(a);
+            ctx.set_stroke_style_str(&rgb(colour));
+            ctx.set_line_width(2.0 * s);
+            ctx.begin_path();
+            ctx.move_to(cx, cy);
+            ctx.line_to(x, y);
+            ctx.stroke();
+            ctx.set_fill_style_str(&rgb(colour));
+            ctx.begin_path();
+            let _ = ctx.arc(x, y, 4.0 * s, 0.0, std::f64::consts::TAU);
+            ctx.fill();
+        }
+        ctx.set_fill_style_str(&rgb(pal.fg));
+        let _ = ctx.fill_text(&format!("pair {i}: ωk = {:.3}", o.rotation[i]), cx, cy + r + 16.0 * s);
+    }
+    ctx.set_text_align("left");
+    ctx.set_fill_style_str(&rgb(pal.blue));
+    let _ = ctx.fill_text("● position p", 6.0 * s, 14.0 * s);
+    ctx.set_fill_style_str(&rgb(pal.orange));
+    let _ = ctx.fill_text("● position p + k", 90.0 * s, 14.0 * s);
+    Ok(())
+}
