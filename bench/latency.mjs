@@ -43,6 +43,12 @@ const cases = [
   ["self-attn (n = 8, d = 8)", "/self-attention/?self-attn.n=8&self-attn.d=8", "#self-attn-d"],
   ["multi-head (h = 8)", "/multi-head/?multi-head.h=8", "#multi-head-n"],
   ["two-heads", "/multi-head/", "#two-heads-beta"],
+  ["bank", "/self-attention/", "#bank-beta"],
+  ["sinusoidal (d = 256, len = 128)", "/positional/?sinusoidal.d=256&sinusoidal.len=128", "#sinusoidal-base"],
+  ["sinusoidal, d", "/positional/?sinusoidal.len=128", "#sinusoidal-d"],
+  ["pe-shift (d = 32)", "/positional/?pe-shift.d=32", "#pe-shift-k"],
+  ["rope", "/positional/", "#rope-m"],
+  ["collapse (L = 48, all parts)", "/transformer-block/?collapse.layers=48&collapse.residual=1&collapse.ffn=1&collapse.ln=1", "#collapse-n"],
 ];
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 results.slider = [];
@@ -96,7 +102,7 @@ console.log(`${results.date}  ${results.machine}  Chromium ${results.chromium}`)
 console.log(`first demo painted: median ${results.first_paint_ms.median.toFixed(0)} ms (runs: ${results.first_paint_ms.all.join(", ")})`);
 console.log(`wasm: ${(results.wasm.raw_bytes / 1024).toFixed(0)} KiB raw, ${(results.wasm.gzip_bytes / 1024).toFixed(0)} KiB gzipped`);
 console.log("slider input -> canvas drawn (ms):");
-console.log("  demo                   control          p50     p95     max   moves");
+console.log("  demo                             control              p50     p95     max   moves");
 for (const r of results.slider) {
-  console.log(`  ${r.demo.padEnd(22)} ${r.control.padEnd(15)} ${String(r.p50_ms).padStart(6)} ${String(r.p95_ms).padStart(7)} ${String(r.max_ms).padStart(7)}   ${r.moves}`);
+  console.log(`  ${r.demo.padEnd(32)} ${r.control.padEnd(18)} ${String(r.p50_ms).padStart(6)} ${String(r.p95_ms).padStart(7)} ${String(r.max_ms).padStart(7)}   ${r.moves}`);
 }

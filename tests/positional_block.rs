@@ -27,8 +27,11 @@ fn position_similarity_depends_on_the_offset_only() {
         // diagonal: each pair contributes sin² + cos² = 1, so d/2
         assert!((s.similarity[p][p] - 16.0).abs() < 1e-9);
         for q in 0..40 {
-            let expect: f64 = (0..16).map(|i| (frequency(i, 32, 10000.0) * (p as f64 - q as f64)).cos()).sum();
-            assert!((s.similarity[p][q] - expect).abs() < 1e-9);
+            // the definition: the dot product of the two rows of the table
+            let dot: f64 = (0..32).map(|j| s.table[p][j] * s.table[q][j]).sum();
+            assert!((s.similarity[p][q] - dot).abs() < 1e-9);
+            let by_offset: f64 = (0..16).map(|i| (frequency(i, 32, 10000.0) * (p as f64 - q as f64)).cos()).sum();
+            assert!((dot - by_offset).abs() < 1e-9);
         }
     }
     // wavelength of pair 0 is 2π

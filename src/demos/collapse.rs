@@ -5,7 +5,8 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::DemoSpec;
-use crate::numerics::block::{depth_experiment, BlockParts};
+use crate::numerics::block::{random_layers, run_layers, BlockParts, LayerWeights};
+use crate::numerics::rng::normal_matrix;
 use crate::state::{Param, Values};
 
 pub const D: usize = 16;
@@ -34,15 +35,25 @@ fn cosines(x: &Array2<f64>) -> Vec<Vec<f64>> {
     (0..x.nrows()).map(|i| (0..x.nrows()).map(|j| g[[i, j]] / (norms[i] * norms[j])).collect()).collect()
 }
 
-pub fn compute(layers: usize, n: usize, parts: BlockParts, seed: u32) -> Collapse {
+/// The demo with weights drawn once per (seed, L) by the caller (`random_layers`): moving
+/// n or a toggle then reuses them instead of drawing ~2,800 normals per layer again.
+pub fn compute_with(weights: &[LayerWeights], n: usize, parts: BlockParts, seed: u32) -> Collapse {
     let none = BlockParts { residual: false, ffn: false, layer_norm: false };
-    let (block, last) = crate::numerics::block::depth_experiment_with_output(n, D, layers, parts, seed as u64);
-    Collapse { attention_only: depth_experiment(n, D, layers, none, seed as u64), block, cosine: cosines(&last) }
+    let x0 = normal_matrix(n, D, seed as u64, 1.0); // (n, d)
+    let (block, last) = run_layers(&x0, weights, parts);
+    Collapse { attention_only: run_layers(&x0, weights, none).0, block, cosine: cosines(&last) }
+}
+
+pub fn compute(layers: usize, n: usize, parts: BlockParts, seed: u32) -> Collapse {
+    compute_with(&random_layers(D, layers, seed as u64), n, parts, seed)
+}
+
+pub fn parts_of(v: &Values) -> BlockParts {
+    BlockParts { residual: v.flag("residual"), ffn: v.flag("ffn"), layer_norm: v.flag("ln") }
 }
 
 pub fn from_values(v: &Values) -> Collapse {
-    let parts = BlockParts { residual: v.flag("residual"), ffn: v.flag("ffn"), layer_norm: v.flag("ln") };
-    compute(v.int("layers").max(1) as usize, v.int("n").max(2) as usize, parts, v.seed("seed"))
+    compute(v.int("layers").max(1) as usize, v.int("n").max(2) as usize, parts_of(v), v.seed("seed"))
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

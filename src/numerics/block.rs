@@ -52,29 +52,48 @@ pub struct BlockParts {
     pub layer_norm: bool,
 }
 
+/// One layer's random weights: attention projections (d, d) and FFN matrices (d, 4d), (4d, d).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerWeights {
+    pub wq: Array2<f64>,
+    pub wk: Array2<f64>,
+    pub wv: Array2<f64>,
+    pub w1: Array2<f64>,
+    pub w2: Array2<f64>,
+}
+
+/// A different random draw for every layer, all from `seed`.
+pub fn random_layers(d: usize, layers: usize, seed: u64) -> Vec<LayerWeights> {
+    let s = 1.0 / (d as f64).sqrt();
+    (0..layers as u64)
+        .map(|l| {
+            let w = |k: u64, r: usize, c: usize, sc: f64| normal_matrix(r, c, seed ^ (l << 16) ^ (k << 40), sc);
+            LayerWeights { wq: w(1, d, d, s), wk: w(2, d, d, s), wv: w(3, d, d, s), w1: w(4, d, 4 * d, s), w2: w(5, 4 * d, d, 1.0 / (4.0 * d as f64).sqrt()) }
+        })
+        .collect()
+}
+
 /// Stacks `layers` blocks with random weights (each layer its own) on a random X (n, d) and
 /// returns the spread after each layer (index 0: the input). Pre-norm when layer norm is on:
 ///   X ← X + Attn(LN(X)),  X ← X + FFN(LN(X))   (without residual: X ← Attn(LN(X)), X ← FFN(LN(X)))
 pub fn depth_experiment(n: usize, d: usize, layers: usize, parts: BlockParts, seed: u64) -> Vec<f64> {
-    depth_experiment_with_output(n, d, layers, parts, seed).0
+    run_layers(&normal_matrix(n, d, seed, 1.0), &random_layers(d, layers, seed), parts).0
 }
 
-/// `depth_experiment`, also returning the token matrix after the last layer.
-pub fn depth_experiment_with_output(n: usize, d: usize, layers: usize, parts: BlockParts, seed: u64) -> (Vec<f64>, Array2<f64>) {
-    let mut x = normal_matrix(n, d, seed, 1.0);
+/// The stack on a given input with given weights: the spread after each layer, and the output.
+pub fn run_layers(x0: &Array2<f64>, weights: &[LayerWeights], parts: BlockParts) -> (Vec<f64>, Array2<f64>) {
+    let d = x0.ncols();
+    let mut x = x0.clone();
     let mut out = vec![spread(&x)];
-    let s = 1.0 / (d as f64).sqrt();
-    for l in 0..layers as u64 {
-        let w = |k: u64, r: usize, c: usize, sc: f64| normal_matrix(r, c, seed ^ (l << 16) ^ (k << 40), sc);
-        let norm = |x: &Array2<f64>| if parts.layer_norm { layer_norm(x, 1e-5) } else { x.clone() };
+    let norm = |x: &Array2<f64>| if parts.layer_norm { layer_norm(x, 1e-5) } else { x.clone() };
+    for w in weights {
         let h = norm(&x);
-        let (q, k, v) = (h.dot(&w(1, d, d, s)), h.dot(&w(2, d, d, s)), h.dot(&w(3, d, d, s))); // (n, d) each
+        let (q, k, v) = (h.dot(&w.wq), h.dot(&w.wk), h.dot(&w.wv)); // (n, d) x (d, d) -> (n, d)
         let a = attention(q.view(), k.view(), v.view(), None, MaskFill::NegInf, true).output;
         x = if parts.residual { &x + &a } else { a };
         if parts.ffn {
             let h = norm(&x);
-            let (w1, w2) = (w(4, d, 4 * d, s), w(5, 4 * d, d, 1.0 / (4.0 * d as f64).sqrt()));
-            let f = ffn(&h, &w1, &Array1::zeros(4 * d), &w2, &Array1::zeros(d), gelu);
+            let f = ffn(&h, &w.w1, &Array1::zeros(4 * d), &w.w2, &Array1::zeros(d), gelu); // (n, d) -> (n, 4d) -> (n, d)
             x = if parts.residual { &x + &f } else { f };
         }
         out.push(spread(&x));

@@ -7,15 +7,19 @@ use ndarray::Array2;
 
 /// The (max_len, d) sinusoidal table. For odd d the last column is a sine.
 pub fn sinusoidal(max_len: usize, d: usize, base: f64) -> Array2<f64> {
-    Array2::from_shape_fn((max_len, d), |(pos, j)| {
-        let i2 = (j - j % 2) as f64; // 2i
-        let angle = pos as f64 / base.powf(i2 / d as f64);
-        if j % 2 == 0 {
-            angle.sin()
-        } else {
-            angle.cos()
+    // One frequency per pair (d/2 powf calls, not one per cell), and one sin_cos per pair.
+    let omega: Vec<f64> = (0..d.div_ceil(2)).map(|i| frequency(i, d, base)).collect();
+    let mut pe = Array2::zeros((max_len, d));
+    for pos in 0..max_len {
+        for (i, w) in omega.iter().enumerate() {
+            let (s, c) = (pos as f64 * w).sin_cos();
+            pe[[pos, 2 * i]] = s;
+            if 2 * i + 1 < d {
+                pe[[pos, 2 * i + 1]] = c;
+            }
         }
-    })
+    }
+    pe
 }
 
 /// ω_i = 1 / base^(2i/d): the angular frequency of pair i (dimensions 2i and 2i + 1).

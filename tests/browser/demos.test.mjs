@@ -119,3 +119,21 @@ test("Download data (padding): masked softmax recomputed; −∞ rows are report
     }
   }
 });
+
+test("Download data (sinusoidal, rope): the table, the similarities and RoPE's offset property recomputed", async () => {
+  const d = await data("/positional/?sinusoidal.d=16&sinusoidal.base=1000&sinusoidal.len=20", "sinusoidal");
+  const o = d.outputs;
+  assert.equal(o.table.length, 20);
+  o.table.forEach((row, pos) => row.forEach((v, j) => {
+    const i2 = j - (j % 2);
+    const angle = pos / Math.pow(1000, i2 / 16);
+    assert.ok(Math.abs(v - (j % 2 === 0 ? Math.sin(angle) : Math.cos(angle))) < 1e-12, `PE(${pos}, ${j})`);
+  }));
+  o.similarity.forEach((row, p) => row.forEach((v, q) => {
+    const dot = o.table[p].reduce((a, x, j) => a + x * o.table[q][j], 0);
+    assert.ok(Math.abs(v - dot) < 1e-9);
+  }));
+  const r = (await data("/positional/?rope.m=7&rope.n=3", "rope")).outputs;
+  for (let a = 1; a < 32; a++) for (let b = 1; b < 32; b++) assert.ok(Math.abs(r.scores[a][b] - r.scores[a - 1][b - 1]) < 1e-9, "constant along diagonals");
+  assert.equal(r.score, r.scores[7][3]);
+});

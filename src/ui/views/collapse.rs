@@ -5,13 +5,20 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 
 use super::matrix_canvas::{Mat, MatrixGrid};
-use crate::demos::collapse::{from_values, Collapse};
+use crate::demos::collapse::{compute_with, parts_of, Collapse, D};
+use crate::numerics::block::random_layers;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::ui::theme::Palette;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
-    let out = Memo::new(move |_| ctx.values.with(from_values));
+    // The random weights depend on (seed, L) only: drawn once, reused while n or a toggle moves.
+    let key = Memo::new(move |_| ctx.values.with(|v| (v.seed("seed"), v.int("layers").max(1) as usize)));
+    let weights = Memo::new(move |_| { let (seed, layers) = key.get(); random_layers(D, layers, seed as u64) });
+    let out = Memo::new(move |_| {
+        let (seed, _) = key.get();
+        weights.with(|w| ctx.values.with(|v| compute_with(w, v.int("n").max(2) as usize, parts_of(v), seed)))
+    });
     let canvas = NodeRef::<Canvas>::new();
     ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
     let cos = Signal::derive(move || out.with(|o| {
