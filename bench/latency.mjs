@@ -44,7 +44,7 @@ const cases = [
   ["multi-head (h = 8)", "/multi-head/?multi-head.h=8", "#multi-head-n"],
   ["two-heads", "/multi-head/", "#two-heads-beta"],
   ["bank", "/self-attention/", "#bank-beta"],
-  ["sinusoidal (d = 256, len = 128)", "/positional/?sinusoidal.d=256&sinusoidal.len=128", "#sinusoidal-base"],
+  ["sinusoidal (d = 512, len = 128)", "/positional/?sinusoidal.d=512&sinusoidal.len=128", "#sinusoidal-base"],
   ["sinusoidal, d", "/positional/?sinusoidal.len=128", "#sinusoidal-d"],
   ["pe-shift (d = 32)", "/positional/?pe-shift.d=32", "#pe-shift-k"],
   ["rope", "/positional/", "#rope-m"],

@@ -115,6 +115,13 @@ fn multi_head_cost_is_constant_in_h() {
         assert_eq!(m.flops_total, 1152);
         assert_eq!(m.flops_per_head, 1152 / h);
         assert_eq!((m.concat.len(), m.concat[0].len()), (6, 16));
+        // the output shown is Concat · W_O with the W_O shown
+        for i in 0..6 {
+            for j in 0..16 {
+                let v: f64 = (0..16).map(|k| m.concat[i][k] * m.w_o[k][j]).sum();
+                assert!((v - m.output[i][j]).abs() < 1e-12);
+            }
+        }
     }
 }
 

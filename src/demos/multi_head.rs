@@ -26,6 +26,8 @@ pub struct MultiHeadOut {
     pub heads: Vec<Vec<Vec<f64>>>,
     /// the heads' outputs side by side, (n, d_model), then × W_O
     pub concat: Vec<Vec<f64>>,
+    /// W_O: (d_model, d_model), mixing the heads' outputs
+    pub w_o: Vec<Vec<f64>>,
     pub output: Vec<Vec<f64>>,
     /// multiply-adds of Q Kᵀ and weights · V, per head and in total
     pub flops_per_head: usize,
@@ -37,7 +39,8 @@ pub fn compute(h: usize, n: usize, seed: u32, causal: bool) -> MultiHeadOut {
     let s = 1.0 / (D_MODEL as f64).sqrt();
     let x = normal_matrix(n, D_MODEL, seed as u64, 1.0); // (n, d_model)
     let w = |k: u64| normal_matrix(D_MODEL, D_MODEL, seed as u64 ^ (k << 20), s);
-    let mh = multi_head(x.view(), &w(1), &w(2), &w(3), &w(4), h, causal);
+    let w_o = w(4);
+    let mh = multi_head(x.view(), &w(1), &w(2), &w(3), &w_o, h, causal);
     let rows = |m: &ndarray::Array2<f64>| m.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>();
     let per = attention_flops_per_head(n, D_MODEL / h);
     MultiHeadOut {
@@ -46,6 +49,7 @@ pub fn compute(h: usize, n: usize, seed: u32, causal: bool) -> MultiHeadOut {
         n,
         heads: mh.head_weights.iter().map(rows).collect(),
         concat: rows(&mh.concat),
+        w_o: rows(&w_o),
         output: rows(&mh.output),
         flops_per_head: per,
         flops_total: per * h,

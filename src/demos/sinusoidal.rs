@@ -8,7 +8,7 @@ use crate::numerics::positional::{frequency, sinusoidal};
 use crate::state::{Param, Values};
 
 pub static PARAMS: &[Param] = &[
-    Param::log_int("d", "Dimensions d", 8, 256, 64),
+    Param::log_int("d", "Dimensions d", 8, 512, 64),
     Param::log_float("base", "Base", 100.0, 100000.0, 10000.0),
     Param::int("len", "Max length", 16, 128, 64),
 ];

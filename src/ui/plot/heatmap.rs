@@ -118,10 +118,22 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
 
 /// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
 fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
-    let doc = leptos::prelude::document();
-    let off: HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no offscreen canvas")?.unchecked_into();
-    off.set_width(cols as u32);
-    off.set_height(rows as u32);
+    // One offscreen canvas for every blit, resized as needed (not a new element per draw).
+    thread_local!(static OFF: std::cell::RefCell<Option<HtmlCanvasElement>> = const { std::cell::RefCell::new(None) });
+    let off = OFF.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            *cell = leptos::prelude::document().create_element("canvas").ok().map(|e| e.unchecked_into());
+        }
+        cell.clone()
+    });
+    let off = off.ok_or("no offscreen canvas")?;
+    if off.width() != cols as u32 {
+        off.set_width(cols as u32);
+    }
+    if off.height() != rows as u32 {
+        off.set_height(rows as u32);
+    }
     let octx = context(&off)?;
     let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(px), cols as u32, rows as u32)
         .map_err(|_| "cannot build the heatmap image")?;

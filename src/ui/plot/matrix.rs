@@ -31,7 +31,7 @@ pub struct MatrixPlot<'a> {
     pub annotate: bool,
 }
 
-fn diverging(t: f64) -> [u8; 3] {
+pub fn diverging(t: f64) -> [u8; 3] {
     // t in [−1, 1]: −1 blue (37, 99, 235), 0 white, +1 red (220, 38, 38)
     let t = t.clamp(-1.0, 1.0);
     let (end, u) = if t < 0.0 { ([37.0, 99.0, 235.0], -t) } else { ([220.0, 38.0, 38.0], t) };
@@ -135,6 +135,39 @@ fn draw_at_origin(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Pale
         }
     }
     Ok(cell)
+}
+
+/// The colour key under a grid of matrices, in canvas pixels at (x, y): the weight scale
+/// (viridis, 0 to 1) and/or the signed scale (blue, white, red, per matrix ± its largest |v|).
+pub fn draw_legend(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, x: f64, y: f64, weights: bool, signed: bool) {
+    let s = f.scale;
+    let fg = format!("rgb({}, {}, {})", pal.muted.0, pal.muted.1, pal.muted.2);
+    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_text_baseline("middle");
+    ctx.set_text_align("left");
+    let (bar_w, bar_h, steps) = (90.0 * s, 10.0 * s, 30);
+    let mut cx = x;
+    let mut key = |label_lo: &str, label_hi: &str, note: &str, colour: &dyn Fn(f64) -> [u8; 3]| {
+        ctx.set_fill_style_str(&fg);
+        let _ = ctx.fill_text(label_lo, cx, y);
+        cx += ctx.measure_text(label_lo).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
+        for i in 0..steps {
+            let c = colour(i as f64 / (steps - 1) as f64);
+            ctx.set_fill_style_str(&format!("rgb({}, {}, {})", c[0], c[1], c[2]));
+            ctx.fill_rect(cx + i as f64 * bar_w / steps as f64, y - bar_h / 2.0, bar_w / steps as f64 + 0.5, bar_h);
+        }
+        cx += bar_w + 4.0 * s;
+        ctx.set_fill_style_str(&fg);
+        let text = format!("{label_hi}{note}");
+        let _ = ctx.fill_text(&text, cx, y);
+        cx += ctx.measure_text(&text).map(|m| m.width()).unwrap_or(0.0) + 16.0 * s;
+    };
+    if weights {
+        key("weight 0", "1", "", &|t| viridis(t));
+    }
+    if signed {
+        key("−max", "+max", " (each matrix: its largest |value|)", &|t| diverging(2.0 * t - 1.0));
+    }
 }
 
 /// A number in at most 5 characters: 0.123, −1.23, 12.3, −1e6.

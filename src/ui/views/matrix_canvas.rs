@@ -65,7 +65,8 @@ fn draw_grid(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, ms
         let heights: Vec<f64> = ms.chunks(k).map(|row| row.iter().map(|m| { let (r, c, l) = dims(m); panel_height(w, r, c, l) }).fold(0.0, f64::max)).collect();
         (k, w, heights)
     };
-    let f = fit_canvas_with(c, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0));
+    const LEGEND: f64 = 24.0; // CSS pixels for the colour key under the grid
+    let f = fit_canvas_with(c, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
     let (k, w, heights) = layout(f.w as f64 / f.scale);
     let ctx = crate::ui::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
@@ -91,6 +92,8 @@ fn draw_grid(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, ms
         }
         y += h;
     }
+    let (weights, signed) = (ms.iter().any(|m| m.weights), ms.iter().any(|m| !m.weights));
+    crate::ui::plot::matrix::draw_legend(&ctx, &f, pal, 6.0 * f.scale, (y + LEGEND / 2.0) * f.scale, weights, signed);
     Ok(())
 }
 

@@ -15,6 +15,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
     let heads = Signal::derive(move || out.with(|o| (0..o.h).map(|j| head(o, j)).collect::<Vec<_>>()));
     let concat = Signal::derive(move || out.with(|o| Mat::new(format!("Concat(head₁…head_{}): ({}, 16)", o.h, o.n), o.concat.clone(), false)));
+    let w_o = Signal::derive(move || out.with(|o| Mat::new("W_O: (16, 16)", o.w_o.clone(), false)));
     let output = Signal::derive(move || out.with(|o| Mat::new(format!("output = Concat · W_O: ({}, 16)", o.n), o.output.clone(), false)));
     view! {
         <MatrixGrid ctx=ctx mats=heads min_w=170.0/>
@@ -22,7 +23,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds (2·n²·d_model = {}).",
             o.h, o.h, o.n, o.d_head, o.flops_total, 2 * o.n * o.n * 16
         ))}</p>
-        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), output.get()]) min_w=300.0/>
+        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), w_o.get(), output.get()]) min_w=300.0/>
         {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view()))}
     }
     .into_any()
