@@ -23,7 +23,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds (2·n²·d_model = {}).",
             o.h, o.h, o.n, o.d_head, o.flops_total, 2 * o.n * o.n * 16
         ))}</p>
-        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), w_o.get(), output.get()]) min_w=300.0/>
+        <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), w_o.get(), output.get()]) min_w=215.0/>
         {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view()))}
     }
     .into_any()
