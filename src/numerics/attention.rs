@@ -6,7 +6,7 @@
 //! where M is 0 where a query may look at a key and −∞ (or a large negative number) where it
 //! may not.
 
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView2};
 
 use super::softmax::masked_softmax;
 
@@ -94,11 +94,6 @@ pub fn additive_score(q: &Array1<f64>, k: &Array1<f64>, w_q: &Array2<f64>, w_k: 
 /// Luong's "general" score: qᵀ W k, W: (d_q, d_k).
 pub fn general_score(q: &Array1<f64>, k: &Array1<f64>, w: &Array2<f64>) -> f64 {
     q.dot(&w.dot(k)) // (d_q,) · ((d_q, d_k) x (d_k,)) -> scalar
-}
-
-/// Mean over rows: used for the "fixed attention" stage, A X with A independent of X.
-pub fn row_mean(x: ArrayView2<f64>) -> Array1<f64> {
-    x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(x.ncols()))
 }
 
 /// Multi-head attention on X (n, d_model) with h heads of size d_model / h.

@@ -21,10 +21,6 @@ pub fn replace_url(url: &str) {
     }
 }
 
-pub fn location_search() -> String {
-    window().location().search().unwrap_or_default()
-}
-
 pub fn location_origin() -> String {
     window().location().origin().unwrap_or_default()
 }
