@@ -3,11 +3,13 @@
 //! - `numerics`: pure functions on ndarray (no DOM), tested natively;
 //! - `state`: demo parameters and their URL form;
 //! - `demos`: the registry of live demos;
+//! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
 //! - `ui` (wasm only): the Leptos app.
 
 pub mod chapters;
 pub mod demos;
+pub mod gpt2;
 pub mod numerics;
 pub mod state;
 

@@ -1,0 +1,26 @@
+//! GPT-2, DOM-free: load a Hugging Face checkpoint, run it, sample from it.
+//!
+//! - `config`: the hyper-parameters (`Config`, with presets), read from `config.json`;
+//! - `safetensors`: a strict reader of the `.safetensors` container (F32, F16, BF16);
+//! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
+//! - `ops`: the CPU kernels (layer norm, GELU, causal attention, linear layers);
+//! - `model`: the forward pass with a KV cache, attention capture and head ablation;
+//! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
+//! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
+//!
+//! Everything here builds and is tested natively (`tests/gpt2_*.rs`); the browser runs the same
+//! code in a Web Worker.
+
+pub mod config;
+pub mod error;
+pub mod model;
+pub mod ops;
+pub mod safetensors;
+pub mod sample;
+pub mod tokenizer;
+pub mod weights;
+
+pub use config::Config;
+pub use error::{LoadError, RunError};
+pub use model::{Capture, ForwardOptions, ForwardOutput, Gpt2, KvCache};
+pub use sample::Sampling;

@@ -1,0 +1,197 @@
+//! GPT-2's forward pass (as nanoGPT's `model.py` and Hugging Face's `GPT2LMHeadModel`):
+//!
+//! x₀ = wte[tokens] + wpe[positions]
+//! for each block: x ← x + attn(ln_1(x)); x ← x + mlp(ln_2(x))
+//! logits = ln_f(x) wteᵀ
+//!
+//! with a KV cache (each call runs only the new tokens against the cached keys and values),
+//! optional capture of the attention weights, and head ablation.
+
+use ndarray::{s, Array2, Array3, ArrayView2, Axis};
+
+use super::ops::{causal_attention, gelu_new, layer_norm, linear};
+use super::safetensors::SafeTensors;
+use super::weights::{Block, Weights};
+use super::{Config, LoadError, RunError};
+
+pub struct Gpt2 {
+    pub config: Config,
+    pub weights: Weights,
+}
+
+/// Which layers' attention weights a forward pass returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Capture {
+    #[default]
+    None,
+    All,
+    Layer(usize),
+}
+
+impl Capture {
+    fn wants(self, layer: usize) -> bool {
+        match self {
+            Capture::None => false,
+            Capture::All => true,
+            Capture::Layer(l) => l == layer,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ForwardOptions {
+    pub capture: Capture,
+    /// (layer, head) pairs whose output is zeroed before `c_proj` (the head is "knocked out").
+    pub ablate: Vec<(usize, usize)>,
+    /// Logits for every new token instead of only the last.
+    pub all_logits: bool,
+    /// Keep the residual stream after the embeddings and after each block.
+    pub hidden_states: bool,
+}
+
+pub struct ForwardOutput {
+    /// (T, vocab), or (1, vocab) for the last token only.
+    pub logits: Array2<f32>,
+    /// Per layer, when captured: (heads, T, S) with S = all positions so far.
+    pub attentions: Vec<Option<Array3<f32>>>,
+    /// [embeddings, block 0 output, …, block L−1 output], each (T, C), when asked for.
+    pub hidden_states: Vec<Array2<f32>>,
+}
+
+/// Keys and values of every position run so far, per layer: rows of C floats.
+#[derive(Debug, Clone)]
+pub struct KvCache {
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    width: usize,
+    len: usize,
+}
+
+impl KvCache {
+    pub fn new(cfg: &Config) -> Self {
+        KvCache { k: vec![Vec::new(); cfg.n_layer], v: vec![Vec::new(); cfg.n_layer], width: cfg.n_embd, len: 0 }
+    }
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn clear(&mut self) {
+        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::clear);
+        self.len = 0;
+    }
+    /// Appends the new rows of one layer and returns views of all rows so far: (S, C) each.
+    fn append(&mut self, layer: usize, k_new: ArrayView2<f32>, v_new: ArrayView2<f32>) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
+        self.k[layer].extend(k_new.iter());
+        self.v[layer].extend(v_new.iter());
+        let rows = self.k[layer].len() / self.width;
+        let k = ArrayView2::from_shape((rows, self.width), &self.k[layer][..]).expect("whole rows");
+        let v = ArrayView2::from_shape((rows, self.width), &self.v[layer][..]).expect("whole rows");
+        (k, v)
+    }
+}
+
+impl Gpt2 {
+    /// Loads `config.json` text and `model.safetensors` bytes.
+    pub fn load(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
+        let config = Config::from_json(config_json)?;
+        let st = SafeTensors::parse(safetensors)?;
+        let weights = Weights::from_safetensors(&st, &config)?;
+        Ok(Gpt2 { config, weights })
+    }
+
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(&self.config)
+    }
+
+    /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.
+    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+        let cfg = &self.config;
+        if tokens.is_empty() {
+            return Err(RunError::Empty);
+        }
+        if let Some(&id) = tokens.iter().find(|&&id| id as usize >= cfg.vocab_size) {
+            return Err(RunError::TokenOutOfRange { id, vocab: cfg.vocab_size });
+        }
+        let past = cache.len;
+        if past + tokens.len() > cfg.n_positions {
+            return Err(RunError::TooLong { len: past + tokens.len(), window: cfg.n_positions });
+        }
+        let (t, c) = (tokens.len(), cfg.n_embd);
+        let w = &self.weights;
+        // x₀ = wte[token] + wpe[position]: (T, C)
+        let mut x = Array2::<f32>::zeros((t, c));
+        for (i, (mut row, &id)) in x.rows_mut().into_iter().zip(tokens).enumerate() {
+            row.assign(&(&w.wte.row(id as usize) + &w.wpe.row(past + i)));
+        }
+        let mut hidden_states = Vec::new();
+        if opts.hidden_states {
+            hidden_states.push(x.clone());
+        }
+        let mut attentions = Vec::with_capacity(cfg.n_layer);
+        for (l, block) in w.h.iter().enumerate() {
+            let (y, att) = self.attention(l, block, x.view(), cache, past, opts);
+            x += &y;
+            attentions.push(att);
+            // MLP: (T, C) x (C, 4C) -> GELU -> (T, 4C) x (4C, C) -> (T, C)
+            let h = layer_norm(x.view(), &block.ln_2, cfg.layer_norm_epsilon);
+            let a = linear(h.view(), &block.mlp.c_fc).mapv(gelu_new);
+            x += &linear(a.view(), &block.mlp.c_proj);
+            if opts.hidden_states {
+                hidden_states.push(x.clone());
+            }
+        }
+        cache.len = past + t;
+        let last = if opts.all_logits { x.view() } else { x.slice(s![t - 1.., ..]) };
+        let h = layer_norm(last, &w.ln_f, cfg.layer_norm_epsilon);
+        // The LM head is tied to the token embeddings: (T, C) x (C, vocab) -> (T, vocab)
+        let logits = h.dot(&w.wte.t());
+        Ok(ForwardOutput { logits, attentions, hidden_states })
+    }
+
+    /// One block's attention sub-layer: returns its contribution to the residual stream (T, C)
+    /// and, if captured, its weights (H, T, S).
+    fn attention(&self, l: usize, block: &Block, x: ArrayView2<f32>, cache: &mut KvCache, past: usize, opts: &ForwardOptions) -> (Array2<f32>, Option<Array3<f32>>) {
+        let cfg = &self.config;
+        let (t, c, n_head, hd) = (x.nrows(), cfg.n_embd, cfg.n_head, cfg.head_dim());
+        let h = layer_norm(x, &block.ln_1, cfg.layer_norm_epsilon);
+        // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
+        let qkv = linear(h.view(), &block.attn.c_attn);
+        let q = qkv.slice(s![.., 0..c]);
+        let (k_all, v_all) = cache.append(l, qkv.slice(s![.., c..2 * c]), qkv.slice(s![.., 2 * c..3 * c]));
+        let keep = opts.capture.wants(l);
+        let mut weights = keep.then(|| Array3::<f32>::zeros((n_head, t, past + t)));
+        let mut y = Array2::<f32>::zeros((t, c));
+        for head in 0..n_head {
+            let cols = s![.., head * hd..(head + 1) * hd];
+            let (out, wts) = causal_attention(q.slice(cols), k_all.slice(cols), v_all.slice(cols), past);
+            // Ablation zeroes this head's slice of the concatenated output, before W_O mixes heads.
+            if !opts.ablate.contains(&(l, head)) {
+                y.slice_mut(cols).assign(&out);
+            }
+            if let Some(all) = weights.as_mut() {
+                all.index_axis_mut(Axis(0), head).assign(&wts);
+            }
+        }
+        // (T, C) x (C, C) -> (T, C)
+        (linear(y.view(), &block.attn.c_proj), weights)
+    }
+
+    /// Greedy decoding with the KV cache: the prompt once, then one token per step.
+    pub fn greedy(&self, prompt: &[u32], steps: usize) -> Result<Vec<u32>, RunError> {
+        let mut cache = self.new_cache();
+        let opts = ForwardOptions::default();
+        let mut out = Vec::with_capacity(steps);
+        let mut logits = self.forward(prompt, &mut cache, &opts)?.logits;
+        for step in 0..steps {
+            let next = super::sample::argmax(logits.row(0));
+            out.push(next);
+            if step + 1 < steps {
+                logits = self.forward(&[next], &mut cache, &opts)?.logits;
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,60 @@
+//! The CPU kernels of GPT-2's forward pass, in f32. Each is the CPU twin of a GPU kernel.
+
+use ndarray::{s, Array2, ArrayView2, Axis};
+
+use super::weights::{LayerNorm, Linear};
+
+/// y = x W + b: (T, in) x (in, out) -> (T, out).
+pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
+    x.dot(&lin.weight) + &lin.bias
+}
+
+/// Layer norm of each row with GPT-2's affine parameters: γ ⊙ (x − μ) / √(σ² + ε) + β.
+/// Mean and variance are accumulated in f64 so that wide rows lose no precision.
+pub fn layer_norm(x: ArrayView2<f32>, ln: &LayerNorm, eps: f32) -> Array2<f32> {
+    let mut out = x.to_owned();
+    for mut row in out.rows_mut() {
+        let n = row.len() as f64;
+        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n; // biased, as PyTorch
+        let inv = 1.0 / (var + eps as f64).sqrt();
+        for ((v, &g), &b) in row.iter_mut().zip(&ln.weight).zip(&ln.bias) {
+            *v = ((*v as f64 - mean) * inv) as f32 * g + b;
+        }
+    }
+    out
+}
+
+/// GPT-2's GELU ("gelu_new"), the tanh approximation:
+/// 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+pub fn gelu_new(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())
+}
+
+/// Causal attention of one head.
+///
+/// `q` holds the T new queries, whose absolute positions are `past .. past + T`; `k` and `v`
+/// hold every key and value so far (S = past + T rows). Query i may attend to keys 0 ..= past + i.
+/// Returns the head's output (T, d) and its weights (T, S), where masked entries are exactly 0.
+pub fn causal_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, past: usize) -> (Array2<f32>, Array2<f32>) {
+    let d = q.ncols();
+    let scale = 1.0 / (d as f32).sqrt();
+    // (T, d) x (d, S) -> (T, S)
+    let mut w = q.dot(&k.t()) * scale;
+    for (i, mut row) in w.axis_iter_mut(Axis(0)).enumerate() {
+        let visible = past + i + 1;
+        // Masking: future keys get weight exactly 0. Setting them to −∞ before exp does the same;
+        // here we simply skip them. The row max is subtracted before exp so no score overflows.
+        let max = row.slice(s![..visible]).fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let mut sum = 0.0f32;
+        for x in row.slice_mut(s![..visible]).iter_mut() {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        row.slice_mut(s![..visible]).mapv_inplace(|x| x / sum);
+        row.slice_mut(s![visible..]).fill(0.0);
+    }
+    // (T, S) x (S, d) -> (T, d)
+    (w.dot(&v), w)
+}

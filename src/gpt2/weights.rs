@@ -1,0 +1,149 @@
+//! The checkpoint's tensors, under the names Hugging Face gives them.
+//!
+//! Conv1D layout: a linear layer's weight is stored (in, out), so y = x W + b.
+//! Accepted layouts: names with or without the `transformer.` prefix; `h.N.attn.bias` and
+//! `h.N.attn.masked_bias` (causal-mask buffers in the original checkpoint) are skipped;
+//! `lm_head.weight`, when present, must equal `wte` (GPT-2 ties them).
+
+use ndarray::{Array1, Array2};
+
+use super::safetensors::SafeTensors;
+use super::{Config, LoadError};
+
+#[derive(Debug, Clone)]
+pub struct Linear {
+    /// (in, out)
+    pub weight: Array2<f32>,
+    /// (out,)
+    pub bias: Array1<f32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LayerNorm {
+    pub weight: Array1<f32>,
+    pub bias: Array1<f32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Attn {
+    /// (C, 3C): the query, key and value projections side by side.
+    pub c_attn: Linear,
+    /// (C, C): the output projection W_O.
+    pub c_proj: Linear,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mlp {
+    /// (C, 4C)
+    pub c_fc: Linear,
+    /// (4C, C)
+    pub c_proj: Linear,
+}
+
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub ln_1: LayerNorm,
+    pub attn: Attn,
+    pub ln_2: LayerNorm,
+    pub mlp: Mlp,
+}
+
+#[derive(Debug, Clone)]
+pub struct Weights {
+    /// (vocab, C): token embeddings, also the output layer.
+    pub wte: Array2<f32>,
+    /// (n_positions, C): learned position embeddings.
+    pub wpe: Array2<f32>,
+    pub h: Vec<Block>,
+    pub ln_f: LayerNorm,
+}
+
+struct Reader<'a, 'b> {
+    st: &'b SafeTensors<'a>,
+    prefix: &'static str,
+}
+
+impl Reader<'_, '_> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, LoadError> {
+        let full = format!("{}{name}", self.prefix);
+        let info = self.st.tensors.get(&full).or_else(|| self.st.tensors.get(name)).ok_or_else(|| LoadError::Missing(name.to_string()))?;
+        if info.shape != shape {
+            return Err(LoadError::Shape { tensor: name.to_string(), expected: shape.to_vec(), found: info.shape.clone() });
+        }
+        Ok(self.st.to_f32(info))
+    }
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, LoadError> {
+        let v = self.get(name, &[rows, cols])?;
+        Ok(Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
+    }
+    fn vector(&self, name: &str, n: usize) -> Result<Array1<f32>, LoadError> {
+        Ok(Array1::from(self.get(name, &[n])?))
+    }
+    fn linear(&self, name: &str, n_in: usize, n_out: usize) -> Result<Linear, LoadError> {
+        Ok(Linear { weight: self.matrix(&format!("{name}.weight"), n_in, n_out)?, bias: self.vector(&format!("{name}.bias"), n_out)? })
+    }
+    fn layer_norm(&self, name: &str, c: usize) -> Result<LayerNorm, LoadError> {
+        Ok(LayerNorm { weight: self.vector(&format!("{name}.weight"), c)?, bias: self.vector(&format!("{name}.bias"), c)? })
+    }
+}
+
+impl Weights {
+    /// Reads every tensor the config calls for, checking names and shapes.
+    pub fn from_safetensors(st: &SafeTensors, cfg: &Config) -> Result<Self, LoadError> {
+        let prefix = if st.tensors.keys().any(|k| k.starts_with("transformer.")) { "transformer." } else { "" };
+        let r = Reader { st, prefix };
+        let (c, f) = (cfg.n_embd, cfg.n_inner);
+        // Tensors the config does not know of mean config and checkpoint disagree (e.g. more layers).
+        for name in st.tensors.keys() {
+            let bare = name.strip_prefix("transformer.").unwrap_or(name);
+            if let Some(rest) = bare.strip_prefix("h.") {
+                let layer: Option<usize> = rest.split('.').next().and_then(|s| s.parse().ok());
+                if let Some(l) = layer.filter(|&l| l >= cfg.n_layer) {
+                    return Err(LoadError::Config(format!("n_layer = {} but the checkpoint has a layer {l}", cfg.n_layer)));
+                }
+            }
+        }
+        let wte = r.matrix("wte.weight", cfg.vocab_size, c)?;
+        if let Some(info) = st.tensors.get("lm_head.weight") {
+            if st.to_f32(info) != wte.as_slice().expect("standard layout") {
+                return Err(LoadError::Config("lm_head.weight differs from wte.weight; GPT-2 ties them".into()));
+            }
+        }
+        let mut h = Vec::with_capacity(cfg.n_layer);
+        for l in 0..cfg.n_layer {
+            let p = format!("h.{l}");
+            h.push(Block {
+                ln_1: r.layer_norm(&format!("{p}.ln_1"), c)?,
+                attn: Attn { c_attn: r.linear(&format!("{p}.attn.c_attn"), c, 3 * c)?, c_proj: r.linear(&format!("{p}.attn.c_proj"), c, c)? },
+                ln_2: r.layer_norm(&format!("{p}.ln_2"), c)?,
+                mlp: Mlp { c_fc: r.linear(&format!("{p}.mlp.c_fc"), c, f)?, c_proj: r.linear(&format!("{p}.mlp.c_proj"), f, c)? },
+            });
+        }
+        Ok(Weights { wte, wpe: r.matrix("wpe.weight", cfg.n_positions, c)?, h, ln_f: r.layer_norm("ln_f", c)? })
+    }
+
+    /// The tensors under their checkpoint names (no prefix), e.g. to write a checkpoint.
+    pub fn named(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        fn m(name: String, a: &Array2<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, a.shape().to_vec(), a.iter().copied().collect())
+        }
+        fn v(name: String, a: &Array1<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, vec![a.len()], a.to_vec())
+        }
+        let mut out = vec![m("wte.weight".into(), &self.wte), m("wpe.weight".into(), &self.wpe)];
+        for (l, b) in self.h.iter().enumerate() {
+            let p = format!("h.{l}");
+            for (name, ln) in [("ln_1", &b.ln_1), ("ln_2", &b.ln_2)] {
+                out.push(v(format!("{p}.{name}.weight"), &ln.weight));
+                out.push(v(format!("{p}.{name}.bias"), &ln.bias));
+            }
+            for (name, lin) in [("attn.c_attn", &b.attn.c_attn), ("attn.c_proj", &b.attn.c_proj), ("mlp.c_fc", &b.mlp.c_fc), ("mlp.c_proj", &b.mlp.c_proj)] {
+                out.push(m(format!("{p}.{name}.weight"), &lin.weight));
+                out.push(v(format!("{p}.{name}.bias"), &lin.bias));
+            }
+        }
+        out.push(v("ln_f.weight".into(), &self.ln_f.weight));
+        out.push(v("ln_f.bias".into(), &self.ln_f.bias));
+        out
+    }
+}
