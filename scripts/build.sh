@@ -13,5 +13,6 @@ for slug in $(grep -v '^#' chapters/ORDER | cut -d'|' -f1 | tr -d ' '); do
 done
 mkdir -p dist/embed
 cp dist/index.html dist/embed/index.html
-wasm=$(ls dist/*.wasm)
-printf '[build] %s: %s bytes, %s bytes gzipped\n' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9c "$wasm" | wc -c)"
+for wasm in dist/*.wasm; do
+  printf '[build] %s: %s bytes, %s bytes gzipped\n' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9c "$wasm" | wc -c)"
+done

@@ -5,7 +5,8 @@
 //! - `demos`: the registry of live demos;
 //! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
-//! - `ui` (wasm only): the Leptos app.
+//! - `ui` (wasm only): the Leptos app;
+//! - `worker` (wasm only): the GPT-2 Web Worker around `gpt2::session`.
 
 pub mod chapters;
 pub mod demos;
@@ -15,3 +16,5 @@ pub mod state;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;

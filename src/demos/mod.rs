@@ -7,6 +7,7 @@ pub mod bank;
 pub mod causal;
 pub mod collapse;
 pub mod gauss_dot;
+pub mod gpt2;
 pub mod kernels;
 pub mod lookup;
 pub mod multi_head;
@@ -53,6 +54,7 @@ pub static DEMOS: &[&DemoSpec] = &[
     &pe_shift::SPEC,
     &rope::SPEC,
     &collapse::SPEC,
+    &gpt2::SPEC,
 ];
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {

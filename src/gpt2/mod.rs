@@ -17,6 +17,7 @@ pub mod model;
 pub mod ops;
 pub mod safetensors;
 pub mod sample;
+pub mod session;
 pub mod tokenizer;
 pub mod weights;
 

@@ -122,6 +122,26 @@ impl Weights {
         Ok(Weights { wte, wpe: r.matrix("wpe.weight", cfg.n_positions, c)?, h, ln_f: r.layer_norm("ln_f", c)? })
     }
 
+    /// Random weights in GPT-2's initialisation (normal, std 0.02; layer norms γ = 1, β = 0),
+    /// for benchmarks of any size without a download.
+    pub fn random(cfg: &Config, seed: u64) -> Self {
+        let mut rng = crate::numerics::rng::Rng::new(seed);
+        let mut m = |r: usize, c: usize| Array2::from_shape_fn((r, c), |_| (rng.normal() * 0.02) as f32);
+        let (c, f) = (cfg.n_embd, cfg.n_inner);
+        let ln = || LayerNorm { weight: Array1::ones(c), bias: Array1::zeros(c) };
+        let wte = m(cfg.vocab_size, c);
+        let wpe = m(cfg.n_positions, c);
+        let h = (0..cfg.n_layer)
+            .map(|_| Block {
+                ln_1: ln(),
+                attn: Attn { c_attn: Linear { weight: m(c, 3 * c), bias: Array1::zeros(3 * c) }, c_proj: Linear { weight: m(c, c), bias: Array1::zeros(c) } },
+                ln_2: ln(),
+                mlp: Mlp { c_fc: Linear { weight: m(c, f), bias: Array1::zeros(f) }, c_proj: Linear { weight: m(f, c), bias: Array1::zeros(c) } },
+            })
+            .collect();
+        Weights { wte, wpe, h, ln_f: ln() }
+    }
+
     /// The tensors under their checkpoint names (no prefix), e.g. to write a checkpoint.
     pub fn named(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
         fn m(name: String, a: &Array2<f32>) -> (String, Vec<usize>, Vec<f32>) {

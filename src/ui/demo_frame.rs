@@ -26,6 +26,9 @@ pub struct DemoCtx {
     pub theme: RwSignal<Theme>,
     /// Bumped on window resize: plots read it to redraw at the new width.
     pub resize: RwSignal<u32>,
+    /// Outputs computed asynchronously by the view (e.g. by the GPT-2 worker), added to
+    /// "Download data" under `computed`.
+    pub computed: RwSignal<Option<serde_json::Value>>,
 }
 
 impl DemoCtx {
@@ -91,6 +94,7 @@ pub fn DemoFrame(
         error: RwSignal::new(None),
         theme: app.theme,
         resize: app.resize,
+        computed: RwSignal::new(None),
     };
     let notices = RwSignal::new(notices);
     let link = RwSignal::new(None::<(String, String)>); // (what, url) shown after a copy
@@ -108,7 +112,10 @@ pub fn DemoFrame(
     let on_copy_embed = move |_| copy("Embed link", values.with_untracked(|v| embed_link(spec, v, true)));
     let on_data = move |_| {
         let r = values.with_untracked(|v| {
-            let outputs = (spec.data)(v)?;
+            let mut outputs = (spec.data)(v)?;
+            if let Some(extra) = ctx.computed.get_untracked() {
+                outputs["computed"] = extra;
+            }
             let doc = serde_json::json!({
                 "demo": spec.id,
                 "title": spec.title,

@@ -3,6 +3,7 @@ pub mod bank;
 pub mod causal;
 pub mod collapse;
 pub mod gauss_dot;
+pub mod gpt2;
 pub mod kernels;
 pub mod lookup;
 pub mod matrix_canvas;

@@ -1,0 +1,194 @@
+//! What the page asks of a loaded model, and the answers, DOM-free: the Web Worker is a thin
+//! shell around a `Session`, and the same code runs in the native tests.
+//!
+//! The messages are JSON (`Request`, `Reply`); attention weights travel beside the JSON as one
+//! flat f32 buffer, (layers sent, H, T, T) in row-major order.
+
+use serde::{Deserialize, Serialize};
+
+use super::tokenizer::Tokenizer;
+use super::{Capture, Config, ForwardOptions, Gpt2, KvCache, LoadError, RunError, Sampling};
+use crate::numerics::rng::Rng;
+
+/// Above this many attention weights (L·H·T²) only the selected layer is sent.
+pub const ALL_LAYERS_LIMIT: usize = 4 << 20;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`).
+    Load { name: String, base: String },
+    Analyze(Query),
+    /// Append `steps` sampled tokens to the prompt, one reply per token.
+    Generate { query: Query, steps: usize },
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Query {
+    pub id: u64,
+    pub prompt: String,
+    /// The layer whose weights are sent when not all of them fit.
+    pub layer: usize,
+    pub ablate: Vec<(usize, usize)>,
+    pub temperature: f32,
+    pub top_k: usize,
+    pub top_p: f32,
+    pub seed: u32,
+    /// How many next-token candidates to report.
+    pub top: usize,
+}
+
+impl Query {
+    pub fn sampling(&self) -> Sampling {
+        Sampling { temperature: self.temperature, top_k: self.top_k, top_p: self.top_p }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Token {
+    pub id: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    pub id: u32,
+    pub text: String,
+    /// Probability under the sampling settings (temperature, top-k, top-p; τ = 1 when greedy).
+    pub prob: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Analysis {
+    pub id: u64,
+    pub tokens: Vec<Token>,
+    /// Tokens cut from the front of the prompt to fit the window.
+    pub dropped: usize,
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// The layers whose weights are in the buffer, in order.
+    pub layers: Vec<usize>,
+    /// Next-token candidates with the ablation applied.
+    pub next: Vec<Candidate>,
+    /// The same without ablation (present only when heads are ablated).
+    pub baseline: Option<Vec<Candidate>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// The worker is listening (messages sent before this would be lost).
+    Ready,
+    Progress { loaded: u64, total: Option<u64> },
+    Loaded { name: String, n_layer: usize, n_head: usize, n_embd: usize, n_positions: usize, params: usize },
+    Analysis(Analysis),
+    /// One sampled token, and the whole continuation so far decoded as text (a token may end
+    /// inside a UTF-8 character; the text is exact once the character is complete).
+    Generated { id: u64, token: Token, text: String, done: bool },
+    Error { id: Option<u64>, message: String },
+}
+
+pub struct Session {
+    pub model: Gpt2,
+    tok: Tokenizer,
+}
+
+impl Session {
+    pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
+        Ok(Session { model: Gpt2::load(config_json, safetensors)?, tok: Tokenizer::gpt2() })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.model.config
+    }
+
+    pub fn loaded(&self, name: &str) -> Reply {
+        let c = self.config();
+        Reply::Loaded { name: name.into(), n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, n_positions: c.n_positions, params: c.n_params() }
+    }
+
+    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped).
+    pub fn tokens(&self, prompt: &str) -> (Vec<u32>, usize) {
+        let mut ids = self.tok.encode(prompt);
+        if ids.is_empty() {
+            ids.push(super::tokenizer::END_OF_TEXT); // an empty prompt starts from <|endoftext|>
+        }
+        let window = self.config().n_positions;
+        let dropped = ids.len().saturating_sub(window);
+        ids.drain(..dropped);
+        (ids, dropped)
+    }
+
+    fn token(&self, id: u32) -> Token {
+        Token { id, text: self.tok.token_text(id) }
+    }
+
+    /// The most likely next tokens under the sampling settings. Greedy decoding (temperature
+    /// 0) always takes the first; the chart then shows the model's own distribution (τ = 1).
+    fn candidates(&self, logits: ndarray::ArrayView1<f32>, q: &Query) -> Vec<Candidate> {
+        let mut s = q.sampling();
+        if !(s.temperature > 0.0) {
+            s.temperature = 1.0;
+        }
+        let mut dist = super::sample::distribution(logits, &s);
+        dist.truncate(q.top.max(1));
+        dist.into_iter().map(|(id, prob)| Candidate { id, text: self.tok.token_text(id), prob }).collect()
+    }
+
+    /// Runs the prompt once with the ablation (and once without, if any heads are ablated) and
+    /// returns the tokens, the next-token candidates and the attention weights (flat).
+    pub fn analyze(&self, q: &Query) -> Result<(Analysis, Vec<f32>), RunError> {
+        let cfg = self.config();
+        let (ids, dropped) = self.tokens(&q.prompt);
+        let t = ids.len();
+        let all = cfg.n_layer * cfg.n_head * t * t <= ALL_LAYERS_LIMIT;
+        let layer = q.layer.min(cfg.n_layer - 1);
+        let capture = if all { Capture::All } else { Capture::Layer(layer) };
+        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), ..Default::default() };
+        let out = self.model.forward(&ids, &mut self.model.new_cache(), &opts)?;
+        let next = self.candidates(out.logits.row(0), q);
+        let baseline = if q.ablate.is_empty() {
+            None
+        } else {
+            let plain = self.model.forward(&ids, &mut self.model.new_cache(), &ForwardOptions::default())?;
+            Some(self.candidates(plain.logits.row(0), q))
+        };
+        let mut layers = Vec::new();
+        let mut weights = Vec::new();
+        for (l, a) in out.attentions.iter().enumerate() {
+            if let Some(a) = a {
+                layers.push(l);
+                weights.extend(a.iter());
+            }
+        }
+        let tokens = ids.iter().map(|&id| self.token(id)).collect();
+        Ok((Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, next, baseline }, weights))
+    }
+
+    /// Samples `steps` tokens after the prompt with the KV cache, calling `emit` with each token
+    /// and the continuation so far as text. When the window is full the oldest tokens are
+    /// dropped and the cache rebuilt.
+    pub fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
+        let (mut ids, _) = self.tokens(&q.prompt);
+        let window = self.config().n_positions;
+        let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
+        let mut rng = Rng::new(q.seed as u64);
+        let mut cache = KvCache::new(self.config());
+        let mut logits = self.model.forward(&ids, &mut cache, &opts)?.logits;
+        let mut continuation = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            let next = super::sample::sample(logits.row(0), &q.sampling(), &mut rng);
+            continuation.push(next);
+            emit(self.token(next), self.tok.decode(&continuation));
+            ids.push(next);
+            logits = if cache.len() < window {
+                self.model.forward(&[next], &mut cache, &opts)?.logits
+            } else {
+                ids.drain(..ids.len() - window + window / 4); // slide: keep the last three quarters
+                cache.clear();
+                self.model.forward(&ids, &mut cache, &opts)?.logits
+            };
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,477 @@
+//! View of `gpt2`: talks to the GPT-2 Web Worker and draws its answers: the tokens as chips
+//! (tinted by where the selected token looks), the selected head's attention heatmap, the model
+//! view (every layer × head; click to select), the next-token distribution, generation and
+//! head knock-outs.
+
+use std::sync::Arc;
+
+use js_sys::Reflect;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{MessageEvent, Worker};
+
+use super::matrix_canvas::{Mat, MatrixGrid};
+use super::number_table;
+use crate::demos::gpt2::{format_ablate, parse_ablate, query, MODELS};
+use crate::gpt2::session::{Analysis, Reply, Request};
+use crate::state::Value;
+use crate::ui::demo_frame::DemoCtx;
+use crate::ui::plot::colormap::viridis;
+use crate::ui::plot::fit_canvas_with;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    Starting,
+    Loading { name: String, loaded: u64, total: Option<u64> },
+    Ready { name: String, n_layer: usize, n_head: usize, n_positions: usize, params: usize },
+    Failed(String),
+}
+
+/// The worker's latest analysis and its attention weights, (layers sent, H, T, T).
+#[derive(Debug, PartialEq)]
+struct Result_ {
+    a: Analysis,
+    w: Vec<f32>,
+}
+
+impl Result_ {
+    fn t(&self) -> usize {
+        self.a.tokens.len()
+    }
+    /// Weight from query i to key j in (layer, head), if that layer was sent.
+    fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
+        let li = self.a.layers.iter().position(|&l| l == layer)?;
+        let t = self.t();
+        self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
+    }
+}
+
+fn model_label(name: &str) -> &'static str {
+    MODELS.iter().find(|m| m.0 == name).map_or("model", |m| m.1)
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+fn post(worker: &Worker, req: &Request) {
+    if let Ok(json) = serde_json::to_string(req) {
+        let msg = js_sys::Object::new();
+        let _ = Reflect::set(&msg, &"json".into(), &json.into());
+        let _ = worker.post_message(&msg);
+    }
+}
+
+pub fn view(ctx: DemoCtx) -> AnyView {
+    let values = ctx.values;
+    let status = RwSignal::new(Status::Starting);
+    let result = RwSignal::new(None::<Arc<Result_>>);
+    let generating = RwSignal::new(None::<String>); // the prompt generation started from
+    let last_id = StoredValue::new(0u64);
+    let worker_ready = RwSignal::new(false);
+    let worker: StoredValue<Option<(Worker, Closure<dyn FnMut(MessageEvent)>)>, LocalStorage> = StoredValue::new_local(None);
+
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let data = ev.data();
+        let json = Reflect::get(&data, &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let reply = match serde_json::from_str::<Reply>(&json) {
+            Ok(r) => r,
+            Err(e) => return status.set(Status::Failed(format!("unreadable reply from the worker: {e}"))),
+        };
+        match reply {
+            Reply::Ready => worker_ready.set(true),
+            Reply::Progress { loaded, total } => status.update(|s| {
+                if let Status::Loading { loaded: l, total: t, .. } = s {
+                    (*l, *t) = (loaded, total);
+                }
+            }),
+            Reply::Loaded { name, n_layer, n_head, n_positions, params, .. } => status.set(Status::Ready { name, n_layer, n_head, n_positions, params }),
+            Reply::Analysis(a) => {
+                if a.id == last_id.get_value() {
+                    let w = Reflect::get(&data, &"data".into()).ok().and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok()).map(|d| d.to_vec()).unwrap_or_default();
+                    result.set(Some(Arc::new(Result_ { a, w })));
+                }
+            }
+            Reply::Generated { text, done, .. } => {
+                if let Some(base) = generating.get_untracked() {
+                    values.update(|v| v.set("prompt", Value::Text(format!("{base}{text}"))));
+                    if done {
+                        generating.set(None);
+                    }
+                }
+            }
+            Reply::Error { id: None, message } => status.set(Status::Failed(message)),
+            Reply::Error { message, .. } => {
+                generating.set(None);
+                ctx.error.set(Some(message));
+            }
+        }
+    });
+    match Worker::new("/gpt2-worker_loader.js") {
+        Ok(w) => {
+            w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+            worker.set_value(Some((w, on_message)));
+        }
+        Err(_) => status.set(Status::Failed("this browser could not start a Web Worker".into())),
+    }
+    on_cleanup(move || {
+        worker.with_value(|w| if let Some((w, _)) = w { w.terminate() });
+    });
+    let send = move |req: Request| worker.with_value(|w| if let Some((w, _)) = w { post(w, &req) });
+
+    // Load the chosen model (again when the choice changes).
+    let model = Memo::new(move |_| values.with(|v| v.text("model").to_string()));
+    Effect::new(move |_| {
+        let name = model.get();
+        if !worker_ready.get() {
+            return;
+        }
+        result.set(None);
+        status.set(Status::Loading { name: name.clone(), loaded: 0, total: None });
+        send(Request::Load { base: format!("/models/{name}/"), name });
+    });
+
+    // Ask for an analysis whenever the query changes and a model is ready.
+    let q = Memo::new(move |_| values.with(|v| query(v, 0)));
+    Effect::new(move |_| {
+        let ready = matches!(status.get(), Status::Ready { .. });
+        let mut q = q.get();
+        if ready {
+            let id = last_id.get_value() + 1;
+            last_id.set_value(id);
+            q.id = id;
+            send(Request::Analyze(q));
+        }
+    });
+
+    // Layer, head and token as the loaded model allows (a link may ask for more).
+    let dims = move || match status.get() {
+        Status::Ready { n_layer, n_head, .. } => Some((n_layer, n_head)),
+        _ => None,
+    };
+    let sel = Memo::new(move |_| {
+        let (nl, nh) = dims()?;
+        let t = result.with(|r| r.as_ref().map(|r| r.t()))?;
+        values.with(|v| Some(((v.int("layer").max(0) as usize).min(nl - 1), (v.int("head").max(0) as usize).min(nh - 1), (v.int("token").max(0) as usize).min(t - 1))))
+    });
+    let clamp_note = move || {
+        let (l, h, tok) = sel.get()?;
+        let (wl, wh, wt) = values.with(|v| (v.int("layer"), v.int("head"), v.int("token")));
+        let mut parts = Vec::new();
+        if wl as usize != l || wh as usize != h {
+            parts.push(format!("this model has no layer {wl} head {wh}; showing layer {l} head {h}"));
+        }
+        if wt as usize != tok {
+            parts.push(format!("the prompt has no token {wt}; showing token {tok}, the last"));
+        }
+        (!parts.is_empty()).then(|| view! { <p class="notice" role="status">{format!("Note: {}.", parts.join("; "))}</p> })
+    };
+
+    // Publish the outputs for "Download data".
+    Effect::new(move |_| {
+        let out = result.with(|r| {
+            r.as_ref().map(|r| {
+                let (l, h, _) = sel.get_untracked().unwrap_or((0, 0, 0));
+                let t = r.t();
+                let heat: Vec<Vec<f32>> = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(f32::NAN)).collect()).collect();
+                serde_json::json!({ "analysis": r.a, "layer": l, "head": h, "attention": heat })
+            })
+        });
+        ctx.computed.set(out);
+    });
+
+    let status_line = move || match status.get() {
+        Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
+        Status::Loading { name, loaded, total } => {
+            let pct = total.map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
+            view! {
+                <div class="model-status loading" role="status">
+                    <label>{format!("Loading {}: {}{}", model_label(&name), mb(loaded), total.map(|t| format!(" of {}", mb(t))).unwrap_or_default())}
+                        <progress max="100" value=pct.map(|p| p.to_string())></progress>
+                    </label>
+                </div>
+            }
+            .into_any()
+        }
+        Status::Ready { name, n_layer, n_head, n_positions, params } => view! {
+            <p class="model-status ready">{format!("{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens. Running on this computer's CPU, in a Web Worker.", model_label(&name), params as f64 / 1e6)}</p>
+        }
+        .into_any(),
+        Status::Failed(e) => view! { <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div> }.into_any(),
+    };
+
+    let dropped = move || {
+        result.with(|r| r.as_ref().filter(|r| r.a.dropped > 0).map(|r| view! {
+            <p class="notice" role="status">{format!("The prompt is longer than the model's window: its first {} tokens were cut, and the {} shown are what the model sees.", r.a.dropped, r.t())}</p>
+        }))
+    };
+
+    let bad_ablate = move || {
+        let (_, bad) = values.with(|v| parse_ablate(v.text("ablate")));
+        let (nl, nh) = dims().unwrap_or((usize::MAX, usize::MAX));
+        let (pairs, _) = values.with(|v| parse_ablate(v.text("ablate")));
+        let outside: Vec<String> = pairs.iter().filter(|(l, h)| *l >= nl || *h >= nh).map(|(l, h)| format!("{l}.{h}")).collect();
+        let mut msg = Vec::new();
+        if !bad.is_empty() {
+            msg.push(format!("ignored {} (write heads as layer.head, e.g. 2.3)", bad.join(", ")));
+        }
+        if !outside.is_empty() {
+            msg.push(format!("this model has no head {}", outside.join(", ")));
+        }
+        (!msg.is_empty()).then(|| view! { <p class="notice" role="status">{format!("Knock-outs: {}.", msg.join("; "))}</p> })
+    };
+
+    let chips = move || {
+        let (l, h, sel_tok) = sel.get()?;
+        result.with(|r| {
+            let r = r.as_ref()?;
+            Some(
+                r.a.tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(j, tok)| {
+                        let w = r.weight(l, h, sel_tok, j).unwrap_or(0.0);
+                        let style = format!("--w: {:.3}", w);
+                        let text = tok.text.replace(' ', "·").replace('\n', "↵");
+                        let (selected, future) = (j == sel_tok, j > sel_tok);
+                        let id = tok.id;
+                        let label = format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, w);
+                        view! {
+                            <button type="button" class="chip" class:selected=selected class:future=future style=style aria-label=label
+                                on:click=move |_| values.update(|v| v.set("token", Value::Int(j as i64)))>
+                                <span class="chip-text">{text}</span><small>{id}</small>
+                            </button>
+                        }
+                    })
+                    .collect_view(),
+            )
+        })
+    };
+
+    let heat = Signal::derive(move || {
+        let Some((l, h, _)) = sel.get() else { return Vec::new() };
+        result.with(|r| {
+            let Some(r) = r.as_ref() else { return Vec::new() };
+            let t = r.t();
+            if r.weight(l, h, 0, 0).is_none() {
+                return Vec::new();
+            }
+            let labels: Vec<String> = r.a.tokens.iter().map(|t| t.text.replace(' ', "·")).collect();
+            let rows = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(0.0) as f64).collect()).collect();
+            vec![Mat::new(format!("layer {l}, head {h}: rows = queries, columns = keys"), rows, true).labels(&labels, &labels)]
+        })
+    });
+
+    // The model view: every layer × head as a thumbnail.
+    let grid = NodeRef::<Canvas>::new();
+    let grid_layout = StoredValue::new((0.0f64, 0.0f64, 0.0f64, 0usize, 0usize)); // (x0, y0, cell, L, H) in CSS px
+    ctx.paint(move |pal| {
+        let c = grid.get()?;
+        let (l_sel, h_sel, _) = sel.get().unwrap_or((usize::MAX, usize::MAX, 0));
+        let ablated = values.with(|v| parse_ablate(v.text("ablate")).0);
+        Some(result.with(|r| match r {
+            Some(r) => draw_model_view(&c, pal, r, (l_sel, h_sel), &ablated, grid_layout),
+            None => Ok(()),
+        }))
+    });
+    let on_grid_click = move |ev: web_sys::MouseEvent| {
+        let (x0, y0, cell, nl, nh) = grid_layout.get_value();
+        if cell <= 0.0 {
+            return;
+        }
+        let (x, y) = (ev.offset_x() as f64 - x0, ev.offset_y() as f64 - y0);
+        if x < 0.0 || y < 0.0 {
+            return;
+        }
+        let (h, l) = ((x / cell) as usize, (y / cell) as usize);
+        if l < nl && h < nh {
+            values.update(|v| {
+                v.set("layer", Value::Int(l as i64));
+                v.set("head", Value::Int(h as i64));
+            });
+        }
+    };
+
+    let toggle_ablate = move |_| {
+        let Some((l, h, _)) = sel.get_untracked() else { return };
+        values.update(|v| {
+            let mut pairs = parse_ablate(v.text("ablate")).0;
+            if let Some(i) = pairs.iter().position(|&p| p == (l, h)) {
+                pairs.remove(i);
+            } else {
+                pairs.push((l, h));
+            }
+            v.set("ablate", Value::Text(format_ablate(&pairs)));
+        });
+    };
+    let is_ablated = move || sel.get().is_some_and(|(l, h, _)| values.with(|v| parse_ablate(v.text("ablate")).0.contains(&(l, h))));
+
+    // The next-token distribution as labelled bars (HTML: long token texts stay readable).
+    let next_list = move || {
+        result.with(|r| {
+            let r = r.as_ref()?;
+            let base = r.a.baseline.clone();
+            let top = r.a.next.iter().map(|c| c.prob).fold(0.0, f64::max).max(base.as_ref().map_or(0.0, |b| b.iter().map(|c| c.prob).fold(0.0, f64::max))).max(1e-9);
+            Some(view! {
+                <ol class="next-list" aria-label="The ten most likely next tokens">
+                    {r.a.next.iter().map(|c| {
+                        let b = base.as_ref().map(|b| b.iter().find(|x| x.id == c.id).map_or(0.0, |x| x.prob));
+                        view! {
+                            <li>
+                                <span class="next-token">{format!("{:?}", c.text)}</span>
+                                <span class="next-bars">
+                                    <span class="bar now" style=format!("width: {:.1}%", 100.0 * c.prob / top)></span>
+                                    {b.map(|b| view! { <span class="bar intact" style=format!("width: {:.1}%", 100.0 * b / top)></span> })}
+                                </span>
+                                <span class="next-prob">{format!("{:.1}%", 100.0 * c.prob)}{b.map(|b| format!(" (intact {:.1}%)", 100.0 * b))}</span>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ol>
+                {base.is_some().then(|| view! { <p class="muted legend-line"><span class="key now"></span>" with the knock-outs  "<span class="key intact"></span>" intact model"</p> })}
+            })
+        })
+    };
+
+    let on_generate = move |_| {
+        if generating.get_untracked().is_some() || !matches!(status.get_untracked(), Status::Ready { .. }) {
+            return;
+        }
+        let q = values.with_untracked(|v| query(v, 0));
+        generating.set(Some(q.prompt.clone()));
+        send(Request::Generate { query: q, steps: 20 });
+    };
+
+    let numbers = move || {
+        ctx.show_numbers.get().then(|| {
+            result.with(|r| {
+                r.as_ref().map(|r| {
+                    let rows = r.a.next.iter().map(|c| vec![format!("{:?}", c.text), c.id.to_string(), format!("{:.4}", c.prob)]).collect();
+                    number_table("Next-token candidates".into(), vec!["token".into(), "id".into(), "probability".into()], rows)
+                })
+            })
+        })
+    };
+
+    view! {
+        <div class="gpt2" data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
+            data-status=move || match status.get() { Status::Starting => "starting", Status::Loading { .. } => "loading", Status::Ready { .. } => "ready", Status::Failed(_) => "failed" }>
+            {status_line}
+            {dropped}
+            {clamp_note}
+            {bad_ablate}
+            <div class="chips" aria-label="Tokens: click one to see where it looks">{chips}</div>
+            <p class="muted">"Click a token to make it the query: chips are tinted by how much it attends to each earlier token in the selected head."</p>
+            <div class="gpt2-panels">
+                <div class="gpt2-panel">
+                    <h4>"Model view"</h4>
+                    <canvas node_ref=grid class="plot model-view" role="img" aria-label="Attention of every layer and head; click one to select it" on:click=on_grid_click></canvas>
+                    <div class="row-actions">
+                        <button type="button" class="knock-out" on:click=toggle_ablate disabled=move || sel.get().is_none()>
+                            {move || if is_ablated() { "Restore this head" } else { "Knock out this head" }}
+                        </button>
+                        <button type="button" class="clear-knock-outs" on:click=move |_| values.update(|v| v.set("ablate", Value::Text(String::new())))
+                            disabled=move || values.with(|v| v.text("ablate").trim().is_empty())>"Restore all"</button>
+                    </div>
+                </div>
+                <div class="gpt2-panel">
+                    <h4>"Next token"</h4>
+                    {next_list}
+                    <button type="button" class="generate" on:click=on_generate
+                        disabled=move || generating.get().is_some() || !matches!(status.get(), Status::Ready { .. })>
+                        {move || if generating.get().is_some() { "Generating…" } else { "Generate 20 tokens" }}
+                    </button>
+                </div>
+            </div>
+            <MatrixGrid ctx=ctx mats=heat min_w=320.0/>
+            {numbers}
+        </div>
+    }
+    .into_any()
+}
+
+/// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
+/// knocked-out heads are crossed. Records the layout for click mapping.
+fn draw_model_view(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::ui::theme::Palette,
+    r: &Result_,
+    selected: (usize, usize),
+    ablated: &[(usize, usize)],
+    layout: StoredValue<(f64, f64, f64, usize, usize)>,
+) -> Result<(), String> {
+    let (nl, nh, t) = (r.a.n_layer, r.a.n_head, r.t());
+    const LABEL: f64 = 26.0;
+    let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(24.0, 96.0);
+    let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
+    let s = f.scale;
+    let cell = cell_for(f.w as f64 / s);
+    layout.set_value((LABEL, LABEL, cell, nl, nh));
+    let ctx = crate::ui::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
+    for h in 0..nh {
+        let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
+    }
+    for l in 0..nl {
+        let _ = ctx.fill_text(&format!("L{l}"), 2.0 * s, (LABEL + (l as f64 + 0.55) * cell) * s);
+    }
+    // Each thumbnail: n × n pixels, each the largest weight in its block of the T × T matrix.
+    let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
+    let n = t.min(px).max(1);
+    let zoom = px as f64 / n as f64;
+    for l in 0..nl {
+        for h in 0..nh {
+            let mut rgba = vec![0u8; n * n * 4];
+            for a in 0..n {
+                for b in 0..n {
+                    let (i0, i1) = (a * t / n, ((a + 1) * t / n).max(a * t / n + 1));
+                    let (j0, j1) = (b * t / n, ((b + 1) * t / n).max(b * t / n + 1));
+                    let mut m = 0.0f32;
+                    for i in i0..i1 {
+                        for j in j0..j1 {
+                            m = m.max(r.weight(l, h, i, j).unwrap_or(0.0));
+                        }
+                    }
+                    let [cr, cg, cb] = viridis(m as f64);
+                    rgba[(a * n + b) * 4..(a * n + b) * 4 + 4].copy_from_slice(&[cr, cg, cb, 255]);
+                }
+            }
+            let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32).map_err(|_| "could not make an image")?;
+            let (x, y) = ((LABEL + h as f64 * cell + 2.0) * s, (LABEL + l as f64 * cell + 2.0) * s);
+            if zoom == 1.0 {
+                let _ = ctx.put_image_data(&img, x, y);
+            } else {
+                // Scale up small matrices: draw through an offscreen canvas without smoothing.
+                let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+                let off: web_sys::HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
+                off.set_width(n as u32);
+                off.set_height(n as u32);
+                let octx = crate::ui::plot::heatmap::context(&off)?;
+                let _ = octx.put_image_data(&img, 0.0, 0.0);
+                ctx.set_image_smoothing_enabled(false);
+                let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&off, x, y, px as f64, px as f64);
+            }
+            if ablated.contains(&(l, h)) {
+                ctx.set_stroke_style_str("rgb(220, 40, 40)");
+                ctx.set_line_width(3.0 * s);
+                ctx.begin_path();
+                ctx.move_to(x, y);
+                ctx.line_to(x + px as f64, y + px as f64);
+                ctx.move_to(x + px as f64, y);
+                ctx.line_to(x, y + px as f64);
+                ctx.stroke();
+            }
+            if (l, h) == selected {
+                ctx.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+                ctx.set_line_width(3.0 * s);
+                ctx.stroke_rect(x - 1.5 * s, y - 1.5 * s, px as f64 + 3.0 * s, px as f64 + 3.0 * s);
+            }
+        }
+    }
+    Ok(())
+}
