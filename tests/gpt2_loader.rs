@@ -199,3 +199,20 @@ fn corrupted_files_never_panic() {
         let _ = Gpt2::load(&cfg, &b);
     }
 }
+
+#[test]
+fn downloads_are_checked_against_the_pinned_size_and_sha256() {
+    use attention_live::gpt2::manifest::{gpt2_small, sha256_hex, verify, FileCheck};
+    // FIPS 180-2's example: SHA-256("abc").
+    assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    let want = FileCheck { size: 3, sha256: sha256_hex(b"abc") };
+    assert_eq!(verify("x", b"abc", &want), Ok(()));
+    let short = verify("model.safetensors", b"ab", &want).unwrap_err();
+    assert!(short.contains("is 2 bytes") && short.contains("3 bytes"), "{short}");
+    let other = verify("model.safetensors", b"abd", &want).unwrap_err();
+    assert!(other.contains("SHA-256") && other.contains("ba7816bf8f01"), "{other}");
+    // The pinned GPT-2 small: the hub's model.safetensors of 548,105,171 bytes.
+    let m = gpt2_small();
+    assert_eq!(m.model.size, 548_105_171);
+    assert!(m.model.sha256.len() == 64 && m.config.sha256.len() == 64);
+}

@@ -6,12 +6,19 @@ use super::DemoSpec;
 use crate::gpt2::session::Query;
 use crate::state::{Param, Values};
 
-pub static MODELS: &[(&str, &str)] = &[("stories", "Pet stories (4 layers, bundled)"), ("induction", "Induction (2 layers, bundled)")];
+pub static MODELS: &[(&str, &str)] = &[
+    ("stories", "Pet stories (4 layers, bundled)"),
+    ("induction", "Induction (2 layers, bundled)"),
+    ("gpt2", "GPT-2 small, 124M (download 548 MB)"),
+    ("url", "GPT-2 checkpoint from a URL"),
+    ("file", "GPT-2 checkpoint from local files"),
+];
 
 pub const DEFAULT_PROMPT: &str = "My cat is small, cute, and fluffy. She likes belly rubs.";
 
 pub static PARAMS: &[Param] = &[
     Param::choice("model", "Model", MODELS, 0),
+    Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
     Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
     Param::int("layer", "Layer", 0, 47, 0),
     Param::int("head", "Head", 0, 24, 3),
@@ -40,6 +47,19 @@ pub fn parse_ablate(text: &str) -> (Vec<(usize, usize)>, Vec<String>) {
 
 pub fn format_ablate(pairs: &[(usize, usize)]) -> String {
     pairs.iter().map(|(l, h)| format!("{l}.{h}")).collect::<Vec<_>>().join(" ")
+}
+
+/// Where a model's files are fetched from: the bundled folder, the hub (or the reader's
+/// folder for the same files), or the reader's URL. `None` for local files or a missing URL.
+pub fn model_base(model: &str, base: &str) -> Option<String> {
+    let base = base.trim();
+    let with_slash = |b: &str| if b.ends_with('/') { b.to_string() } else { format!("{b}/") };
+    match model {
+        "gpt2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_GPT2.to_string()),
+        "gpt2" | "url" if !base.is_empty() => Some(with_slash(base)),
+        "stories" | "induction" => Some(format!("/models/{model}/")),
+        _ => None,
+    }
 }
 
 /// The worker query for the current values (heads outside the loaded model are dropped by the view).

@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod error;
+pub mod manifest;
 pub mod model;
 pub mod ops;
 pub mod safetensors;

@@ -9,7 +9,7 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::ops::{causal_attention, gelu_new, layer_norm, linear};
+use super::ops::{causal_attention, gelu_new, layer_norm, linear, tied_logits};
 use super::safetensors::SafeTensors;
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
@@ -147,7 +147,7 @@ impl Gpt2 {
         let last = if opts.all_logits { x.view() } else { x.slice(s![t - 1.., ..]) };
         let h = layer_norm(last, &w.ln_f, cfg.layer_norm_epsilon);
         // The LM head is tied to the token embeddings: (T, C) x (C, vocab) -> (T, vocab)
-        let logits = h.dot(&w.wte.t());
+        let logits = tied_logits(h.view(), &w.wte);
         Ok(ForwardOutput { logits, attentions, hidden_states })
     }
 

@@ -5,8 +5,37 @@ use ndarray::{s, Array2, ArrayView2, Axis};
 use super::weights::{LayerNorm, Linear};
 
 /// y = x W + b: (T, in) x (in, out) -> (T, out).
+///
+/// For a few rows (decoding with the KV cache has T = 1) a general matrix product would first
+/// copy ("pack") all of W, doubling the memory traffic of a step that is bound by it. Instead
+/// each output row is accumulated as b + Σᵢ xᵢ W[i, :], reading W once, row by row.
 pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
-    x.dot(&lin.weight) + &lin.bias
+    if x.nrows() > 4 {
+        return x.dot(&lin.weight) + &lin.bias;
+    }
+    let mut y = Array2::zeros((x.nrows(), lin.weight.ncols()));
+    for (xr, mut yr) in x.rows().into_iter().zip(y.rows_mut()) {
+        yr.assign(&lin.bias);
+        for (&xi, wr) in xr.iter().zip(lin.weight.rows()) {
+            yr.scaled_add(xi, &wr);
+        }
+    }
+    y
+}
+
+/// Logits against the tied embedding table: (T, C) x (C, vocab) -> (T, vocab), computed as one
+/// dot product per vocabulary row so the (vocab, C) table is read in place, never transposed
+/// or packed.
+pub fn tied_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
+    if h.nrows() > 4 {
+        return h.dot(&wte.t());
+    }
+    let mut out = Array2::zeros((h.nrows(), wte.nrows()));
+    for (hr, mut or) in h.rows().into_iter().zip(out.rows_mut()) {
+        // (vocab, C) x (C,) -> (vocab,)
+        or.assign(&wte.dot(&hr));
+    }
+    out
 }
 
 /// Layer norm of each row with GPT-2's affine parameters: γ ⊙ (x − μ) / √(σ² + ε) + β.

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::manifest::Manifest;
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, Gpt2, KvCache, LoadError, RunError, Sampling};
 use crate::numerics::rng::Rng;
@@ -16,8 +17,22 @@ pub const ALL_LAYERS_LIMIT: usize = 4 << 20;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
-    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`).
-    Load { name: String, base: String },
+    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`),
+    /// check them against `expect` when given, and keep them in the browser's Cache Storage
+    /// when `cache` is set. With `only_cached`, load only if cached, else reply `NotCached`.
+    Load {
+        name: String,
+        base: String,
+        #[serde(default)]
+        expect: Option<Manifest>,
+        #[serde(default)]
+        cache: bool,
+        #[serde(default)]
+        only_cached: bool,
+    },
+    /// A model from local files: `config` is config.json's text; the safetensors bytes travel
+    /// beside the JSON as an ArrayBuffer.
+    LoadBytes { name: String, config: String },
     Analyze(Query),
     /// Append `steps` sampled tokens to the prompt, one reply per token.
     Generate { query: Query, steps: usize },
@@ -79,8 +94,13 @@ pub struct Analysis {
 pub enum Reply {
     /// The worker is listening (messages sent before this would be lost).
     Ready,
-    Progress { loaded: u64, total: Option<u64> },
-    Loaded { name: String, n_layer: usize, n_head: usize, n_embd: usize, n_positions: usize, params: usize },
+    /// `phase`: "download", "cache" (reading the stored copy), "verify" or "parse".
+    Progress { phase: String, loaded: u64, total: Option<u64> },
+    /// `source`: "network", "network-stored" (and kept in Cache Storage), "network-unstored"
+    /// (the browser refused to keep it), "cache" or "file".
+    Loaded { name: String, source: String, n_layer: usize, n_head: usize, n_embd: usize, n_positions: usize, params: usize },
+    /// The model is not in the browser's cache (answer to `only_cached`).
+    NotCached { name: String, size: Option<u64> },
     Analysis(Analysis),
     /// One sampled token, and the whole continuation so far decoded as text (a token may end
     /// inside a UTF-8 character; the text is exact once the character is complete).
@@ -102,9 +122,9 @@ impl Session {
         &self.model.config
     }
 
-    pub fn loaded(&self, name: &str) -> Reply {
+    pub fn loaded(&self, name: &str, source: &str) -> Reply {
         let c = self.config();
-        Reply::Loaded { name: name.into(), n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, n_positions: c.n_positions, params: c.n_params() }
+        Reply::Loaded { name: name.into(), source: source.into(), n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, n_positions: c.n_positions, params: c.n_params() }
     }
 
     /// The prompt's tokens, cut from the front to the model's window: (kept, dropped).

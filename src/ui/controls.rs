@@ -98,7 +98,7 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
         }
         .into_any(),
         // Long texts (prompts) get a text area.
-        Kind::Text { max_len, .. } if max_len > 200 => view! {
+        Kind::Text { max_len, .. } if max_len > 1000 => view! {
             <textarea id=id.clone() maxlength=max_len rows="3" spellcheck="false"
                 prop:value=move || display(&current())
                 on:input=move |ev| set(Value::Text(event_target_value(&ev)))></textarea>

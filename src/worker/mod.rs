@@ -8,8 +8,9 @@ use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
+use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
 
+use crate::gpt2::manifest::{verify, FileCheck, Manifest};
 use crate::gpt2::session::{Reply, Request, Session};
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -41,21 +42,25 @@ fn js_err(e: JsValue) -> String {
 }
 
 async fn fetch(url: &str) -> Result<Response, String> {
-    let resp: Response = JsFuture::from(scope().fetch_with_str(url)).await.map_err(|e| format!("could not fetch {url}: {}", js_err(e)))?.unchecked_into();
+    let resp: Response = JsFuture::from(scope().fetch_with_str(url))
+        .await
+        .map_err(|e| format!("could not fetch {url} ({}): this computer may be offline, or the server does not allow this page to read it (CORS)", js_err(e)))?
+        .unchecked_into();
     if !resp.ok() {
-        return Err(format!("{url} answered HTTP {} {}", resp.status(), resp.status_text()));
+        return Err(format!("{url} answered HTTP {} {}: is the address right?", resp.status(), resp.status_text()));
     }
     Ok(resp)
 }
 
 /// Reads a response body chunk by chunk, posting progress about every 1 MB.
-async fn read_with_progress(resp: Response) -> Result<Vec<u8>, String> {
+async fn read_with_progress(resp: Response, phase: &str) -> Result<Vec<u8>, String> {
     let total = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<u64>().ok());
     let body = resp.body().ok_or("the response has no body")?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut bytes = Vec::with_capacity(total.unwrap_or(0) as usize);
+    let mut bytes = Vec::with_capacity(total.unwrap_or(0).min(1 << 31) as usize);
     let mut last = 0usize;
-    post(&Reply::Progress { loaded: 0, total }, None);
+    let progress = |loaded: usize| post(&Reply::Progress { phase: phase.into(), loaded: loaded as u64, total }, None);
+    progress(0);
     loop {
         let chunk = JsFuture::from(reader.read()).await.map_err(|e| format!("the download broke off: {}", js_err(e)))?;
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|v| v.as_bool()).unwrap_or(true) {
@@ -67,28 +72,104 @@ async fn read_with_progress(resp: Response) -> Result<Vec<u8>, String> {
         value.copy_to(&mut bytes[start..]);
         if bytes.len() - last >= 1 << 20 {
             last = bytes.len();
-            post(&Reply::Progress { loaded: last as u64, total }, None);
+            progress(last);
         }
     }
-    post(&Reply::Progress { loaded: bytes.len() as u64, total }, None);
+    progress(bytes.len());
     Ok(bytes)
 }
 
-async fn load(name: &str, base: &str) -> Result<Session, String> {
-    let config = JsFuture::from(fetch(&format!("{base}config.json")).await?.text().map_err(js_err)?).await.map_err(js_err)?.as_string().unwrap_or_default();
-    let bytes = read_with_progress(fetch(&format!("{base}model.safetensors")).await?).await?;
-    Session::new(&config, &bytes).map_err(|e| format!("{name}: {e}"))
+const CACHE: &str = "attention-live-models";
+
+async fn open_cache() -> Option<Cache> {
+    let storage = scope().caches().ok()?;
+    JsFuture::from(storage.open(CACHE)).await.ok().map(JsCast::unchecked_into)
 }
 
-async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request) {
+async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
+    let found = JsFuture::from(cache.as_ref()?.match_with_str(url)).await.ok()?;
+    found.dyn_into::<Response>().ok()
+}
+
+/// Where a file came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    Cache,
+    Network,
+    /// Downloaded, but the browser refused to store it (quota, private browsing).
+    NetworkUnstored,
+}
+
+/// One file of a model: from the cache if it is there, else from the network (then verified
+/// and stored).
+async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<Cache>) -> Result<(Vec<u8>, Source), String> {
+    if let Some(resp) = cached(cache, url).await {
+        return Ok((read_with_progress(resp, "cache").await?, Source::Cache));
+    }
+    let resp = fetch(url).await?;
+    // A pinned file of another size is refused before downloading it.
+    let length = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<u64>().ok());
+    if let (Some(want), Some(len)) = (expect, length) {
+        if want.size != len {
+            return Err(format!("{url} is {len} bytes, but the pinned {name} is {} bytes: it is a different file", want.size));
+        }
+    }
+    let bytes = read_with_progress(resp, "download").await?;
+    if let Some(want) = expect {
+        post(&Reply::Progress { phase: "verify".into(), loaded: 0, total: Some(bytes.len() as u64) }, None);
+        verify(name, &bytes, want)?;
+    }
+    let Some(c) = cache else { return Ok((bytes, Source::Network)) };
+    // A failure to store (quota, private browsing) only costs the next visit a download.
+    let body = Uint8Array::from(&bytes[..]);
+    let stored = match Response::new_with_opt_buffer_source(Some(&body)) {
+        Ok(r) => JsFuture::from(c.put_with_str(url, &r)).await.is_ok(),
+        Err(_) => false,
+    };
+    Ok((bytes, if stored { Source::Network } else { Source::NetworkUnstored }))
+}
+
+async fn load(name: &str, base: &str, expect: Option<Manifest>, use_cache: bool, only_cached: bool) -> Result<Option<(Session, &'static str)>, String> {
+    let cache = if use_cache { open_cache().await } else { None };
+    let (cfg_url, model_url) = (format!("{base}config.json"), format!("{base}model.safetensors"));
+    if only_cached && (cached(&cache, &cfg_url).await.is_none() || cached(&cache, &model_url).await.is_none()) {
+        post(&Reply::NotCached { name: name.into(), size: expect.as_ref().map(|m| m.model.size) }, None);
+        return Ok(None);
+    }
+    let (config, _) = file(&cfg_url, "config.json", expect.as_ref().map(|m| &m.config), &cache).await?;
+    let (bytes, from) = file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache).await?;
+    post(&Reply::Progress { phase: "parse".into(), loaded: 0, total: None }, None);
+    let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
+    let session = Session::new(&config, &bytes).map_err(|e| format!("{name}: {e}"))?;
+    let source = match from {
+        Source::Cache => "cache",
+        Source::Network if use_cache => "network-stored",
+        Source::Network => "network",
+        Source::NetworkUnstored => "network-unstored",
+    };
+    Ok(Some((session, source)))
+}
+
+async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request, data: JsValue) {
     match req {
-        Request::Load { name, base } => match load(&name, &base).await {
-            Ok(s) => {
-                post(&s.loaded(&name), None);
+        Request::Load { name, base, expect, cache, only_cached } => match load(&name, &base, expect, cache, only_cached).await {
+            Ok(Some((s, source))) => {
+                post(&s.loaded(&name, source), None);
                 *state.borrow_mut() = Some(s);
             }
+            Ok(None) => {}
             Err(e) => error(None, e),
         },
+        Request::LoadBytes { name, config } => {
+            let bytes = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
+            match Session::new(&config, &bytes) {
+                Ok(s) => {
+                    post(&s.loaded(&name, "file"), None);
+                    *state.borrow_mut() = Some(s);
+                }
+                Err(e) => error(None, format!("{name}: {e}")),
+            }
+        }
         Request::Analyze(q) => {
             let s = state.borrow();
             let Some(s) = s.as_ref() else { return error(Some(q.id), "no model is loaded yet".into()) };
@@ -117,7 +198,10 @@ pub fn start() {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Request>(&text) {
-            Ok(req) => wasm_bindgen_futures::spawn_local(handle(state.clone(), req)),
+            Ok(req) => {
+                let data = Reflect::get(&ev.data(), &"data".into()).unwrap_or(JsValue::UNDEFINED);
+                wasm_bindgen_futures::spawn_local(handle(state.clone(), req, data))
+            }
             Err(e) => error(None, format!("the worker could not read a request: {e}")),
         }
     });

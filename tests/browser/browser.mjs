@@ -32,3 +32,14 @@ export async function paints(page) {
 export async function waitPaints(page, before, n = 1) {
   await page.waitForFunction(([b, k]) => (window.__alPaints || 0) >= b + k, [before, n], { timeout: 10000 });
 }
+
+/// A browser with a profile on disk (a normal, non-incognito storage quota), for tests that
+/// store large files in Cache Storage.
+export function launchPersistent(userDataDir, opts = {}) {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    ...opts,
+  });
+}

@@ -12,10 +12,13 @@ const TYPES = {
   ".woff2": "font/woff2", ".safetensors": "application/octet-stream",
 };
 
-export function startServer(root, port = 0) {
+/// `opts.cors`: allow any origin to read (a model host for the page on another port);
+/// `opts.onRequest(path)`: called for every request (to count downloads).
+export function startServer(root, port = 0, opts = {}) {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
+    opts.onRequest?.(url.pathname);
     let p = path.normalize(path.join(base, decodeURIComponent(url.pathname)));
     if (!p.startsWith(base)) { res.writeHead(403).end(); return; }
     let st = fs.statSync(p, { throwIfNoEntry: false });
@@ -28,7 +31,10 @@ export function startServer(root, port = 0) {
       st = fs.statSync(p, { throwIfNoEntry: false });
     }
     if (!st || !st.isFile()) { res.writeHead(404, { "Content-Type": "text/plain" }).end("404 not found"); return; }
-    res.writeHead(200, { "Content-Type": TYPES[path.extname(p)] || "application/octet-stream", "Content-Length": st.size });
+    res.writeHead(200, {
+      "Content-Type": TYPES[path.extname(p)] || "application/octet-stream", "Content-Length": st.size,
+      ...(opts.cors ? { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" } : {}),
+    });
     fs.createReadStream(p).pipe(res);
   });
   return new Promise((resolve) => server.listen(port, "127.0.0.1", () => {

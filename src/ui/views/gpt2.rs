@@ -10,11 +10,14 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
+
+use crate::ui::browser::now_ms;
 
 use super::matrix_canvas::{Mat, MatrixGrid};
 use super::number_table;
-use crate::demos::gpt2::{format_ablate, parse_ablate, query, MODELS};
+use crate::demos::gpt2::{format_ablate, model_base, parse_ablate, query, MODELS};
 use crate::gpt2::session::{Analysis, Reply, Request};
 use crate::state::Value;
 use crate::ui::demo_frame::DemoCtx;
@@ -24,8 +27,14 @@ use crate::ui::plot::fit_canvas_with;
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
     Starting,
-    Loading { name: String, loaded: u64, total: Option<u64> },
-    Ready { name: String, n_layer: usize, n_head: usize, n_positions: usize, params: usize },
+    Loading { name: String, phase: String, loaded: u64, total: Option<u64>, rate: Option<f64> },
+    /// A downloadable model that is not in the browser's cache: waits for the reader's go.
+    NotCached { name: String, size: Option<u64> },
+    /// "From local files" is chosen but no files are picked yet.
+    NeedFiles,
+    /// "From a URL" is chosen but no URL is given.
+    NeedUrl,
+    Ready { name: String, source: String, n_layer: usize, n_head: usize, n_positions: usize, params: usize },
     Failed(String),
 }
 
@@ -56,12 +65,39 @@ fn mb(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-fn post(worker: &Worker, req: &Request) {
+fn phase_label(phase: &str) -> &'static str {
+    match phase {
+        "download" => "Downloading",
+        "cache" => "Reading the copy stored in this browser",
+        "verify" => "Checking the file's SHA-256",
+        _ => "Preparing the model",
+    }
+}
+
+fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
     if let Ok(json) = serde_json::to_string(req) {
         let msg = js_sys::Object::new();
         let _ = Reflect::set(&msg, &"json".into(), &json.into());
-        let _ = worker.post_message(&msg);
+        match data {
+            Some(d) => {
+                let _ = Reflect::set(&msg, &"data".into(), d);
+                let _ = worker.post_message_with_transfer(&msg, &js_sys::Array::of1(d));
+            }
+            None => {
+                let _ = worker.post_message(&msg);
+            }
+        }
     }
+}
+
+/// Reads a picked or dropped config.json + model.safetensors pair: (config text, model bytes).
+async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), String> {
+    let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+    let config = all.iter().find(|f| f.name().ends_with(".json")).ok_or("pick both config.json and model.safetensors (no .json file was given)")?;
+    let model = all.iter().find(|f| f.name().ends_with(".safetensors")).ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
+    let text = JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
+    let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;
+    Ok((text, bytes))
 }
 
 pub fn view(ctx: DemoCtx) -> AnyView {
@@ -71,7 +107,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let generating = RwSignal::new(None::<String>); // the prompt generation started from
     let last_id = StoredValue::new(0u64);
     let worker_ready = RwSignal::new(false);
-    let worker: StoredValue<Option<(Worker, Closure<dyn FnMut(MessageEvent)>)>, LocalStorage> = StoredValue::new_local(None);
+    let phase_start = StoredValue::new((String::new(), 0.0f64));
+    let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
 
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
@@ -82,12 +119,23 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         };
         match reply {
             Reply::Ready => worker_ready.set(true),
-            Reply::Progress { loaded, total } => status.update(|s| {
-                if let Status::Loading { loaded: l, total: t, .. } = s {
-                    (*l, *t) = (loaded, total);
+            Reply::Progress { phase, loaded, total } => {
+                let now = now_ms();
+                if phase_start.with_value(|p| p.0 != phase) {
+                    phase_start.set_value((phase.clone(), now));
                 }
-            }),
-            Reply::Loaded { name, n_layer, n_head, n_positions, params, .. } => status.set(Status::Ready { name, n_layer, n_head, n_positions, params }),
+                let secs = (now - phase_start.with_value(|p| p.1)) / 1e3;
+                let rate = (secs > 0.2).then(|| loaded as f64 / secs);
+                status.update(|s| {
+                    let name = match s {
+                        Status::Loading { name, .. } => name.clone(),
+                        _ => values.with_untracked(|v| v.text("model").to_string()),
+                    };
+                    *s = Status::Loading { name, phase, loaded, total, rate };
+                })
+            }
+            Reply::NotCached { name, size } => status.set(Status::NotCached { name, size }),
+            Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. } => status.set(Status::Ready { name, source, n_layer, n_head, n_positions, params }),
             Reply::Analysis(a) => {
                 if a.id == last_id.get_value() {
                     let w = Reflect::get(&data, &"data".into()).ok().and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok()).map(|d| d.to_vec()).unwrap_or_default();
@@ -109,29 +157,79 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
         }
     });
-    match Worker::new("/gpt2-worker_loader.js") {
-        Ok(w) => {
-            w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-            worker.set_value(Some((w, on_message)));
+    let handler = StoredValue::new_local(on_message.as_ref().unchecked_ref::<js_sys::Function>().clone());
+    let keep_alive = StoredValue::new_local(Some(on_message));
+    // (Re)starts the worker; a restart is how a download is cancelled.
+    let spawn = move || {
+        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker_ready.set(false);
+        match Worker::new("/gpt2-worker_loader.js") {
+            Ok(w) => {
+                handler.with_value(|h| w.set_onmessage(Some(h)));
+                worker.set_value(Some(w));
+            }
+            Err(_) => status.set(Status::Failed("this browser could not start a Web Worker".into())),
         }
-        Err(_) => status.set(Status::Failed("this browser could not start a Web Worker".into())),
-    }
+    };
+    spawn();
     on_cleanup(move || {
-        worker.with_value(|w| if let Some((w, _)) = w { w.terminate() });
+        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        keep_alive.set_value(None);
     });
-    let send = move |req: Request| worker.with_value(|w| if let Some((w, _)) = w { post(w, &req) });
+    let send = move |req: Request| worker.with_value(|w| if let Some(w) = w { post(w, &req, None) });
 
-    // Load the chosen model (again when the choice changes).
-    let model = Memo::new(move |_| values.with(|v| v.text("model").to_string()));
-    Effect::new(move |_| {
-        let name = model.get();
-        if !worker_ready.get() {
-            return;
-        }
+    // Load the chosen model (again when the choice or its URL changes).
+    let source = Memo::new(move |_| values.with(|v| (v.text("model").to_string(), model_base(v.text("model"), v.text("base")))));
+    let start_load = move |only_cached: bool| {
+        let (name, base) = source.get_untracked();
         result.set(None);
-        status.set(Status::Loading { name: name.clone(), loaded: 0, total: None });
-        send(Request::Load { base: format!("/models/{name}/"), name });
+        match (name.as_str(), base) {
+            ("file", _) => {
+                if !matches!(status.get_untracked(), Status::Loading { ref name, .. } | Status::Ready { ref name, .. } if name == "file") {
+                    status.set(Status::NeedFiles);
+                }
+            }
+            (_, None) => status.set(Status::NeedUrl),
+            (n, Some(base)) => {
+                let remote = n == "gpt2" || n == "url";
+                let expect = (n == "gpt2").then(crate::gpt2::manifest::gpt2_small);
+                status.set(Status::Loading { name: name.clone(), phase: "download".into(), loaded: 0, total: None, rate: None });
+                send(Request::Load { name, base, expect, cache: remote, only_cached: remote && only_cached });
+            }
+        }
+    };
+    Effect::new(move |_| {
+        source.track();
+        if worker_ready.get() {
+            start_load(true);
+        }
     });
+    let on_download = move |_| start_load(false);
+    let on_cancel = move |_| {
+        spawn();
+        status.set(Status::Failed("The download was cancelled.".into()));
+    };
+    let load_files = move |files: Option<web_sys::FileList>| {
+        let Some(files) = files else { return };
+        leptos::task::spawn_local(async move {
+            match read_files(files).await {
+                Ok((config, bytes)) => {
+                    status.set(Status::Loading { name: "file".into(), phase: "parse".into(), loaded: 0, total: None, rate: None });
+                    values.update(|v| v.set("model", Value::Choice("file".into())));
+                    worker.with_value(|w| if let Some(w) = w { post(w, &Request::LoadBytes { name: "file".into(), config }, Some(&bytes)) });
+                }
+                Err(e) => status.set(Status::Failed(e)),
+            }
+        });
+    };
+    let on_pick = move |ev: leptos::ev::Event| {
+        let input: Option<web_sys::HtmlInputElement> = ev.target().and_then(|t| t.dyn_into().ok());
+        load_files(input.and_then(|i| i.files()));
+    };
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        load_files(ev.data_transfer().and_then(|d| d.files()));
+    };
 
     // Ask for an analysis whenever the query changes and a model is ready.
     let q = Memo::new(move |_| values.with(|v| query(v, 0)));
@@ -184,21 +282,49 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
     let status_line = move || match status.get() {
         Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
-        Status::Loading { name, loaded, total } => {
-            let pct = total.map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
+        Status::Loading { name, phase, loaded, total, rate } => {
+            let pct = total.filter(|_| phase != "parse" && phase != "verify").map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
+            let detail = match (phase.as_str(), total) {
+                ("parse" | "verify", _) => String::new(),
+                (_, Some(t)) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), 100.0 * loaded as f64 / t.max(1) as f64),
+                _ => format!(": {}", mb(loaded)),
+            };
+            let speed = rate.filter(|_| phase == "download").map(|r| format!(", {}/s", mb(r as u64))).unwrap_or_default();
             view! {
                 <div class="model-status loading" role="status">
-                    <label>{format!("Loading {}: {}{}", model_label(&name), mb(loaded), total.map(|t| format!(" of {}", mb(t))).unwrap_or_default())}
+                    <label>{format!("{} {}{detail}{speed}", phase_label(&phase), model_label(&name))}
                         <progress max="100" value=pct.map(|p| p.to_string())></progress>
                     </label>
+                    {(phase == "download").then(|| view! { <button type="button" class="cancel" on:click=on_cancel>"Cancel"</button> })}
                 </div>
             }
             .into_any()
         }
-        Status::Ready { name, n_layer, n_head, n_positions, params } => view! {
-            <p class="model-status ready">{format!("{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens. Running on this computer's CPU, in a Web Worker.", model_label(&name), params as f64 / 1e6)}</p>
+        Status::NotCached { name, size } => {
+            let url = source.get().1.unwrap_or_default();
+            view! {
+                <div class="model-status not-cached">
+                    <p>{format!("{} is not stored in this browser yet. It will be downloaded from {url}{}, checked, and kept in this browser's storage so the next visit needs no network.", model_label(&name), size.map(|s| format!(" ({})", mb(s))).unwrap_or_default())}</p>
+                    <button type="button" class="download-model" on:click=on_download>{format!("Download{}", size.map(|s| format!(" {}", mb(s))).unwrap_or_default())}</button>
+                </div>
+            }
+            .into_any()
         }
-        .into_any(),
+        Status::NeedFiles => view! { <p class="model-status">"Pick or drop a config.json and a model.safetensors in the Hugging Face GPT-2 layout (below). Local files stay on this computer, and a link cannot carry them."</p> }.into_any(),
+        Status::NeedUrl => view! { <p class="model-status">"Enter the URL of a folder that holds config.json and model.safetensors in the Hugging Face GPT-2 layout (the server must allow cross-origin reads)."</p> }.into_any(),
+        Status::Ready { name, source, n_layer, n_head, n_positions, params } => {
+            let from = match source.as_str() {
+                "cache" => " Loaded from this browser's storage.",
+                "file" => " Loaded from local files.",
+                "network-stored" => " A copy is kept in this browser for the next visit.",
+                "network-unstored" => " This browser did not allow keeping a copy (storage quota or private browsing): the next visit will download it again.",
+                _ => "",
+            };
+            view! {
+                <p class="model-status ready">{format!("{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens. Running on this computer's CPU, in a Web Worker.{from}", model_label(&name), params as f64 / 1e6)}</p>
+            }
+            .into_any()
+        }
         Status::Failed(e) => view! { <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div> }.into_any(),
     };
 
@@ -356,9 +482,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
 
     view! {
-        <div class="gpt2" data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
-            data-status=move || match status.get() { Status::Starting => "starting", Status::Loading { .. } => "loading", Status::Ready { .. } => "ready", Status::Failed(_) => "failed" }>
+        <div class="gpt2" on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
+            data-status=move || match status.get() { Status::Starting => "starting", Status::Loading { .. } => "loading", Status::Ready { .. } => "ready", Status::Failed(_) => "failed", Status::NotCached { .. } => "not-cached", Status::NeedFiles | Status::NeedUrl => "waiting" }>
             {status_line}
+            <label class="file-pick">"Load a GPT-2 checkpoint from local files: "
+                <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
+                <span class="muted">" (or drop config.json and model.safetensors here)"</span>
+            </label>
             {dropped}
             {clamp_note}
             {bad_ablate}

@@ -1,0 +1,46 @@
+//! Pinned model files: where the real GPT-2 lives and what its files must be (size and
+//! SHA-256), so a download that is truncated, replaced or corrupted is refused with the reason.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Where "GPT-2 small" is fetched from unless the reader gives another folder.
+pub const HUB_GPT2: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileCheck {
+    pub size: u64,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub config: FileCheck,
+    pub model: FileCheck,
+}
+
+/// openai-community/gpt2 at revision 607a30d783dfa663caf39e06633721c8d4cfcd7e (the hub's LFS
+/// metadata for `model.safetensors`, and the `config.json` blob).
+pub fn gpt2_small() -> Manifest {
+    Manifest {
+        config: FileCheck { size: 665, sha256: "0daed7749b4f02b8f76240d5444551d7b08712dab4d0adb8239c56ba823bb7b4".into() },
+        model: FileCheck { size: 548_105_171, sha256: "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707".into() },
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks a downloaded file against its pinned size and hash; the error names both.
+pub fn verify(name: &str, bytes: &[u8], want: &FileCheck) -> Result<(), String> {
+    let size = bytes.len() as u64;
+    if size != want.size {
+        return Err(format!("{name} is {size} bytes, but the pinned file is {} bytes: the download is incomplete or it is a different file", want.size));
+    }
+    let got = sha256_hex(bytes);
+    if got != want.sha256 {
+        return Err(format!("{name} has SHA-256 {}…, but the pinned file's is {}…: it is a different or corrupted file", &got[..12], &want.sha256[..12]));
+    }
+    Ok(())
+}

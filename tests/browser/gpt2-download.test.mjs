@@ -1,0 +1,109 @@
+// Loading a GPT-2 checkpoint from elsewhere: a random-init GPT-2 small (124M, written by
+// `cargo run --example write_random_gpt2`, never committed) served from another 127.0.0.1
+// port stands in for the hub. Checks the consent step, progress, refusal of a file that is not
+// the pinned one, caching in Cache Storage, cancel, and local files.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { execFileSync } from "node:child_process";
+import { startServer } from "./static-server.mjs";
+import { launch, launchPersistent, newPage } from "./browser.mjs";
+
+const root = new URL("../..", import.meta.url).pathname;
+const models = "/tmp/attention-live-test-models";
+let server, base, hub, browser;
+const requests = [];
+
+before(async () => {
+  if (!fs.existsSync(`${models}/random-124m/model.safetensors`)) {
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_gpt2", "--", `${models}/random-124m`], { cwd: root, stdio: "inherit" });
+  }
+  ({ server, url: base } = await startServer(`${root}dist`));
+  hub = await startServer(models, 0, { cors: true, onRequest: (p) => requests.push(p) });
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.close(); hub?.server.close(); });
+
+const status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
+
+test("a file that is not the pinned GPT-2 is refused with the reason", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=gpt2&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`);
+  await page.waitForSelector("#gpt2 .download-model");
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /548\.1 MB/);
+  await page.click("#gpt2 .download-model");
+  await page.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 30000 });
+  const msg = await page.$eval("#gpt2 .notice.error", (e) => e.textContent);
+  // The random config.json is not the pinned one either: refused before the weights are fetched.
+  assert.match(msg, /pinned config\.json is 665 bytes|pinned file is 665 bytes/);
+  assert.ok(!requests.includes("/random-124m/model.safetensors"), "the weights were never downloaded");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("a checkpoint from a URL: consent, progress, a 124M model running, then loaded from the cache", async () => {
+  // A profile on disk: incognito contexts have too small a storage quota for 500 MB.
+  const profile = fs.mkdtempSync("/tmp/attention-live-profile-");
+  const context = await launchPersistent(profile, { viewport: { width: 1280, height: 900 } });
+  const page = context.pages()[0] || await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const link = `${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}&gpt2.prompt=Hello%20world`;
+  await page.goto(link);
+  await page.waitForSelector("#gpt2 .download-model");
+  const t0 = Date.now();
+  await page.click("#gpt2 .download-model");
+  // The progress bar shows bytes, percent and a rate while downloading.
+  await page.waitForFunction(() => /Downloading .*MB of 497\.8 MB \(\d+%\)/.test(document.querySelector("#gpt2 .model-status")?.textContent || ""), null, { timeout: 30000 });
+  await page.waitForFunction(() => {
+    const g = document.querySelector("#gpt2 .gpt2");
+    return g.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
+  }, null, { timeout: 120000 });
+  console.log(`# random 124M: downloaded, parsed and first analysis in ${Date.now() - t0} ms`);
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /12 layers × 12 heads, 124\.44 M parameters, window 1024.*A copy is kept in this browser/);
+  assert.deepEqual(await page.$$eval("#gpt2 .chip small", (s) => s.map((x) => Number(x.textContent))), [15496, 995]);
+  const downloads = requests.filter((p) => p.endsWith("model.safetensors")).length;
+  // A second visit loads from Cache Storage, without the network and without asking.
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 120000 });
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /Loaded from this browser's storage/);
+  assert.equal(requests.filter((p) => p.endsWith("model.safetensors")).length, downloads, "no second download");
+  assert.deepEqual(errors, []);
+  await context.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+});
+
+test("a download can be cancelled, and the page keeps working", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  // Throttle the model file so there is time to cancel.
+  await page.route("**/random-124m/model.safetensors", async (r) => { await new Promise((res) => setTimeout(res, 3000)); r.continue(); });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`);
+  await page.waitForSelector("#gpt2 .download-model");
+  await page.click("#gpt2 .download-model");
+  await page.click("#gpt2 .cancel");
+  await page.waitForSelector("#gpt2 .gpt2[data-status=failed]");
+  assert.match(await page.$eval("#gpt2 .notice.error", (e) => e.textContent), /cancelled/);
+  await page.selectOption("#gpt2 select", "induction");
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 30000 });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("local files load from the picker; a link to them asks for the files again", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/`);
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 30000 });
+  await page.setInputFiles("#gpt2 input[type=file]", [`${root}static/models/induction/config.json`, `${root}static/models/induction/model.safetensors`]);
+  await page.waitForFunction(() => /Loaded from local files/.test(document.querySelector("#gpt2 .model-status")?.textContent || ""), null, { timeout: 30000 });
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /2 layers × 4 heads/);
+  assert.equal(new URL(page.url()).searchParams.get("gpt2.model"), "file");
+  // A mismatched pair is refused with the reason, in place.
+  await page.setInputFiles("#gpt2 input[type=file]", [`${root}static/models/stories/config.json`, `${root}static/models/induction/model.safetensors`]);
+  await page.waitForSelector("#gpt2 .gpt2[data-status=failed]");
+  assert.match(await page.$eval("#gpt2 .notice.error", (e) => e.textContent), /shape \[50257, 64\], but the config needs \[50257, 128\]/);
+  await page.reload();
+  await page.waitForSelector("#gpt2 .gpt2[data-status=waiting]");
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /Pick or drop a config\.json/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
