@@ -20,6 +20,7 @@ pub static PARAMS: &[Param] = &[
     Param::choice("model", "Model", MODELS, 0),
     Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
     Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
+    Param::text("compare", "Second prompt to compare (optional)", 4000, ""),
     Param::int("layer", "Layer", 0, 47, 0),
     Param::int("head", "Head", 0, 24, 3),
     Param::int("token", "Query token", 0, 1023, 10),

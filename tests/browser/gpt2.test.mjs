@@ -127,3 +127,24 @@ test("a model that fails to load is explained in place and the page keeps workin
   await analysed(page);
   await page.context().close();
 });
+
+test("two prompts side by side; the head view draws and its head keys select heads", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const b = "My dog is small, cute, and fluffy. She likes belly rubs.";
+  await page.goto(`${base}/gpt2-live/?gpt2.compare=${encodeURIComponent(b)}`);
+  await page.waitForSelector("#gpt2 .compare-side:nth-child(2) .chip");
+  const sides = await page.$$eval("#gpt2 .compare-side", (ss) => ss.map((s) => {
+    const cs = [...s.querySelectorAll(".chip")].map((c) => ({ t: c.querySelector(".chip-text").textContent, w: Number(c.style.getPropertyValue("--w")) }));
+    return cs.reduce((a, c) => (c.w > a.w ? c : a)).t;
+  }));
+  assert.deepEqual(sides, ["·cat", "·dog"], "in both prompts She looks at the animal");
+  // The head view has one key per head; clicking H2 selects head 2.
+  assert.equal(await page.$$eval("#gpt2 .head-key", (k) => k.length), 4);
+  const hv = await page.$eval("#gpt2 .head-view", (c) => c.toDataURL());
+  await page.hover("#gpt2 .head-key:nth-child(1)");
+  await page.waitForFunction((d) => document.querySelector("#gpt2 .head-view").toDataURL() !== d, hv);
+  await page.click("#gpt2 .head-key:nth-child(3)");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.head") === "2");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -23,6 +23,7 @@ use crate::state::Value;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::colormap::viridis;
 use crate::ui::plot::fit_canvas_with;
+use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
@@ -106,6 +107,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let result = RwSignal::new(None::<Arc<Result_>>);
     let generating = RwSignal::new(None::<String>); // the prompt generation started from
     let last_id = StoredValue::new(0u64);
+    // The comparison prompt's analyses use ids from 2⁴⁰ up, so replies can be told apart.
+    let last_id_b = StoredValue::new(1u64 << 40);
+    let result_b = RwSignal::new(None::<Arc<Result_>>);
     let worker_ready = RwSignal::new(false);
     let phase_start = StoredValue::new((String::new(), 0.0f64));
     let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
@@ -137,10 +141,15 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             Reply::NotCached { name, size } => status.set(Status::NotCached { name, size }),
             Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. } => status.set(Status::Ready { name, source, n_layer, n_head, n_positions, params }),
             Reply::Analysis(a) => {
-                if a.id == last_id.get_value() {
-                    let w = Reflect::get(&data, &"data".into()).ok().and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok()).map(|d| d.to_vec()).unwrap_or_default();
-                    result.set(Some(Arc::new(Result_ { a, w })));
-                }
+                let target = if a.id == last_id.get_value() {
+                    result
+                } else if a.id == last_id_b.get_value() {
+                    result_b
+                } else {
+                    return; // a stale answer
+                };
+                let w = Reflect::get(&data, &"data".into()).ok().and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok()).map(|d| d.to_vec()).unwrap_or_default();
+                target.set(Some(Arc::new(Result_ { a, w })));
             }
             Reply::Generated { text, done, .. } => {
                 if let Some(base) = generating.get_untracked() {
@@ -231,8 +240,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         load_files(ev.data_transfer().and_then(|d| d.files()));
     };
 
-    // Ask for an analysis whenever the query changes and a model is ready.
+    // Ask for an analysis whenever the query changes and a model is ready (and for the
+    // comparison prompt, with the same settings, when there is one).
     let q = Memo::new(move |_| values.with(|v| query(v, 0)));
+    let compare = Memo::new(move |_| values.with(|v| v.text("compare").to_string()));
     Effect::new(move |_| {
         let ready = matches!(status.get(), Status::Ready { .. });
         let mut q = q.get();
@@ -242,6 +253,19 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             q.id = id;
             send(Request::Analyze(q));
         }
+    });
+    Effect::new(move |_| {
+        let ready = matches!(status.get(), Status::Ready { .. });
+        let mut q = q.get();
+        let b = compare.get();
+        if !ready || b.trim().is_empty() {
+            return result_b.set(None);
+        }
+        let id = last_id_b.get_value() + 1;
+        last_id_b.set_value(id);
+        q.id = id;
+        q.prompt = b;
+        send(Request::Analyze(q));
     });
 
     // Layer, head and token as the loaded model allows (a link may ask for more).
@@ -351,28 +375,35 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
     let chips = move || {
         let (l, h, sel_tok) = sel.get()?;
-        result.with(|r| {
-            let r = r.as_ref()?;
-            Some(
-                r.a.tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(j, tok)| {
-                        let w = r.weight(l, h, sel_tok, j).unwrap_or(0.0);
-                        let style = format!("--w: {:.3}", w);
-                        let text = tok.text.replace(' ', "·").replace('\n', "↵");
-                        let (selected, future) = (j == sel_tok, j > sel_tok);
-                        let id = tok.id;
-                        let label = format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, w);
-                        view! {
-                            <button type="button" class="chip" class:selected=selected class:future=future style=style aria-label=label
-                                on:click=move |_| values.update(|v| v.set("token", Value::Int(j as i64)))>
-                                <span class="chip-text">{text}</span><small>{id}</small>
-                            </button>
-                        }
-                    })
-                    .collect_view(),
-            )
+        result.with(|r| Some(token_chips(r.as_ref()?, l, h, sel_tok, Some(values))))
+    };
+
+    // Two prompts side by side, same layer, head and query position.
+    let comparison = move || {
+        let (l, h, tok) = sel.get()?;
+        let (a, b) = (result.get()?, result_b.get()?);
+        let side = move |title: &'static str, r: Arc<Result_>| {
+            let t = tok.min(r.t() - 1);
+            view! {
+                <div class="compare-side">
+                    <h5>{title}</h5>
+                    <div class="chips">{token_chips(&r, l, h, t, None)}</div>
+                    <ol class="next-list short">
+                        {r.a.next.iter().take(5).map(|c| view! {
+                            <li><span class="next-token">{format!("{:?}", c.text)}</span>
+                                <span class="next-bars"><span class="bar now" style=format!("width: {:.1}%", 100.0 * c.prob)></span></span>
+                                <span class="next-prob">{format!("{:.1}%", 100.0 * c.prob)}</span></li>
+                        }).collect_view()}
+                    </ol>
+                </div>
+            }
+        };
+        Some(view! {
+            <div class="compare">
+                <h4>{format!("Side by side: layer {l}, head {h}, query position {tok}")}</h4>
+                <div class="compare-grid">{side("First prompt", a)}{side("Second prompt", b)}</div>
+                <p class="muted">"Where a head looks is not why the model predicts what it does, and any association it shows was learned from its training text."</p>
+            </div>
         })
     };
 
@@ -381,7 +412,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         result.with(|r| {
             let Some(r) = r.as_ref() else { return Vec::new() };
             let t = r.t();
-            if r.weight(l, h, 0, 0).is_none() {
+            if t > LABELLED_MAX || r.weight(l, h, 0, 0).is_none() {
                 return Vec::new();
             }
             let labels: Vec<String> = r.a.tokens.iter().map(|t| t.text.replace(' ', "·")).collect();
@@ -389,6 +420,55 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             vec![Mat::new(format!("layer {l}, head {h}: rows = queries, columns = keys"), rows, true).labels(&labels, &labels)]
         })
     });
+
+    // Long prompts: one image with position axes instead of a labelled grid.
+    let long_heat = NodeRef::<Canvas>::new();
+    ctx.paint(move |pal| {
+        let c = long_heat.get()?;
+        let (l, h, _) = sel.get()?;
+        Some(result.with(|r| match r.as_ref().filter(|r| r.t() > LABELLED_MAX) {
+            Some(r) => draw_long_heat(&c, pal, r, l, h),
+            None => Ok(()),
+        }))
+    });
+    let is_long = move || result.with(|r| r.as_ref().is_some_and(|r| r.t() > LABELLED_MAX));
+
+    // The head view: lines from the query token to every token it attends to, one colour per
+    // head of the selected layer; hovering a head's key focuses it.
+    let focus = RwSignal::new(None::<usize>);
+    let head_view = NodeRef::<Canvas>::new();
+    ctx.paint(move |pal| {
+        let c = head_view.get()?;
+        let (l, _, tok) = sel.get()?;
+        let f = focus.get();
+        Some(result.with(|r| match r.as_ref().filter(|r| r.t() <= LABELLED_MAX) {
+            Some(r) => draw_head_view(&c, pal, r, l, tok, f),
+            None => Ok(()),
+        }))
+    });
+    let on_head_view_click = move |ev: web_sys::MouseEvent| {
+        let t = result.with_untracked(|r| r.as_ref().map_or(0, |r| r.t()));
+        let j = ((ev.offset_y() as f64 - HEAD_VIEW_TOP) / HEAD_VIEW_ROW).floor();
+        if j >= 0.0 && (j as usize) < t {
+            values.update(|v| v.set("token", Value::Int(j as i64)));
+        }
+    };
+    let head_keys = move || {
+        let n = result.with(|r| r.as_ref().map_or(0, |r| r.a.n_head));
+        (0..n)
+            .map(|h| {
+                let [r, g, b] = head_colour(h);
+                view! {
+                    <button type="button" class="head-key" class:focused=move || focus.get() == Some(h)
+                        on:mouseenter=move |_| focus.set(Some(h)) on:mouseleave=move |_| focus.set(None)
+                        on:focus=move |_| focus.set(Some(h)) on:blur=move |_| focus.set(None)
+                        on:click=move |_| values.update(|v| v.set("head", Value::Int(h as i64)))>
+                        <span class="swatch" style=format!("background: rgb({r}, {g}, {b})")></span>{format!("H{h}")}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
 
     // The model view: every layer × head as a thumbnail.
     let grid = NodeRef::<Canvas>::new();
@@ -506,6 +586,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                             disabled=move || values.with(|v| v.text("ablate").trim().is_empty())>"Restore all"</button>
                     </div>
                 </div>
+                <div class="gpt2-panel" class:hidden=is_long>
+                    <h4>{move || sel.get().map(|(l, _, _)| format!("Head view: layer {l}")).unwrap_or_default()}</h4>
+                    <div class="head-keys" aria-label="Heads of this layer: hover to focus, click to select">{head_keys}</div>
+                    <canvas node_ref=head_view class="plot head-view" role="img" on:click=on_head_view_click
+                        aria-label="Lines from the query token on the left to the tokens it attends to on the right, one colour per head"></canvas>
+                </div>
                 <div class="gpt2-panel">
                     <h4>"Next token"</h4>
                     {next_list}
@@ -515,11 +601,123 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     </button>
                 </div>
             </div>
-            <MatrixGrid ctx=ctx mats=heat min_w=320.0/>
+            {comparison}
+            <div class:hidden=is_long><MatrixGrid ctx=ctx mats=heat min_w=320.0/></div>
+            <canvas node_ref=long_heat class="plot long-heat" class:hidden=move || !is_long() role="img"
+                aria-label=move || sel.get().map(|(l, h, _)| format!("Attention of layer {l}, head {h}: query position against key position")).unwrap_or_default()></canvas>
             {numbers}
         </div>
     }
     .into_any()
+}
+
+/// The tokens as chips, tinted by the weight the query token `sel` gives each in (l, h);
+/// clickable (selecting the query) when `values` is given.
+fn token_chips(r: &Result_, l: usize, h: usize, sel: usize, values: Option<RwSignal<crate::state::Values>>) -> impl IntoView {
+    r.a.tokens
+        .iter()
+        .enumerate()
+        .map(|(j, tok)| {
+            let w = r.weight(l, h, sel, j).unwrap_or(0.0);
+            let style = format!("--w: {:.3}", w);
+            let text = tok.text.replace(' ', "·").replace('\n', "↵");
+            let (selected, future) = (j == sel, j > sel);
+            let id = tok.id;
+            let label = format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, w);
+            view! {
+                <button type="button" class="chip" class:selected=selected class:future=future style=style aria-label=label disabled=values.is_none()
+                    on:click=move |_| if let Some(v) = values { v.update(|v| v.set("token", Value::Int(j as i64))) }>
+                    <span class="chip-text">{text}</span><small>{id}</small>
+                </button>
+            }
+        })
+        .collect_view()
+}
+
+/// Twelve distinguishable colours, one per head (GPT-2 small has 12 heads per layer).
+fn head_colour(h: usize) -> [u8; 3] {
+    const C: [[u8; 3]; 12] = [
+        [31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75],
+        [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207], [0, 0, 128], [128, 0, 0],
+    ];
+    C[h % C.len()]
+}
+
+const HEAD_VIEW_TOP: f64 = 8.0;
+const HEAD_VIEW_ROW: f64 = 18.0;
+
+/// bertviz's head view: queries on the left, keys on the right, a line from the selected query
+/// to each key with opacity = weight, for every head of the layer (the focused head on top).
+fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, sel: usize, focus: Option<usize>) -> Result<(), String> {
+    let t = r.t();
+    let f = fit_canvas_with(c, |_| HEAD_VIEW_TOP * 2.0 + HEAD_VIEW_ROW * t as f64);
+    let s = f.scale;
+    let w = f.w as f64 / s;
+    let ctx = crate::ui::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    let (left, right) = (w * 0.36, w * 0.64);
+    let y = |i: usize| (HEAD_VIEW_TOP + (i as f64 + 0.5) * HEAD_VIEW_ROW) * s;
+    ctx.set_font(&format!("{}px ui-monospace, monospace", (12.0 * s).round()));
+    ctx.set_text_baseline("middle");
+    for (i, tok) in r.a.tokens.iter().enumerate() {
+        let text = tok.text.replace(' ', "·").replace('\n', "↵");
+        let strong = i == sel;
+        let colour = if strong { format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2) } else { format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2) };
+        ctx.set_fill_style_str(&colour);
+        ctx.set_text_align("right");
+        let _ = ctx.fill_text(&text, (left - 6.0) * s, y(i));
+        ctx.set_text_align("left");
+        ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
+        let _ = ctx.fill_text(&text, (right + 6.0) * s, y(i));
+    }
+    ctx.set_line_width(2.0 * s);
+    let heads: Vec<usize> = (0..r.a.n_head).filter(|&h| Some(h) != focus).chain(focus).collect();
+    for h in heads {
+        let [cr, cg, cb] = head_colour(h);
+        let dim = if focus.is_some_and(|f| f != h) { 0.12 } else { 1.0 };
+        for j in 0..=sel {
+            let wgt = r.weight(l, h, sel, j).unwrap_or(0.0) as f64;
+            if wgt < 0.01 {
+                continue;
+            }
+            ctx.set_stroke_style_str(&format!("rgba({cr}, {cg}, {cb}, {:.3})", (wgt * dim).min(1.0)));
+            ctx.begin_path();
+            ctx.move_to(left * s, y(sel));
+            ctx.line_to(right * s, y(j));
+            ctx.stroke();
+        }
+    }
+    Ok(())
+}
+
+/// Above this many tokens the heatmap shows positions on its axes instead of token labels.
+const LABELLED_MAX: usize = 40;
+
+fn draw_long_heat(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, h: usize) -> Result<(), String> {
+    let t = r.t();
+    let f = crate::ui::plot::fit_canvas(c, 0.9, 300.0, 720.0);
+    let root = crate::ui::plot::area(c, pal)?;
+    if r.weight(l, h, 0, 0).is_none() {
+        return Ok(()); // this layer was not sent (a long prompt on a large model): the next analysis brings it
+    }
+    // Image row 0 is the top: query position 0.
+    let value = |row: usize, col: usize| r.weight(l, h, row, col).unwrap_or(0.0) as f64;
+    let spec = HeatmapSpec {
+        rows: t,
+        cols: t,
+        value: &value,
+        vmin: 0.0,
+        vmax: 1.0,
+        x_range: (0.0, t as f64),
+        y_range: (t as f64, 0.0),
+        x_integer: true,
+        x_desc: "key position",
+        y_desc: "query position",
+        bar_label: "weight",
+    };
+    draw_heatmap(c, &root, &f, pal, &spec)?;
+    Ok(())
 }
 
 /// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
