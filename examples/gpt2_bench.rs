@@ -2,7 +2,7 @@
 //! natively): load-and-parse time, prompt latency at 16 and 128 tokens, generation tokens/s
 //! with the KV cache, and peak memory. Documented in the README:
 //!
-//!     cargo run --release --example gpt2_bench
+//!     cargo run --profile native --example gpt2_bench
 //!
 //! Models: the bundled "stories" and "induction" files, and a random-init GPT-2 small (124M)
 //! made in memory and written as an F32 safetensors file first, so loading parses real bytes.

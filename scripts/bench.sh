@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 node bench/latency.mjs
+node bench/gpt2.mjs
+cargo run --profile native --quiet --example gpt2_bench

@@ -10,8 +10,8 @@ use super::weights::{LayerNorm, Linear};
 /// copy ("pack") all of W, doubling the memory traffic of a step that is bound by it. Instead
 /// each output row is accumulated as b + Σᵢ xᵢ W[i, :], reading W once, row by row.
 pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
-    if x.nrows() > 4 {
-        return x.dot(&lin.weight) + &lin.bias;
+    if x.nrows() > 4 || cfg!(target_arch = "wasm32") {
+        return matmul(x, lin.weight.view()) + &lin.bias;
     }
     let mut y = Array2::zeros((x.nrows(), lin.weight.ncols()));
     for (xr, mut yr) in x.rows().into_iter().zip(y.rows_mut()) {
@@ -21,6 +21,116 @@ pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
         }
     }
     y
+}
+
+/// (T, k) x (k, n) -> (T, n). Natively this is ndarray's (matrixmultiply's) kernel. In the
+/// browser that kernel runs without its hand-written SIMD and was measured 7× slower than
+/// natively, so wasm uses `matmul_blocked` compiled with WebAssembly SIMD (see there).
+pub fn matmul(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    #[cfg(target_arch = "wasm32")]
+    return matmul_blocked(x, w);
+    #[cfg(not(target_arch = "wasm32"))]
+    x.dot(&w)
+}
+
+/// Rows of x in blocks of 8, columns of W in chunks of 512: for each block and chunk,
+/// y[i, j0..j1] += x[i, k] · W[k, j0..j1] over k. The inner loop is a contiguous multiply-add
+/// the compiler vectorises; W is read once per block of 8 rows, and the 8 × 512 block of y
+/// stays in the L1 cache.
+pub fn matmul_blocked(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    let (t, k, n) = (x.nrows(), x.ncols(), w.ncols());
+    let w = w.as_standard_layout();
+    let x = x.as_standard_layout();
+    let mut y = vec![0.0f32; t * n];
+    #[allow(unused_unsafe)]
+    // SAFETY (wasm): a module using SIMD128 fails validation where SIMD is missing, so the
+    // function can never run on a machine without it.
+    unsafe {
+        blocked_kernel(x.as_slice().expect("standard layout"), w.as_slice().expect("standard layout"), &mut y, t, k, n)
+    };
+    Array2::from_shape_vec((t, n), y).expect("t × n values")
+}
+
+/// The loop nest of `matmul_blocked`. On wasm it is compiled with SIMD128 (only this function
+/// and `dot_kernel` are, so the book's main module still loads in browsers without SIMD; the
+/// GPT-2 worker needs it).
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
+fn blocked_kernel(x: &[f32], w: &[f32], y: &mut [f32], t: usize, k: usize, n: usize) {
+    const ROWS: usize = 8;
+    const COLS: usize = 512;
+    for i0 in (0..t).step_by(ROWS) {
+        let i1 = (i0 + ROWS).min(t);
+        for j0 in (0..n).step_by(COLS) {
+            let j1 = (j0 + COLS).min(n);
+            for kk in 0..k {
+                let wrow = &w[kk * n + j0..kk * n + j1];
+                for i in i0..i1 {
+                    let a = x[i * k + kk];
+                    if a == 0.0 {
+                        continue;
+                    }
+                    axpy(a, wrow, &mut y[i * n + j0..i * n + j1]);
+                }
+            }
+        }
+    }
+}
+
+/// y += a · x. With SIMD128, four lanes at a time (explicitly: the release build optimises
+/// for size, which turns the compiler's own vectorisation off).
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128_load, v128_store, v128};
+    let n = y.len().min(x.len());
+    let n4 = n / 4 * 4;
+    let av = f32x4_splat(a);
+    for i in (0..n4).step_by(4) {
+        // SAFETY: i + 4 ≤ n4 ≤ the length of both slices; v128 loads need no alignment.
+        unsafe {
+            let xv = v128_load(x.as_ptr().add(i) as *const v128);
+            let yv = v128_load(y.as_ptr().add(i) as *const v128);
+            v128_store(y.as_mut_ptr().add(i) as *mut v128, f32x4_add(yv, f32x4_mul(av, xv)));
+        }
+    }
+    for i in n4..n {
+        y[i] += a * x[i];
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    for (yv, &xv) in y.iter_mut().zip(x) {
+        *yv += a * xv;
+    }
+}
+
+/// x · y, four lanes at a time with SIMD128.
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    use core::arch::wasm32::{f32x4_add, f32x4_extract_lane, f32x4_mul, f32x4_splat, v128_load, v128};
+    let n = x.len().min(y.len());
+    let n4 = n / 4 * 4;
+    let mut acc = f32x4_splat(0.0);
+    for i in (0..n4).step_by(4) {
+        // SAFETY: i + 4 ≤ n4 ≤ the length of both slices; v128 loads need no alignment.
+        unsafe {
+            acc = f32x4_add(acc, f32x4_mul(v128_load(x.as_ptr().add(i) as *const v128), v128_load(y.as_ptr().add(i) as *const v128)));
+        }
+    }
+    let lanes = f32x4_extract_lane::<0>(acc) + f32x4_extract_lane::<1>(acc) + f32x4_extract_lane::<2>(acc) + f32x4_extract_lane::<3>(acc);
+    lanes + x[n4..n].iter().zip(&y[n4..n]).map(|(a, b)| a * b).sum::<f32>()
+}
+
+/// out[r] = table[r, :] · h for every row r.
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
+    let c = h.len();
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = dot(&table[r * c..(r + 1) * c], h);
+    }
 }
 
 /// Logits against the tied embedding table: (T, C) x (C, vocab) -> (T, vocab), computed as one
@@ -33,7 +143,15 @@ pub fn tied_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
     let mut out = Array2::zeros((h.nrows(), wte.nrows()));
     for (hr, mut or) in h.rows().into_iter().zip(out.rows_mut()) {
         // (vocab, C) x (C,) -> (vocab,)
+        #[cfg(not(target_arch = "wasm32"))]
         or.assign(&wte.dot(&hr));
+        #[cfg(target_arch = "wasm32")]
+        {
+            let table = wte.as_slice().expect("wte is in standard layout");
+            let hr = hr.to_vec();
+            // SAFETY: see `matmul_blocked`.
+            unsafe { dot_kernel(table, &hr, or.as_slice_mut().expect("a fresh row is contiguous")) };
+        }
     }
     out
 }

@@ -87,6 +87,9 @@ pub struct Analysis {
     pub next: Vec<Candidate>,
     /// The same without ablation (present only when heads are ablated).
     pub baseline: Option<Vec<Candidate>>,
+    /// Time the worker spent on this analysis (set by the worker; for the benchmark).
+    #[serde(default)]
+    pub compute_ms: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -182,7 +185,7 @@ impl Session {
             }
         }
         let tokens = ids.iter().map(|&id| self.token(id)).collect();
-        Ok((Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, next, baseline }, weights))
+        Ok((Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, next, baseline, compute_ms: 0.0 }, weights))
     }
 
     /// Samples `steps` tokens after the prompt with the KV cache, calling `emit` with each token

@@ -173,8 +173,12 @@ async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request, data: JsValue
         Request::Analyze(q) => {
             let s = state.borrow();
             let Some(s) = s.as_ref() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let t0 = js_sys::Date::now();
             match s.analyze(&q) {
-                Ok((a, w)) => post(&Reply::Analysis(a), Some(w)),
+                Ok((mut a, w)) => {
+                    a.compute_ms = js_sys::Date::now() - t0;
+                    post(&Reply::Analysis(a), Some(w))
+                }
                 Err(e) => error(Some(q.id), e.to_string()),
             }
         }

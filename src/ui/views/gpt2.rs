@@ -111,6 +111,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let last_id_b = StoredValue::new(1u64 << 40);
     let result_b = RwSignal::new(None::<Arc<Result_>>);
     let worker_ready = RwSignal::new(false);
+    // When the last generation started and how long it took (for the benchmark).
+    let gen_start = StoredValue::new(0.0f64);
+    let gen_ms = RwSignal::new(0.0f64);
     let phase_start = StoredValue::new((String::new(), 0.0f64));
     let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
 
@@ -155,6 +158,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 if let Some(base) = generating.get_untracked() {
                     values.update(|v| v.set("prompt", Value::Text(format!("{base}{text}"))));
                     if done {
+                        gen_ms.set(now_ms() - gen_start.get_value());
                         generating.set(None);
                     }
                 }
@@ -547,6 +551,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
         let q = values.with_untracked(|v| query(v, 0));
         generating.set(Some(q.prompt.clone()));
+        gen_start.set_value(now_ms());
         send(Request::Generate { query: q, steps: 20 });
     };
 
@@ -562,7 +567,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
 
     view! {
-        <div class="gpt2" on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
+        <div class="gpt2" data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |r| r.a.compute_ms)).to_string()
+            data-generate-ms=move || gen_ms.get().to_string() on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
             data-status=move || match status.get() { Status::Starting => "starting", Status::Loading { .. } => "loading", Status::Ready { .. } => "ready", Status::Failed(_) => "failed", Status::NotCached { .. } => "not-cached", Status::NeedFiles | Status::NeedUrl => "waiting" }>
             {status_line}
             <label class="file-pick">"Load a GPT-2 checkpoint from local files: "

@@ -1,0 +1,90 @@
+// GPT-2 benchmark in headless Chromium on this machine, against the release build in dist/:
+// for the bundled "stories" model and a random-init GPT-2 small (124M, F32, written by
+// `cargo run --example write_random_gpt2` into /tmp and served from 127.0.0.1):
+//   - load: navigation (stories) or the Download click (124M) to the first analysis drawn;
+//   - prompt forward at 16 and 128 tokens: the worker's compute time for one analysis
+//     (forward pass with every attention weight captured), median of 5, and the page's
+//     time from the prompt edit to the analysis drawn;
+//   - generation: 20 tokens, greedy, with the KV cache: tokens per second seen by the page;
+//   - peak memory: the largest VmHWM of Chromium's renderer processes.
+// Run: node bench/gpt2.mjs   (after scripts/build.sh). Prints a table and writes
+// bench/out/gpt2.json. Measurements, not pass/fail tests.
+import fs from "node:fs";
+import os from "node:os";
+import { execFileSync } from "node:child_process";
+import { startServer } from "../tests/browser/static-server.mjs";
+import { launch, newPage } from "../tests/browser/browser.mjs";
+
+const root = new URL("..", import.meta.url).pathname;
+const models = "/tmp/attention-live-test-models";
+if (!fs.existsSync(`${models}/random-124m/model.safetensors`)) {
+  execFileSync("cargo", ["run", "--quiet", "--example", "write_random_gpt2", "--", `${models}/random-124m`], { cwd: root, stdio: "inherit" });
+}
+const { server, url } = await startServer(`${root}dist`);
+const hub = await startServer(models, 0, { cors: true });
+const browser = await launch();
+const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${os.cpus()[0].model}`, chromium: browser.version(), models: {} };
+
+function rendererPeakMb() {
+  let best = 0;
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("chromium") || !cmd.includes("--type=renderer")) continue;
+      const hwm = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (hwm) best = Math.max(best, Number(hwm[1]) / 1024);
+    } catch { /* the process ended */ }
+  }
+  return Math.round(best);
+}
+
+const state = (page) => page.$eval("#gpt2 .gpt2", (g) => ({ id: Number(g.dataset.analysis), ms: Number(g.dataset.computeMs), gen: Number(g.dataset.generateMs), status: g.dataset.status }));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function setPrompt(page, text) {
+  const before = (await state(page)).id;
+  const t0 = Date.now();
+  await page.$eval("#gpt2 textarea", (t, v) => { t.value = v; t.dispatchEvent(new Event("input", { bubbles: true })); }, text);
+  await page.waitForFunction((b) => Number(document.querySelector("#gpt2 .gpt2").dataset.analysis) > b, before, { timeout: 300000 });
+  return { page_ms: Date.now() - t0, worker_ms: (await state(page)).ms };
+}
+
+async function run(name, link, download) {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const t0 = Date.now();
+  await page.goto(url + link);
+  let tClick = t0;
+  if (download) {
+    await page.waitForSelector("#gpt2 .download-model");
+    tClick = Date.now();
+    await page.click("#gpt2 .download-model");
+  }
+  await page.waitForFunction(() => { const g = document.querySelector("#gpt2 .gpt2"); return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0; }, null, { timeout: 300000 });
+  const r = { load_ms: Date.now() - tClick };
+  for (const n of [16, 128]) {
+    const runs = [];
+    for (let i = 0; i < 5; i++) runs.push(await setPrompt(page, Array.from({ length: n }, (_, k) => (k + i) % 2 ? " the" : " a").join("").trim()));
+    r[`prompt_${n}`] = { worker_ms: median(runs.map((x) => x.worker_ms)), page_ms: median(runs.map((x) => x.page_ms)) };
+  }
+  await setPrompt(page, "My cat is small, cute, and fluffy. She likes belly rubs.");
+  await page.click("#gpt2 .generate");
+  await page.waitForFunction(() => Number(document.querySelector("#gpt2 .gpt2").dataset.generateMs) > 0, null, { timeout: 300000 });
+  r.generate_tok_s = +(20 / ((await state(page)).gen / 1000)).toFixed(1);
+  r.renderer_peak_mb = rendererPeakMb();
+  results.models[name] = r;
+  await page.context().close();
+}
+
+await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
+await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`, true);
+
+console.log("| model | load | prompt 16 tok (worker / page) | prompt 128 tok (worker / page) | generate tok/s | renderer peak |");
+console.log("|---|---|---|---|---|---|");
+for (const [name, r] of Object.entries(results.models)) {
+  console.log(`| ${name} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
+}
+fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
+fs.writeFileSync(new URL("./out/gpt2.json", import.meta.url), JSON.stringify(results, null, 2));
+await browser.close();
+server.close();
+hub.server.close();
