@@ -51,26 +51,122 @@ pub fn matmul_blocked(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
     Array2::from_shape_vec((t, n), y).expect("t × n values")
 }
 
-/// The loop nest of `matmul_blocked`. On wasm it is compiled with SIMD128 (only this function
-/// and `dot_kernel` are, so the book's main module still loads in browsers without SIMD; the
-/// GPT-2 worker needs it).
+/// The loop nest of `matmul_blocked`. On wasm it is compiled with SIMD128 (only the worker's
+/// kernels are, so the book's main module still loads in browsers without SIMD).
+///
+/// A 4 × 8 micro-kernel: 4 rows of y and 8 columns (two 4-lane vectors) are accumulated in 8
+/// registers over all of k, reading two vectors of W and four numbers of x per step, and stored
+/// once. Rows and columns left over at the edges take the one-row `axpy` path.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn blocked_kernel(x: &[f32], w: &[f32], y: &mut [f32], t: usize, k: usize, n: usize) {
-    const ROWS: usize = 8;
-    const COLS: usize = 512;
-    for i0 in (0..t).step_by(ROWS) {
-        let i1 = (i0 + ROWS).min(t);
-        for j0 in (0..n).step_by(COLS) {
-            let j1 = (j0 + COLS).min(n);
+    use f4::F4;
+    let (t4, n8) = (t / 4 * 4, n / 8 * 8);
+    let mut panel = vec![0.0f32; if t4 > 0 { k * 8 } else { 0 }];
+    for j0 in (0..if t4 > 0 { n8 } else { 0 }).step_by(8) {
+        // Pack W[:, j0 .. j0 + 8] into a contiguous (k, 8) panel, read by every block of rows.
+        for kk in 0..k {
+            panel[kk * 8..kk * 8 + 8].copy_from_slice(&w[kk * n + j0..kk * n + j0 + 8]);
+        }
+        for i0 in (0..t4).step_by(4) {
+            let mut acc = [F4::zero(); 8]; // acc[2r + c]: row i0 + r, columns j0 + 4c ..
             for kk in 0..k {
-                let wrow = &w[kk * n + j0..kk * n + j1];
-                for i in i0..i1 {
-                    let a = x[i * k + kk];
-                    if a == 0.0 {
-                        continue;
-                    }
-                    axpy(a, wrow, &mut y[i * n + j0..i * n + j1]);
+                // SAFETY: kk * 8 + 8 ≤ k * 8, the panel's length.
+                let (w0, w1) = unsafe { (F4::load(panel.as_ptr().add(kk * 8)), F4::load(panel.as_ptr().add(kk * 8 + 4))) };
+                for r in 0..4 {
+                    let a = F4::splat(x[(i0 + r) * k + kk]);
+                    acc[2 * r] = acc[2 * r].mul_add(a, w0);
+                    acc[2 * r + 1] = acc[2 * r + 1].mul_add(a, w1);
                 }
+            }
+            for r in 0..4 {
+                // SAFETY: j0 + 8 ≤ n8 ≤ n: both stores stay inside row i0 + r of y.
+                unsafe {
+                    acc[2 * r].store(y.as_mut_ptr().add((i0 + r) * n + j0));
+                    acc[2 * r + 1].store(y.as_mut_ptr().add((i0 + r) * n + j0 + 4));
+                }
+            }
+        }
+    }
+    for i0 in (0..t4).step_by(4) {
+        // The last n − n8 columns of these rows.
+        for i in i0..i0 + 4 {
+            for j in n8..n {
+                y[i * n + j] = (0..k).map(|kk| x[i * k + kk] * w[kk * n + j]).sum();
+            }
+        }
+    }
+    // The last t − t4 rows.
+    for i in t4..t {
+        for kk in 0..k {
+            axpy(x[i * k + kk], &w[kk * n..(kk + 1) * n], &mut y[i * n..(i + 1) * n]);
+        }
+    }
+}
+
+/// Four f32 lanes: a WebAssembly SIMD vector in the browser, a plain array natively (where
+/// only the tests run this code, to check it).
+mod f4 {
+    #[cfg(target_arch = "wasm32")]
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
+
+    #[derive(Clone, Copy)]
+    #[cfg(target_arch = "wasm32")]
+    pub struct F4(v128);
+    #[derive(Clone, Copy)]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub struct F4([f32; 4]);
+
+    #[cfg(target_arch = "wasm32")]
+    impl F4 {
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub fn zero() -> F4 {
+            F4(f32x4_splat(0.0))
+        }
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub fn splat(a: f32) -> F4 {
+            F4(f32x4_splat(a))
+        }
+        /// # Safety: `p .. p + 4` must be readable.
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub unsafe fn load(p: *const f32) -> F4 {
+            F4(unsafe { v128_load(p as *const v128) })
+        }
+        /// self + a · b
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub fn mul_add(self, a: F4, b: F4) -> F4 {
+            F4(f32x4_add(self.0, f32x4_mul(a.0, b.0)))
+        }
+        /// # Safety: `p .. p + 4` must be writable.
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub unsafe fn store(self, p: *mut f32) {
+            unsafe { v128_store(p as *mut v128, self.0) }
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    impl F4 {
+        pub fn zero() -> F4 {
+            F4([0.0; 4])
+        }
+        pub fn splat(a: f32) -> F4 {
+            F4([a; 4])
+        }
+        /// # Safety: `p .. p + 4` must be readable.
+        pub unsafe fn load(p: *const f32) -> F4 {
+            F4(unsafe { [*p, *p.add(1), *p.add(2), *p.add(3)] })
+        }
+        pub fn mul_add(self, a: F4, b: F4) -> F4 {
+            F4(std::array::from_fn(|l| self.0[l] + a.0[l] * b.0[l]))
+        }
+        /// # Safety: `p .. p + 4` must be writable.
+        pub unsafe fn store(self, p: *mut f32) {
+            for (l, v) in self.0.iter().enumerate() {
+                unsafe { *p.add(l) = *v };
             }
         }
     }
@@ -149,8 +245,8 @@ pub fn tied_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
         {
             let table = wte.as_slice().expect("wte is in standard layout");
             let hr = hr.to_vec();
-            // SAFETY: see `matmul_blocked`.
-            unsafe { dot_kernel(table, &hr, or.as_slice_mut().expect("a fresh row is contiguous")) };
+            // (On wasm, SIMD functions are safe to call: see `matmul_blocked`.)
+            dot_kernel(table, &hr, or.as_slice_mut().expect("a fresh row is contiguous"));
         }
     }
     out
