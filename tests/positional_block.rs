@@ -135,3 +135,44 @@ fn numbers_quoted_in_the_last_chapters() {
     assert_eq!(s.columns, vec![0, 2, 16, 32]);
     assert!((s.wavelengths[1] - 8.38).abs() < 0.01 && (s.wavelengths[2] - 62.83).abs() < 0.01 && (s.wavelengths[3] - 628.3).abs() < 0.1);
 }
+
+#[test]
+fn cosine_similarity_of_rows_by_hand_and_by_offset() {
+    use attention_live::numerics::positional::{cosine_matrix, mean_by_offset};
+    // Rows (1, 0), (1, 1), (0, 2): cos(r0, r1) = 1/√2, cos(r0, r2) = 0, cos(r1, r2) = 2/(√2·2) = 1/√2.
+    let m = ndarray::arr2(&[[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]]);
+    let s = cosine_matrix(m.view());
+    let h = std::f64::consts::FRAC_1_SQRT_2;
+    for (got, want) in s.iter().zip([1.0, h, 0.0, h, 1.0, h, 0.0, h, 1.0]) {
+        assert!((got - want).abs() < 1e-12);
+    }
+    // Offsets: k = 0 → 1, k = 1 → mean(1/√2, 1/√2), k = 2 → 0.
+    let by = mean_by_offset(&s);
+    assert!((by[0] - 1.0).abs() < 1e-12 && (by[1] - h).abs() < 1e-12 && by[2].abs() < 1e-12);
+}
+
+/// The numbers the positional chapter quotes about the bundled models' learned tables.
+#[test]
+fn the_bundled_wpe_tables_are_as_the_chapter_says() {
+    use attention_live::gpt2::safetensors::SafeTensors;
+    use attention_live::numerics::positional::{cosine_matrix, mean_by_offset};
+    let wpe = |name: &str| {
+        let bytes = std::fs::read(format!("{}/static/models/{name}/model.safetensors", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let st = SafeTensors::parse(&bytes).unwrap();
+        let info = &st.tensors["wpe.weight"];
+        ndarray::Array2::from_shape_vec((info.shape[0], info.shape[1]), st.to_f32(info).into_iter().map(f64::from).collect()).unwrap()
+    };
+    let by = mean_by_offset(&cosine_matrix(wpe("stories").view()));
+    let text = std::fs::read_to_string(format!("{}/chapters/positional.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for (k, quoted) in [(1, "0.68"), (30, "0.35"), (60, "−0.27")] {
+        let got = format!("{:.2}", by[k]).replace('-', "−");
+        assert_eq!(got, quoted, "mean cosine at offset {k}");
+        assert!(text.contains(quoted));
+    }
+    // The induction model trained on 48 positions: rows 48..64 stayed small.
+    let w = wpe("induction");
+    let norm = |p: usize| w.row(p).dot(&w.row(p)).sqrt();
+    let trained = (1..48).map(norm).sum::<f64>() / 47.0;
+    let unused = (48..64).map(norm).sum::<f64>() / 16.0;
+    assert!(unused < trained / 2.0, "unused rows {unused} vs trained {trained}");
+}

@@ -20,6 +20,7 @@ pub mod scorers;
 pub mod self_attention;
 pub mod sinusoidal;
 pub mod two_heads;
+pub mod wpe;
 
 use crate::state::{Param, Values};
 
@@ -53,6 +54,7 @@ pub static DEMOS: &[&DemoSpec] = &[
     &sinusoidal::SPEC,
     &pe_shift::SPEC,
     &rope::SPEC,
+    &wpe::SPEC,
     &collapse::SPEC,
     &gpt2::SPEC,
 ];

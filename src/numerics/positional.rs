@@ -60,3 +60,22 @@ pub fn rope(x: &[f64], pos: f64, base: f64) -> Vec<f64> {
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
+
+/// Cosine similarity of every pair of rows: (P, d) -> (P, P). A zero row has similarity 0.
+pub fn cosine_matrix(m: ndarray::ArrayView2<f64>) -> Array2<f64> {
+    let norms: Vec<f64> = m.rows().into_iter().map(|r| r.dot(&r).sqrt()).collect();
+    // (P, d) x (d, P) -> (P, P), then divide by the norms.
+    let mut g = m.dot(&m.t());
+    for ((i, j), v) in g.indexed_iter_mut() {
+        let n = norms[i] * norms[j];
+        *v = if n > 0.0 { *v / n } else { 0.0 };
+    }
+    g
+}
+
+/// Mean of a square matrix's k-th diagonal (entries (p, p + k)), for k = 0 .. P − 1: how
+/// similar positions k apart are on average.
+pub fn mean_by_offset(sim: &Array2<f64>) -> Vec<f64> {
+    let p = sim.nrows();
+    (0..p).map(|k| (0..p - k).map(|i| sim[[i, i + k]]).sum::<f64>() / (p - k) as f64).collect()
+}

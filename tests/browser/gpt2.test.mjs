@@ -148,3 +148,21 @@ test("two prompts side by side; the head view draws and its head keys select hea
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("the positional chapter plots a bundled model's learned wpe; the offset marks a diagonal; links restore it", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/positional/#wpe`);
+  await page.waitForFunction(() => /Mean cosine similarity of positions 1 apart: 0\.68; 30 apart: 0\.35/.test(document.querySelector("#wpe .readout")?.textContent || ""), null, { timeout: 30000 });
+  const canvases = () => page.$$eval("#wpe canvas", (cs) => cs.map((c) => c.toDataURL()));
+  const before = await canvases();
+  await page.$eval("#wpe-offset", (r) => { r.value = "60"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => /60 apart: −?-?0\.27/.test(document.querySelector("#wpe .readout").textContent));
+  const after = await canvases();
+  assert.equal(after[0], before[0], "the table itself does not change");
+  assert.notEqual(after[1], before[1], "the marked diagonal moves");
+  assert.equal(new URL(page.url()).searchParams.get("wpe.offset"), "60");
+  await page.selectOption("#wpe select", "induction");
+  await page.waitForFunction(() => /64 positions × 64 dimensions/.test(document.querySelector("#wpe .readout").textContent));
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

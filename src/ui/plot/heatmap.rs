@@ -59,6 +59,11 @@ pub fn draw_heatmap(
             true => String::new(),
             false => format!("{x}"),
         })
+        // An index axis on y too (positions): whole numbers without ".0".
+        .y_label_formatter(&|y| match spec.x_integer && (y - y.round()).abs() < 1e-9 {
+            true => format!("{y:.0}"),
+            false => format!("{y}"),
+        })
         .draw()
         .map_err(err)?;
     let (xr, yr) = chart.plotting_area().get_pixel_range();

@@ -363,9 +363,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
 
     let bad_ablate = move || {
-        let (_, bad) = values.with(|v| parse_ablate(v.text("ablate")));
+        let (pairs, bad) = values.with(|v| parse_ablate(v.text("ablate")));
         let (nl, nh) = dims().unwrap_or((usize::MAX, usize::MAX));
-        let (pairs, _) = values.with(|v| parse_ablate(v.text("ablate")));
         let outside: Vec<String> = pairs.iter().filter(|(l, h)| *l >= nl || *h >= nh).map(|(l, h)| format!("{l}.{h}")).collect();
         let mut msg = Vec::new();
         if !bad.is_empty() {

@@ -17,6 +17,7 @@ pub mod scorers;
 pub mod self_attention;
 pub mod sinusoidal;
 pub mod two_heads;
+pub mod wpe;
 
 use leptos::prelude::*;
 
