@@ -7,4 +7,9 @@ scripts/setup.sh
 scripts/build.sh
 node bench/latency.mjs
 node bench/gpt2.mjs
+# ONNX Runtime Web on the same model (needs the ONNX export: python bench/export_onnx.py)
+if [ -f /tmp/attention-live-test-models/onnx/gpt2.onnx ]; then
+  [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
+  node bench/onnx.mjs
+fi
 cargo run --profile native --quiet --example gpt2_bench

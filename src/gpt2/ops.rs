@@ -54,51 +54,69 @@ pub fn matmul_blocked(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
 /// The loop nest of `matmul_blocked`. On wasm it is compiled with SIMD128 (only the worker's
 /// kernels are, so the book's main module still loads in browsers without SIMD).
 ///
-/// A 4 × 8 micro-kernel: 4 rows of y and 8 columns (two 4-lane vectors) are accumulated in 8
-/// registers over all of k, reading two vectors of W and four numbers of x per step, and stored
-/// once. Rows and columns left over at the edges take the one-row `axpy` path.
+/// A 6 × 8 micro-kernel: 6 rows of y and 8 columns (two 4-lane vectors) are accumulated in 12
+/// registers over all of k (12 accumulators, 2 weight vectors and 1 broadcast fit the 16 vector
+/// registers of x86-64), then stored once. W is packed into contiguous (k, 8) column panels and
+/// x into (k, 6) row panels so every load in the inner loop is sequential. The rows are padded
+/// with zeros to a multiple of 6 (a leftover row on the one-row path would read all of W once
+/// more); a single row (decoding) takes the one-row `axpy` path, which reads W once anyway.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn blocked_kernel(x: &[f32], w: &[f32], y: &mut [f32], t: usize, k: usize, n: usize) {
     use f4::F4;
-    let (t4, n8) = (t / 4 * 4, n / 8 * 8);
-    let mut panel = vec![0.0f32; if t4 > 0 { k * 8 } else { 0 }];
-    for j0 in (0..if t4 > 0 { n8 } else { 0 }).step_by(8) {
-        // Pack W[:, j0 .. j0 + 8] into a contiguous (k, 8) panel, read by every block of rows.
-        for kk in 0..k {
-            panel[kk * 8..kk * 8 + 8].copy_from_slice(&w[kk * n + j0..kk * n + j0 + 8]);
-        }
-        for i0 in (0..t4).step_by(4) {
-            let mut acc = [F4::zero(); 8]; // acc[2r + c]: row i0 + r, columns j0 + 4c ..
+    const R: usize = 6;
+    let (tr, n8) = (if t > 1 { t.div_ceil(R) * R } else { 0 }, n / 8 * 8);
+    if tr > 0 {
+        // x packed per block of R rows, zero rows past t: xp[b][kk * R + r] = x[b * R + r, kk].
+        let mut xp = vec![0.0f32; tr * k];
+        for b in 0..tr / R {
             for kk in 0..k {
-                // SAFETY: kk * 8 + 8 ≤ k * 8, the panel's length.
-                let (w0, w1) = unsafe { (F4::load(panel.as_ptr().add(kk * 8)), F4::load(panel.as_ptr().add(kk * 8 + 4))) };
-                for r in 0..4 {
-                    let a = F4::splat(x[(i0 + r) * k + kk]);
-                    acc[2 * r] = acc[2 * r].mul_add(a, w0);
-                    acc[2 * r + 1] = acc[2 * r + 1].mul_add(a, w1);
-                }
-            }
-            for r in 0..4 {
-                // SAFETY: j0 + 8 ≤ n8 ≤ n: both stores stay inside row i0 + r of y.
-                unsafe {
-                    acc[2 * r].store(y.as_mut_ptr().add((i0 + r) * n + j0));
-                    acc[2 * r + 1].store(y.as_mut_ptr().add((i0 + r) * n + j0 + 4));
+                for r in (0..R).filter(|r| b * R + r < t) {
+                    xp[b * R * k + kk * R + r] = x[(b * R + r) * k + kk];
                 }
             }
         }
-    }
-    for i0 in (0..t4).step_by(4) {
+        let mut panel = vec![0.0f32; k * 8];
+        for j0 in (0..n8).step_by(8) {
+            // Pack W[:, j0 .. j0 + 8] into a contiguous (k, 8) panel, read by every block of rows.
+            for kk in 0..k {
+                panel[kk * 8..kk * 8 + 8].copy_from_slice(&w[kk * n + j0..kk * n + j0 + 8]);
+            }
+            for b in 0..tr / R {
+                let xb = &xp[b * R * k..(b + 1) * R * k];
+                let mut acc = [F4::zero(); 2 * R]; // acc[2r + c]: row b·R + r, columns j0 + 4c ..
+                for kk in 0..k {
+                    // SAFETY: kk * 8 + 8 ≤ k * 8 (the panel) and kk * R + R ≤ k * R (the block).
+                    unsafe {
+                        let (w0, w1) = (F4::load(panel.as_ptr().add(kk * 8)), F4::load(panel.as_ptr().add(kk * 8 + 4)));
+                        for r in 0..R {
+                            let a = F4::load_splat(xb.as_ptr().add(kk * R + r));
+                            acc[2 * r] = acc[2 * r].mul_add(a, w0);
+                            acc[2 * r + 1] = acc[2 * r + 1].mul_add(a, w1);
+                        }
+                    }
+                }
+                for r in (0..R).filter(|r| b * R + r < t) {
+                    // SAFETY: j0 + 8 ≤ n8 ≤ n: both stores stay inside row b·R + r < t of y.
+                    unsafe {
+                        acc[2 * r].store(y.as_mut_ptr().add((b * R + r) * n + j0));
+                        acc[2 * r + 1].store(y.as_mut_ptr().add((b * R + r) * n + j0 + 4));
+                    }
+                }
+            }
+        }
         // The last n − n8 columns of these rows.
-        for i in i0..i0 + 4 {
+        for i in 0..t {
             for j in n8..n {
                 y[i * n + j] = (0..k).map(|kk| x[i * k + kk] * w[kk * n + j]).sum();
             }
         }
     }
-    // The last t − t4 rows.
-    for i in t4..t {
-        for kk in 0..k {
-            axpy(x[i * k + kk], &w[kk * n..(kk + 1) * n], &mut y[i * n..(i + 1) * n]);
+    // A single row (or none): y = Σ_k x[k] W[k, :].
+    if tr == 0 {
+        for i in 0..t {
+            for kk in 0..k {
+                axpy(x[i * k + kk], &w[kk * n..(kk + 1) * n], &mut y[i * n..(i + 1) * n]);
+            }
         }
     }
 }
@@ -107,7 +125,7 @@ fn blocked_kernel(x: &[f32], w: &[f32], y: &mut [f32], t: usize, k: usize, n: us
 /// only the tests run this code, to check it).
 mod f4 {
     #[cfg(target_arch = "wasm32")]
-    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_store};
+    use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_load32_splat, v128_store};
 
     #[derive(Clone, Copy)]
     #[cfg(target_arch = "wasm32")]
@@ -123,16 +141,17 @@ mod f4 {
         pub fn zero() -> F4 {
             F4(f32x4_splat(0.0))
         }
-        #[inline]
-        #[target_feature(enable = "simd128")]
-        pub fn splat(a: f32) -> F4 {
-            F4(f32x4_splat(a))
-        }
         /// # Safety: `p .. p + 4` must be readable.
         #[inline]
         #[target_feature(enable = "simd128")]
         pub unsafe fn load(p: *const f32) -> F4 {
             F4(unsafe { v128_load(p as *const v128) })
+        }
+        /// # Safety: `p` must be readable. One load that fills all four lanes.
+        #[inline]
+        #[target_feature(enable = "simd128")]
+        pub unsafe fn load_splat(p: *const f32) -> F4 {
+            F4(unsafe { v128_load32_splat(p as *const u32) })
         }
         /// self + a · b
         #[inline]
@@ -153,12 +172,13 @@ mod f4 {
         pub fn zero() -> F4 {
             F4([0.0; 4])
         }
-        pub fn splat(a: f32) -> F4 {
-            F4([a; 4])
-        }
         /// # Safety: `p .. p + 4` must be readable.
         pub unsafe fn load(p: *const f32) -> F4 {
             F4(unsafe { [*p, *p.add(1), *p.add(2), *p.add(3)] })
+        }
+        /// # Safety: `p` must be readable.
+        pub unsafe fn load_splat(p: *const f32) -> F4 {
+            F4([unsafe { *p }; 4])
         }
         pub fn mul_add(self, a: F4, b: F4) -> F4 {
             F4(std::array::from_fn(|l| self.0[l] + a.0[l] * b.0[l]))

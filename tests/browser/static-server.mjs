@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 const TYPES = {
-  ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".wasm": "application/wasm",
+  ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
   ".css": "text/css", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml",
   ".woff2": "font/woff2", ".safetensors": "application/octet-stream",
 };
