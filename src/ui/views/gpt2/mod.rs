@@ -1,7 +1,7 @@
-//! View of `gpt2`: talks to the GPT-2 Web Worker and draws its answers: the tokens as chips
-//! (tinted by where the selected token looks), the selected head's attention heatmap, the model
-//! view (every layer × head; click to select), the next-token distribution, generation and
-//! head knock-outs.
+//! View of `gpt2`: talks to the GPT-2 Web Worker (loading, progress, cancel, local files) and
+//! draws its answers: the tokens as chips (`chips`), the model view (`model_view`), the head
+//! view (`head_view`), the selected head's heatmap (`long_heat` for long prompts), the
+//! next-token distribution, generation, head knock-outs and a second prompt side by side.
 
 use std::sync::Arc;
 
@@ -9,21 +9,27 @@ use js_sys::Reflect;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::{Clamped, JsCast};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
-
-use crate::ui::browser::now_ms;
 
 use super::matrix_canvas::{Mat, MatrixGrid};
 use super::number_table;
 use crate::demos::gpt2::{format_ablate, model_base, parse_ablate, query, MODELS};
 use crate::gpt2::session::{Analysis, Reply, Request};
 use crate::state::Value;
+use crate::ui::browser::now_ms;
 use crate::ui::demo_frame::DemoCtx;
-use crate::ui::plot::colormap::viridis;
-use crate::ui::plot::fit_canvas_with;
-use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};
+
+mod chips;
+mod head_view;
+mod long_heat;
+mod model_view;
+
+use chips::token_chips;
+use head_view::{draw_head_view, head_colour, HEAD_VIEW_ROW, HEAD_VIEW_TOP};
+use long_heat::{draw_long_heat, LABELLED_MAX};
+use model_view::draw_model_view;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
@@ -41,23 +47,22 @@ enum Status {
 
 /// The worker's latest analysis and its attention weights, (layers sent, H, T, T).
 #[derive(Debug, PartialEq)]
-struct Result_ {
-    a: Analysis,
-    w: Vec<f32>,
+pub(super) struct Result_ {
+    pub(super) a: Analysis,
+    pub(super) w: Vec<f32>,
 }
 
 impl Result_ {
-    fn t(&self) -> usize {
+    pub(super) fn t(&self) -> usize {
         self.a.tokens.len()
     }
     /// Weight from query i to key j in (layer, head), if that layer was sent.
-    fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
+    pub(super) fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
         let li = self.a.layers.iter().position(|&l| l == layer)?;
         let t = self.t();
         self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
     }
 }
-
 fn model_label(name: &str) -> &'static str {
     MODELS.iter().find(|m| m.0 == name).map_or("model", |m| m.1)
 }
@@ -100,7 +105,6 @@ async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), Strin
     let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;
     Ok((text, bytes))
 }
-
 pub fn view(ctx: DemoCtx) -> AnyView {
     let values = ctx.values;
     let status = RwSignal::new(Status::Starting);
@@ -614,197 +618,4 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         </div>
     }
     .into_any()
-}
-
-/// The tokens as chips, tinted by the weight the query token `sel` gives each in (l, h);
-/// clickable (selecting the query) when `values` is given.
-fn token_chips(r: &Result_, l: usize, h: usize, sel: usize, values: Option<RwSignal<crate::state::Values>>) -> impl IntoView {
-    r.a.tokens
-        .iter()
-        .enumerate()
-        .map(|(j, tok)| {
-            let w = r.weight(l, h, sel, j).unwrap_or(0.0);
-            let style = format!("--w: {:.3}", w);
-            let text = tok.text.replace(' ', "·").replace('\n', "↵");
-            let (selected, future) = (j == sel, j > sel);
-            let id = tok.id;
-            let label = format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, w);
-            view! {
-                <button type="button" class="chip" class:selected=selected class:future=future style=style aria-label=label disabled=values.is_none()
-                    on:click=move |_| if let Some(v) = values { v.update(|v| v.set("token", Value::Int(j as i64))) }>
-                    <span class="chip-text">{text}</span><small>{id}</small>
-                </button>
-            }
-        })
-        .collect_view()
-}
-
-/// Twelve distinguishable colours, one per head (GPT-2 small has 12 heads per layer).
-fn head_colour(h: usize) -> [u8; 3] {
-    const C: [[u8; 3]; 12] = [
-        [31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75],
-        [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207], [0, 0, 128], [128, 0, 0],
-    ];
-    C[h % C.len()]
-}
-
-const HEAD_VIEW_TOP: f64 = 8.0;
-const HEAD_VIEW_ROW: f64 = 18.0;
-
-/// bertviz's head view: queries on the left, keys on the right, a line from the selected query
-/// to each key with opacity = weight, for every head of the layer (the focused head on top).
-fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, sel: usize, focus: Option<usize>) -> Result<(), String> {
-    let t = r.t();
-    let f = fit_canvas_with(c, |_| HEAD_VIEW_TOP * 2.0 + HEAD_VIEW_ROW * t as f64);
-    let s = f.scale;
-    let w = f.w as f64 / s;
-    let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
-    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
-    let (left, right) = (w * 0.36, w * 0.64);
-    let y = |i: usize| (HEAD_VIEW_TOP + (i as f64 + 0.5) * HEAD_VIEW_ROW) * s;
-    ctx.set_font(&format!("{}px ui-monospace, monospace", (12.0 * s).round()));
-    ctx.set_text_baseline("middle");
-    for (i, tok) in r.a.tokens.iter().enumerate() {
-        let text = tok.text.replace(' ', "·").replace('\n', "↵");
-        let strong = i == sel;
-        let colour = if strong { format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2) } else { format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2) };
-        ctx.set_fill_style_str(&colour);
-        ctx.set_text_align("right");
-        let _ = ctx.fill_text(&text, (left - 6.0) * s, y(i));
-        ctx.set_text_align("left");
-        ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
-        let _ = ctx.fill_text(&text, (right + 6.0) * s, y(i));
-    }
-    ctx.set_line_width(2.0 * s);
-    let heads: Vec<usize> = (0..r.a.n_head).filter(|&h| Some(h) != focus).chain(focus).collect();
-    for h in heads {
-        let [cr, cg, cb] = head_colour(h);
-        let dim = if focus.is_some_and(|f| f != h) { 0.12 } else { 1.0 };
-        for j in 0..=sel {
-            let wgt = r.weight(l, h, sel, j).unwrap_or(0.0) as f64;
-            if wgt < 0.01 {
-                continue;
-            }
-            ctx.set_stroke_style_str(&format!("rgba({cr}, {cg}, {cb}, {:.3})", (wgt * dim).min(1.0)));
-            ctx.begin_path();
-            ctx.move_to(left * s, y(sel));
-            ctx.line_to(right * s, y(j));
-            ctx.stroke();
-        }
-    }
-    Ok(())
-}
-
-/// Above this many tokens the heatmap shows positions on its axes instead of token labels.
-const LABELLED_MAX: usize = 40;
-
-fn draw_long_heat(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, h: usize) -> Result<(), String> {
-    let t = r.t();
-    let f = crate::ui::plot::fit_canvas(c, 0.9, 300.0, 720.0);
-    let root = crate::ui::plot::area(c, pal)?;
-    if r.weight(l, h, 0, 0).is_none() {
-        return Ok(()); // this layer was not sent (a long prompt on a large model): the next analysis brings it
-    }
-    // Image row 0 is the top: query position 0.
-    let value = |row: usize, col: usize| r.weight(l, h, row, col).unwrap_or(0.0) as f64;
-    let spec = HeatmapSpec {
-        rows: t,
-        cols: t,
-        value: &value,
-        vmin: 0.0,
-        vmax: 1.0,
-        x_range: (0.0, t as f64),
-        y_range: (t as f64, 0.0),
-        x_integer: true,
-        x_desc: "key position",
-        y_desc: "query position",
-        bar_label: "weight",
-    };
-    draw_heatmap(c, &root, &f, pal, &spec)?;
-    Ok(())
-}
-
-/// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
-/// knocked-out heads are crossed. Records the layout for click mapping.
-fn draw_model_view(
-    c: &web_sys::HtmlCanvasElement,
-    pal: &crate::ui::theme::Palette,
-    r: &Result_,
-    selected: (usize, usize),
-    ablated: &[(usize, usize)],
-    layout: StoredValue<(f64, f64, f64, usize, usize)>,
-) -> Result<(), String> {
-    let (nl, nh, t) = (r.a.n_layer, r.a.n_head, r.t());
-    const LABEL: f64 = 26.0;
-    let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(24.0, 96.0);
-    let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
-    let s = f.scale;
-    let cell = cell_for(f.w as f64 / s);
-    layout.set_value((LABEL, LABEL, cell, nl, nh));
-    let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
-    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
-    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
-    for h in 0..nh {
-        let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
-    }
-    for l in 0..nl {
-        let _ = ctx.fill_text(&format!("L{l}"), 2.0 * s, (LABEL + (l as f64 + 0.55) * cell) * s);
-    }
-    // Each thumbnail: n × n pixels, each the largest weight in its block of the T × T matrix.
-    let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
-    let n = t.min(px).max(1);
-    let zoom = px as f64 / n as f64;
-    for l in 0..nl {
-        for h in 0..nh {
-            let mut rgba = vec![0u8; n * n * 4];
-            for a in 0..n {
-                for b in 0..n {
-                    let (i0, i1) = (a * t / n, ((a + 1) * t / n).max(a * t / n + 1));
-                    let (j0, j1) = (b * t / n, ((b + 1) * t / n).max(b * t / n + 1));
-                    let mut m = 0.0f32;
-                    for i in i0..i1 {
-                        for j in j0..j1 {
-                            m = m.max(r.weight(l, h, i, j).unwrap_or(0.0));
-                        }
-                    }
-                    let [cr, cg, cb] = viridis(m as f64);
-                    rgba[(a * n + b) * 4..(a * n + b) * 4 + 4].copy_from_slice(&[cr, cg, cb, 255]);
-                }
-            }
-            let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32).map_err(|_| "could not make an image")?;
-            let (x, y) = ((LABEL + h as f64 * cell + 2.0) * s, (LABEL + l as f64 * cell + 2.0) * s);
-            if zoom == 1.0 {
-                let _ = ctx.put_image_data(&img, x, y);
-            } else {
-                // Scale up small matrices: draw through an offscreen canvas without smoothing.
-                let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-                let off: web_sys::HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
-                off.set_width(n as u32);
-                off.set_height(n as u32);
-                let octx = crate::ui::plot::heatmap::context(&off)?;
-                let _ = octx.put_image_data(&img, 0.0, 0.0);
-                ctx.set_image_smoothing_enabled(false);
-                let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&off, x, y, px as f64, px as f64);
-            }
-            if ablated.contains(&(l, h)) {
-                ctx.set_stroke_style_str("rgb(220, 40, 40)");
-                ctx.set_line_width(3.0 * s);
-                ctx.begin_path();
-                ctx.move_to(x, y);
-                ctx.line_to(x + px as f64, y + px as f64);
-                ctx.move_to(x + px as f64, y);
-                ctx.line_to(x, y + px as f64);
-                ctx.stroke();
-            }
-            if (l, h) == selected {
-                ctx.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
-                ctx.set_line_width(3.0 * s);
-                ctx.stroke_rect(x - 1.5 * s, y - 1.5 * s, px as f64 + 3.0 * s, px as f64 + 3.0 * s);
-            }
-        }
-    }
-    Ok(())
 }

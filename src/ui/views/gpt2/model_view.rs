@@ -1,0 +1,92 @@
+//! The model view: every layer × head as a thumbnail of its attention pattern.
+
+use leptos::prelude::*;
+use wasm_bindgen::{Clamped, JsCast};
+
+use super::Result_;
+use crate::ui::plot::colormap::viridis;
+use crate::ui::plot::fit_canvas_with;
+
+/// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
+/// knocked-out heads are crossed. Records the layout for click mapping.
+pub fn draw_model_view(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::ui::theme::Palette,
+    r: &Result_,
+    selected: (usize, usize),
+    ablated: &[(usize, usize)],
+    layout: StoredValue<(f64, f64, f64, usize, usize)>,
+) -> Result<(), String> {
+    let (nl, nh, t) = (r.a.n_layer, r.a.n_head, r.t());
+    const LABEL: f64 = 26.0;
+    let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(24.0, 96.0);
+    let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
+    let s = f.scale;
+    let cell = cell_for(f.w as f64 / s);
+    layout.set_value((LABEL, LABEL, cell, nl, nh));
+    let ctx = crate::ui::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
+    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
+    for h in 0..nh {
+        let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
+    }
+    for l in 0..nl {
+        let _ = ctx.fill_text(&format!("L{l}"), 2.0 * s, (LABEL + (l as f64 + 0.55) * cell) * s);
+    }
+    // Each thumbnail: n × n pixels, each the largest weight in its block of the T × T matrix.
+    let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
+    let n = t.min(px).max(1);
+    let zoom = px as f64 / n as f64;
+    for l in 0..nl {
+        for h in 0..nh {
+            let mut rgba = vec![0u8; n * n * 4];
+            for a in 0..n {
+                for b in 0..n {
+                    let (i0, i1) = (a * t / n, ((a + 1) * t / n).max(a * t / n + 1));
+                    let (j0, j1) = (b * t / n, ((b + 1) * t / n).max(b * t / n + 1));
+                    let mut m = 0.0f32;
+                    for i in i0..i1 {
+                        for j in j0..j1 {
+                            m = m.max(r.weight(l, h, i, j).unwrap_or(0.0));
+                        }
+                    }
+                    let [cr, cg, cb] = viridis(m as f64);
+                    rgba[(a * n + b) * 4..(a * n + b) * 4 + 4].copy_from_slice(&[cr, cg, cb, 255]);
+                }
+            }
+            let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32).map_err(|_| "could not make an image")?;
+            let (x, y) = ((LABEL + h as f64 * cell + 2.0) * s, (LABEL + l as f64 * cell + 2.0) * s);
+            if zoom == 1.0 {
+                let _ = ctx.put_image_data(&img, x, y);
+            } else {
+                // Scale up small matrices: draw through an offscreen canvas without smoothing.
+                let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+                let off: web_sys::HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
+                off.set_width(n as u32);
+                off.set_height(n as u32);
+                let octx = crate::ui::plot::heatmap::context(&off)?;
+                let _ = octx.put_image_data(&img, 0.0, 0.0);
+                ctx.set_image_smoothing_enabled(false);
+                let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&off, x, y, px as f64, px as f64);
+            }
+            if ablated.contains(&(l, h)) {
+                ctx.set_stroke_style_str("rgb(220, 40, 40)");
+                ctx.set_line_width(3.0 * s);
+                ctx.begin_path();
+                ctx.move_to(x, y);
+                ctx.line_to(x + px as f64, y + px as f64);
+                ctx.move_to(x + px as f64, y);
+                ctx.line_to(x, y + px as f64);
+                ctx.stroke();
+            }
+            if (l, h) == selected {
+                ctx.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+                ctx.set_line_width(3.0 * s);
+                ctx.stroke_rect(x - 1.5 * s, y - 1.5 * s, px as f64 + 3.0 * s, px as f64 + 3.0 * s);
+            }
+        }
+    }
+    Ok(())
+}
