@@ -36,6 +36,8 @@ pub enum Request {
     Analyze(Query),
     /// Append `steps` sampled tokens to the prompt, one reply per token.
     Generate { query: Query, steps: usize },
+    /// Stop the generation in progress after the current token.
+    Stop,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -108,6 +110,8 @@ pub enum Reply {
     /// One sampled token, and the whole continuation so far decoded as text (a token may end
     /// inside a UTF-8 character; the text is exact once the character is complete).
     Generated { id: u64, token: Token, text: String, done: bool },
+    /// A generation ended early because the page asked (`Stop`).
+    Stopped { id: u64 },
     Error { id: Option<u64>, message: String },
 }
 
@@ -188,30 +192,52 @@ impl Session {
         Ok((Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, next, baseline, compute_ms: 0.0 }, weights))
     }
 
-    /// Samples `steps` tokens after the prompt with the KV cache, calling `emit` with each token
-    /// and the continuation so far as text. When the window is full the oldest tokens are
-    /// dropped and the cache rebuilt.
-    pub fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
-        let (mut ids, _) = self.tokens(&q.prompt);
-        let window = self.config().n_positions;
+    /// Starts sampling after the prompt: runs the prompt once into a KV cache.
+    pub fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
+        let (ids, _) = self.tokens(&q.prompt);
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
-        let mut rng = Rng::new(q.seed as u64);
         let mut cache = KvCache::new(self.config());
-        let mut logits = self.model.forward(&ids, &mut cache, &opts)?.logits;
-        let mut continuation = Vec::with_capacity(steps);
+        let logits = self.model.forward(&ids, &mut cache, &opts)?.logits;
+        Ok(Generation { ids, cache, logits, opts, sampling: q.sampling(), rng: Rng::new(q.seed as u64), continuation: Vec::new() })
+    }
+
+    /// Samples one more token and runs it through the model (one row of work with the cache):
+    /// returns the token and the whole continuation so far as text. When the window is full
+    /// the oldest tokens are dropped and the cache rebuilt.
+    pub fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
+        let window = self.config().n_positions;
+        let next = super::sample::sample(g.logits.row(0), &g.sampling, &mut g.rng);
+        g.continuation.push(next);
+        g.ids.push(next);
+        g.logits = if g.cache.len() < window {
+            self.model.forward(&[next], &mut g.cache, &g.opts)?.logits
+        } else {
+            g.ids.drain(..g.ids.len() - window + window / 4); // slide: keep the last three quarters
+            g.cache.clear();
+            self.model.forward(&g.ids, &mut g.cache, &g.opts)?.logits
+        };
+        Ok((self.token(next), self.tok.decode(&g.continuation)))
+    }
+
+    /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
+    /// continuation so far as text.
+    pub fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
+        let mut g = self.start_generation(q)?;
         for _ in 0..steps {
-            let next = super::sample::sample(logits.row(0), &q.sampling(), &mut rng);
-            continuation.push(next);
-            emit(self.token(next), self.tok.decode(&continuation));
-            ids.push(next);
-            logits = if cache.len() < window {
-                self.model.forward(&[next], &mut cache, &opts)?.logits
-            } else {
-                ids.drain(..ids.len() - window + window / 4); // slide: keep the last three quarters
-                cache.clear();
-                self.model.forward(&ids, &mut cache, &opts)?.logits
-            };
+            let (token, text) = self.next_token(&mut g)?;
+            emit(token, text);
         }
         Ok(())
     }
+}
+
+/// A generation in progress: the tokens so far, their KV cache and the next-token logits.
+pub struct Generation {
+    ids: Vec<u32>,
+    cache: KvCache,
+    logits: ndarray::Array2<f32>,
+    opts: ForwardOptions,
+    sampling: Sampling,
+    rng: Rng,
+    continuation: Vec<u32>,
 }

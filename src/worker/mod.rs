@@ -1,7 +1,7 @@
 //! The GPT-2 Web Worker: receives `Request`s from the page, runs them on a `Session` and posts
 //! `Reply`s back. Every message is `{json: string, data?: Float32Array}`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Object, Reflect, Uint8Array};
@@ -150,12 +150,20 @@ async fn load(name: &str, base: &str, expect: Option<Manifest>, use_cache: bool,
     Ok(Some((session, source)))
 }
 
-async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request, data: JsValue) {
+/// Resolves after the worker's event loop has had a turn (queued messages are handled).
+async fn yield_now() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+async fn handle(state: Rc<RefCell<Option<Rc<Session>>>>, stop: Rc<Cell<bool>>, req: Request, data: JsValue) {
     match req {
         Request::Load { name, base, expect, cache, only_cached } => match load(&name, &base, expect, cache, only_cached).await {
             Ok(Some((s, source))) => {
                 post(&s.loaded(&name, source), None);
-                *state.borrow_mut() = Some(s);
+                *state.borrow_mut() = Some(Rc::new(s));
             }
             Ok(None) => {}
             Err(e) => error(None, e),
@@ -165,14 +173,13 @@ async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request, data: JsValue
             match Session::new(&config, &bytes) {
                 Ok(s) => {
                     post(&s.loaded(&name, "file"), None);
-                    *state.borrow_mut() = Some(s);
+                    *state.borrow_mut() = Some(Rc::new(s));
                 }
                 Err(e) => error(None, format!("{name}: {e}")),
             }
         }
         Request::Analyze(q) => {
-            let s = state.borrow();
-            let Some(s) = s.as_ref() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let Some(s) = state.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
             let t0 = js_sys::Date::now();
             match s.analyze(&q) {
                 Ok((mut a, w)) => {
@@ -183,28 +190,39 @@ async fn handle(state: Rc<RefCell<Option<Session>>>, req: Request, data: JsValue
             }
         }
         Request::Generate { query, steps } => {
-            let s = state.borrow();
-            let Some(s) = s.as_ref() else { return error(Some(query.id), "no model is loaded yet".into()) };
-            let mut n = 0;
-            let r = s.generate(&query, steps, |token, text| {
-                n += 1;
-                post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None);
-            });
-            if let Err(e) = r {
-                error(Some(query.id), e.to_string());
+            let Some(s) = state.borrow().clone() else { return error(Some(query.id), "no model is loaded yet".into()) };
+            stop.set(false);
+            let mut g = match s.start_generation(&query) {
+                Ok(g) => g,
+                Err(e) => return error(Some(query.id), e.to_string()),
+            };
+            for n in 1..=steps {
+                if stop.get() {
+                    return post(&Reply::Stopped { id: query.id }, None);
+                }
+                match s.next_token(&mut g) {
+                    Ok((token, text)) => post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None),
+                    Err(e) => return error(Some(query.id), e.to_string()),
+                }
+                // Let queued messages in between tokens: a Stop, and the page's analyses.
+                yield_now().await;
             }
         }
+        Request::Stop => stop.set(true),
     }
 }
 
 pub fn start() {
-    let state: Rc<RefCell<Option<Session>>> = Rc::new(RefCell::new(None));
+    // The session is shared (Rc) so a generation that awaits between tokens never holds the
+    // RefCell borrowed while a Load replaces the model.
+    let state: Rc<RefCell<Option<Rc<Session>>>> = Rc::new(RefCell::new(None));
+    let stop = Rc::new(Cell::new(false));
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Request>(&text) {
             Ok(req) => {
                 let data = Reflect::get(&ev.data(), &"data".into()).unwrap_or(JsValue::UNDEFINED);
-                wasm_bindgen_futures::spawn_local(handle(state.clone(), req, data))
+                wasm_bindgen_futures::spawn_local(handle(state.clone(), stop.clone(), req, data))
             }
             Err(e) => error(None, format!("the worker could not read a request: {e}")),
         }

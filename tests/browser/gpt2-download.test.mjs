@@ -62,6 +62,17 @@ test("a checkpoint from a URL: consent, progress, a 124M model running, then loa
   console.log(`# random 124M: downloaded, parsed and first analysis in ${Date.now() - t0} ms`);
   assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /12 layers × 12 heads, 124\.44 M parameters, window 1024.*A copy is kept in this browser/);
   assert.deepEqual(await page.$$eval("#gpt2 .chip small", (s) => s.map((x) => Number(x.textContent))), [15496, 995]);
+  // Generation on the 124M model (about 15 tokens/s here) can be stopped after a token or two.
+  const prompt0 = await page.$eval("#gpt2 textarea", (t) => t.value);
+  await page.click("#gpt2 .generate");
+  await page.waitForFunction((p) => document.querySelector("#gpt2 textarea").value !== p, prompt0, { timeout: 30000 });
+  await page.click("#gpt2 .stop");
+  await page.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled && !document.querySelector("#gpt2 .stop"), null, { timeout: 10000 });
+  const stopped = await page.$eval("#gpt2 textarea", (t) => t.value);
+  await page.waitForTimeout(1500);
+  assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), stopped, "nothing more arrives after Stop");
+  const generated = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.generateMs));
+  assert.ok(generated > 0 && generated < 20 / 15 * 1000 * 3, `stopped after ${generated} ms`);
   const downloads = requests.filter((p) => p.endsWith("model.safetensors")).length;
   // A second visit loads from Cache Storage, without the network and without asking.
   await page.reload();

@@ -80,7 +80,11 @@ test("clicking a head and a token, knocking out a head and generating update the
   await page.click("#gpt2 .generate");
   await page.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled && document.querySelector("#gpt2 textarea").value.length > 0, null, { timeout: 30000 });
   await page.waitForFunction((b) => document.querySelector("#gpt2 textarea").value.length > b.length, before);
-  id = await analysed(page, id);
+  // Analyses run between generated tokens; wait for the one of the final prompt.
+  await page.waitForFunction(() => {
+    const shown = [...document.querySelectorAll("#gpt2 .chips:not(.compare .chips) .chip .chip-text")].map((c) => c.textContent.replaceAll("·", " ").replaceAll("↵", "\n")).join("");
+    return !document.querySelector("#gpt2 .stop") && shown === document.querySelector("#gpt2 textarea").value;
+  }, null, { timeout: 30000 });
   const prompt = await page.$eval("#gpt2 textarea", (t) => t.value);
   assert.ok(prompt.startsWith(before) && prompt.length > before.length + 10, `generated: ${prompt.slice(before.length)}`);
   assert.equal(new URL(page.url()).searchParams.get("gpt2.prompt"), prompt);

@@ -167,6 +167,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     }
                 }
             }
+            Reply::Stopped { .. } => {
+                gen_ms.set(now_ms() - gen_start.get_value());
+                generating.set(None);
+            }
             Reply::Error { id: None, message } => status.set(Status::Failed(message)),
             Reply::Error { message, .. } => {
                 generating.set(None);
@@ -604,10 +608,15 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 <div class="gpt2-panel">
                     <h4>"Next token"</h4>
                     {next_list}
-                    <button type="button" class="generate" on:click=on_generate
-                        disabled=move || generating.get().is_some() || !matches!(status.get(), Status::Ready { .. })>
-                        {move || if generating.get().is_some() { "Generating…" } else { "Generate 20 tokens" }}
-                    </button>
+                    <div class="row-actions">
+                        <button type="button" class="generate" on:click=on_generate
+                            disabled=move || generating.get().is_some() || !matches!(status.get(), Status::Ready { .. })>
+                            {move || if generating.get().is_some() { "Generating…" } else { "Generate 20 tokens" }}
+                        </button>
+                        {move || generating.get().is_some().then(|| view! {
+                            <button type="button" class="stop" on:click=move |_| send(Request::Stop)>"Stop"</button>
+                        })}
+                    </div>
                 </div>
             </div>
             {comparison}
