@@ -33,3 +33,40 @@ fn one_row_paths_equal_the_full_products() {
     let e = want.iter().zip(&tied_logits(x.view(), &wte)).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
     assert!(e < 1e-4, "logits differ by {e}");
 }
+
+#[test]
+fn max_pooling_keeps_the_largest_weight_of_each_block() {
+    use attention_live::gpt2::model::max_pool_into;
+    // 4 × 4 → 2 × 2: blocks [[1, 2], [5, 6]] → 6, [[3, 4], [7, 8]] → 8, [[9, 10], [13, 14]] → 14, [[11, 12], [15, 16]] → 16.
+    let m = ndarray::Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j + 1) as f32);
+    let mut out = ndarray::Array2::zeros((2, 2));
+    max_pool_into(m.view(), out.view_mut());
+    assert_eq!(out, ndarray::arr2(&[[6.0, 8.0], [14.0, 16.0]]));
+    // 3 × 5 → 2 × 2 (uneven blocks: rows {0}, {1, 2}; columns {0, 1}, {2, 3, 4}).
+    let m = ndarray::Array2::from_shape_fn((3, 5), |(i, j)| (i * 5 + j) as f32);
+    let mut out = ndarray::Array2::zeros((2, 2));
+    max_pool_into(m.view(), out.view_mut());
+    assert_eq!(out, ndarray::arr2(&[[1.0, 4.0], [11.0, 14.0]]));
+}
+
+/// The thumbnails a forward pass keeps for long prompts equal max-pooling the full weights.
+#[test]
+fn forward_thumbnails_match_the_full_attention() {
+    use attention_live::gpt2::model::max_pool_into;
+    use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
+    let d = format!("{}/tests/fixtures/gpt2/a", env!("CARGO_MANIFEST_DIR"));
+    let model = Gpt2::load(&std::fs::read_to_string(format!("{d}/config.json")).unwrap(), &std::fs::read(format!("{d}/model.safetensors")).unwrap()).unwrap();
+    let tokens: Vec<u32> = (0..12).map(|i| (i * 37 % 256) as u32).collect();
+    let opts = ForwardOptions { capture: Capture::All, thumbnails: Some(5), ..Default::default() };
+    let out = model.forward(&tokens, &mut model.new_cache(), &opts).unwrap();
+    assert_eq!(out.thumbnails.len(), 2);
+    for (l, th) in out.thumbnails.iter().enumerate() {
+        assert_eq!(th.dim(), (2, 5, 5));
+        let full = out.attentions[l].as_ref().unwrap();
+        for h in 0..2 {
+            let mut want = ndarray::Array2::zeros((5, 5));
+            max_pool_into(full.index_axis(ndarray::Axis(0), h), want.view_mut());
+            assert_eq!(th.index_axis(ndarray::Axis(0), h), want);
+        }
+    }
+}

@@ -47,6 +47,9 @@ pub struct ForwardOptions {
     pub all_logits: bool,
     /// Keep the residual stream after the embeddings and after each block.
     pub hidden_states: bool,
+    /// Also keep every layer's weights shrunk to at most n × n per head (each cell the largest
+    /// weight of its block): a model view of long prompts without storing every T × T matrix.
+    pub thumbnails: Option<usize>,
 }
 
 pub struct ForwardOutput {
@@ -56,6 +59,8 @@ pub struct ForwardOutput {
     pub attentions: Vec<Option<Array3<f32>>>,
     /// [embeddings, block 0 output, …, block L−1 output], each (T, C), when asked for.
     pub hidden_states: Vec<Array2<f32>>,
+    /// Per layer, when asked for: (heads, rows, cols), max-pooled from (T, S).
+    pub thumbnails: Vec<Array3<f32>>,
 }
 
 /// Keys and values of every position run so far, per layer: rows of C floats.
@@ -131,10 +136,12 @@ impl Gpt2 {
             hidden_states.push(x.clone());
         }
         let mut attentions = Vec::with_capacity(cfg.n_layer);
+        let mut thumbnails = Vec::new();
         for (l, block) in w.h.iter().enumerate() {
-            let (y, att) = self.attention(l, block, x.view(), cache, past, opts);
+            let (y, att, thumb) = self.attention(l, block, x.view(), cache, past, opts);
             x += &y;
             attentions.push(att);
+            thumbnails.extend(thumb);
             // MLP: (T, C) x (C, 4C) -> GELU -> (T, 4C) x (4C, C) -> (T, C)
             let h = layer_norm(x.view(), &block.ln_2, cfg.layer_norm_epsilon);
             let a = linear(h.view(), &block.mlp.c_fc).mapv(gelu_new);
@@ -148,12 +155,12 @@ impl Gpt2 {
         let h = layer_norm(last, &w.ln_f, cfg.layer_norm_epsilon);
         // The LM head is tied to the token embeddings: (T, C) x (C, vocab) -> (T, vocab)
         let logits = tied_logits(h.view(), &w.wte);
-        Ok(ForwardOutput { logits, attentions, hidden_states })
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
     }
 
     /// One block's attention sub-layer: returns its contribution to the residual stream (T, C)
-    /// and, if captured, its weights (H, T, S).
-    fn attention(&self, l: usize, block: &Block, x: ArrayView2<f32>, cache: &mut KvCache, past: usize, opts: &ForwardOptions) -> (Array2<f32>, Option<Array3<f32>>) {
+    /// and, if captured, its weights (H, T, S) and their thumbnails.
+    fn attention(&self, l: usize, block: &Block, x: ArrayView2<f32>, cache: &mut KvCache, past: usize, opts: &ForwardOptions) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
         let cfg = &self.config;
         let (t, c, n_head, hd) = (x.nrows(), cfg.n_embd, cfg.n_head, cfg.head_dim());
         let h = layer_norm(x, &block.ln_1, cfg.layer_norm_epsilon);
@@ -163,6 +170,7 @@ impl Gpt2 {
         let (k_all, v_all) = cache.append(l, qkv.slice(s![.., c..2 * c]), qkv.slice(s![.., 2 * c..3 * c]));
         let keep = opts.capture.wants(l);
         let mut weights = keep.then(|| Array3::<f32>::zeros((n_head, t, past + t)));
+        let mut thumbs = opts.thumbnails.map(|n| Array3::<f32>::zeros((n_head, t.min(n), (past + t).min(n))));
         let mut y = Array2::<f32>::zeros((t, c));
         for head in 0..n_head {
             let cols = s![.., head * hd..(head + 1) * hd];
@@ -174,9 +182,12 @@ impl Gpt2 {
             if let Some(all) = weights.as_mut() {
                 all.index_axis_mut(Axis(0), head).assign(&wts);
             }
+            if let Some(th) = thumbs.as_mut() {
+                max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
+            }
         }
         // (T, C) x (C, C) -> (T, C)
-        (linear(y.view(), &block.attn.c_proj), weights)
+        (linear(y.view(), &block.attn.c_proj), weights, thumbs)
     }
 
     /// Greedy decoding with the KV cache: the prompt once, then one token per step.
@@ -193,5 +204,18 @@ impl Gpt2 {
             }
         }
         Ok(out)
+    }
+}
+
+/// Shrinks a (T, S) matrix into `out` (rows ≤ T, cols ≤ S): each cell is the largest value of
+/// its block, so a sharp weight stays visible in a small picture.
+pub fn max_pool_into(m: ArrayView2<f32>, mut out: ndarray::ArrayViewMut2<f32>) {
+    let ((t, s), (r, c)) = (m.dim(), out.dim());
+    for a in 0..r {
+        let (i0, i1) = (a * t / r, ((a + 1) * t / r).max(a * t / r + 1));
+        for b in 0..c {
+            let (j0, j1) = (b * s / c, ((b + 1) * s / c).max(b * s / c + 1));
+            out[[a, b]] = m.slice(s![i0..i1, j0..j1]).fold(0.0f32, |acc, &v| acc.max(v));
+        }
     }
 }

@@ -11,8 +11,10 @@ use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, Gpt2, KvCache, LoadError, RunError, Sampling};
 use crate::numerics::rng::Rng;
 
-/// Above this many attention weights (L·H·T²) only the selected layer is sent.
+/// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
+/// every layer's weights shrunk to at most THUMBNAIL × THUMBNAIL per head for the model view.
 pub const ALL_LAYERS_LIMIT: usize = 4 << 20;
+pub const THUMBNAIL: usize = 64;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -85,6 +87,12 @@ pub struct Analysis {
     pub n_head: usize,
     /// The layers whose weights are in the buffer, in order.
     pub layers: Vec<usize>,
+    /// When not every layer fits: the side of the thumbnails that follow them in the buffer,
+    /// (L, H, thumb_rows, thumb_cols), for the model view. 0 when absent.
+    #[serde(default)]
+    pub thumb_rows: usize,
+    #[serde(default)]
+    pub thumb_cols: usize,
     /// Next-token candidates with the ablation applied.
     pub next: Vec<Candidate>,
     /// The same without ablation (present only when heads are ablated).
@@ -171,7 +179,8 @@ impl Session {
         let all = cfg.n_layer * cfg.n_head * t * t <= ALL_LAYERS_LIMIT;
         let layer = q.layer.min(cfg.n_layer - 1);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
-        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), ..Default::default() };
+        let thumbnails = (!all).then_some(THUMBNAIL);
+        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), thumbnails, ..Default::default() };
         let out = self.model.forward(&ids, &mut self.model.new_cache(), &opts)?;
         let next = self.candidates(out.logits.row(0), q);
         let baseline = if q.ablate.is_empty() {
@@ -188,8 +197,14 @@ impl Session {
                 weights.extend(a.iter());
             }
         }
+        let (mut thumb_rows, mut thumb_cols) = (0, 0);
+        for th in &out.thumbnails {
+            (thumb_rows, thumb_cols) = (th.dim().1, th.dim().2);
+            weights.extend(th.iter());
+        }
         let tokens = ids.iter().map(|&id| self.token(id)).collect();
-        Ok((Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, next, baseline, compute_ms: 0.0 }, weights))
+        let analysis = Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, thumb_rows, thumb_cols, next, baseline, compute_ms: 0.0 };
+        Ok((analysis, weights))
     }
 
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.

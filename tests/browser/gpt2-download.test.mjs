@@ -73,6 +73,22 @@ test("a checkpoint from a URL: consent, progress, a 124M model running, then loa
   assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), stopped, "nothing more arrives after Stop");
   const generated = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.generateMs));
   assert.ok(generated > 0 && generated < 20 / 15 * 1000 * 3, `stopped after ${generated} ms`);
+  // A long prompt (12 × 12 × 300² weights, over the worker's limit): the selected layer comes in
+  // full and every other layer as a thumbnail, so the whole model view is still drawn.
+  const before = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+  await page.$eval("#gpt2 textarea", (t) => { t.value = "one two three four five six seven eight nine ten ".repeat(30); t.dispatchEvent(new Event("input", { bubbles: true })); });
+  const t1 = Date.now();
+  await page.waitForFunction((b) => Number(document.querySelector("#gpt2 .gpt2").dataset.analysis) > b, before, { timeout: 120000 });
+  console.log(`# random 124M, ${await page.$$eval("#gpt2 .chip", (c) => c.length)}-token prompt analysed in ${Date.now() - t1} ms`);
+  assert.ok((await page.$$eval("#gpt2 .chip", (c) => c.length)) >= 300);
+  const colours = await page.$eval("#gpt2 .model-view", (c) => {
+    // The thumbnail of layer 7, head 4 (layer 0 is the one sent in full): its middle row of pixels.
+    const cell = Math.min(96, Math.max(24, (c.width - 26) / 12));
+    const x = 26 + 4 * cell + 2, y = 26 + 7 * cell + 2 + (cell - 4) / 2;
+    const d = c.getContext("2d").getImageData(x, y, cell - 4, 1).data;
+    return new Set(Array.from({ length: d.length / 4 }, (_, i) => `${d[4 * i]},${d[4 * i + 1]},${d[4 * i + 2]}`)).size;
+  });
+  assert.ok(colours > 2, `layer 7's thumbnail is drawn (${colours} colours in a row)`);
   const downloads = requests.filter((p) => p.endsWith("model.safetensors")).length;
   // A second visit loads from Cache Storage, without the network and without asking.
   await page.reload();

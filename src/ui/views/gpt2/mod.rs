@@ -62,6 +62,16 @@ impl Result_ {
         let t = self.t();
         self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
     }
+    /// The shrunk weights of (layer, head) at thumbnail cell (a, b), when the worker sent
+    /// thumbnails (long prompts: they follow the full layers in the buffer).
+    pub(super) fn thumb(&self, layer: usize, head: usize, a: usize, b: usize) -> Option<f32> {
+        let (tr, tc) = (self.a.thumb_rows, self.a.thumb_cols);
+        if tr == 0 || a >= tr || b >= tc {
+            return None;
+        }
+        let base = self.a.layers.len() * self.a.n_head * self.t() * self.t();
+        self.w.get(base + ((layer * self.a.n_head + head) * tr + a) * tc + b).copied()
+    }
 }
 fn model_label(name: &str) -> &'static str {
     MODELS.iter().find(|m| m.0 == name).map_or("model", |m| m.1)

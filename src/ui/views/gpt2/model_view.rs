@@ -35,21 +35,25 @@ pub fn draw_model_view(
     for l in 0..nl {
         let _ = ctx.fill_text(&format!("L{l}"), 2.0 * s, (LABEL + (l as f64 + 0.55) * cell) * s);
     }
-    // Each thumbnail: n × n pixels, each the largest weight in its block of the T × T matrix.
+    // Each thumbnail: n × n pixels, each the largest weight in its block of the layer's matrix:
+    // the full T × T one when the layer was sent, else the worker's thumbnail of it.
     let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
-    let n = t.min(px).max(1);
-    let zoom = px as f64 / n as f64;
     for l in 0..nl {
+        let full = r.a.layers.contains(&l);
+        let src = if full { t } else { r.a.thumb_rows.max(1) };
+        let n = src.min(px).max(1);
+        let zoom = px as f64 / n as f64;
         for h in 0..nh {
+            let get = |i: usize, j: usize| if full { r.weight(l, h, i, j) } else { r.thumb(l, h, i, j) };
             let mut rgba = vec![0u8; n * n * 4];
             for a in 0..n {
                 for b in 0..n {
-                    let (i0, i1) = (a * t / n, ((a + 1) * t / n).max(a * t / n + 1));
-                    let (j0, j1) = (b * t / n, ((b + 1) * t / n).max(b * t / n + 1));
+                    let (i0, i1) = (a * src / n, ((a + 1) * src / n).max(a * src / n + 1));
+                    let (j0, j1) = (b * src / n, ((b + 1) * src / n).max(b * src / n + 1));
                     let mut m = 0.0f32;
                     for i in i0..i1 {
                         for j in j0..j1 {
-                            m = m.max(r.weight(l, h, i, j).unwrap_or(0.0));
+                            m = m.max(get(i, j).unwrap_or(0.0));
                         }
                     }
                     let [cr, cg, cb] = viridis(m as f64);
