@@ -83,23 +83,38 @@ fn blocked_kernel(x: &[f32], w: &[f32], y: &mut [f32], t: usize, k: usize, n: us
             }
             for b in 0..tr / R {
                 let xb = &xp[b * R * k..(b + 1) * R * k];
-                let mut acc = [F4::zero(); 2 * R]; // acc[2r + c]: row b·R + r, columns j0 + 4c ..
+                // Twelve named accumulators, row r and columns j0 + 4c in a{r}{c}, written out
+                // rather than looped: at opt-level "z" LLVM does not unroll loops, and an array
+                // indexed in a loop would live in memory instead of registers.
+                let z = F4::zero();
+                let (mut a00, mut a01, mut a10, mut a11, mut a20, mut a21) = (z, z, z, z, z, z);
+                let (mut a30, mut a31, mut a40, mut a41, mut a50, mut a51) = (z, z, z, z, z, z);
+                let (pp, xp) = (panel.as_ptr(), xb.as_ptr());
                 for kk in 0..k {
                     // SAFETY: kk * 8 + 8 ≤ k * 8 (the panel) and kk * R + R ≤ k * R (the block).
                     unsafe {
-                        let (w0, w1) = (F4::load(panel.as_ptr().add(kk * 8)), F4::load(panel.as_ptr().add(kk * 8 + 4)));
-                        for r in 0..R {
-                            let a = F4::load_splat(xb.as_ptr().add(kk * R + r));
-                            acc[2 * r] = acc[2 * r].mul_add(a, w0);
-                            acc[2 * r + 1] = acc[2 * r + 1].mul_add(a, w1);
-                        }
+                        let (w0, w1) = (F4::load(pp.add(kk * 8)), F4::load(pp.add(kk * 8 + 4)));
+                        let x6 = xp.add(kk * R);
+                        let a = F4::load_splat(x6);
+                        (a00, a01) = (a00.mul_add(a, w0), a01.mul_add(a, w1));
+                        let a = F4::load_splat(x6.add(1));
+                        (a10, a11) = (a10.mul_add(a, w0), a11.mul_add(a, w1));
+                        let a = F4::load_splat(x6.add(2));
+                        (a20, a21) = (a20.mul_add(a, w0), a21.mul_add(a, w1));
+                        let a = F4::load_splat(x6.add(3));
+                        (a30, a31) = (a30.mul_add(a, w0), a31.mul_add(a, w1));
+                        let a = F4::load_splat(x6.add(4));
+                        (a40, a41) = (a40.mul_add(a, w0), a41.mul_add(a, w1));
+                        let a = F4::load_splat(x6.add(5));
+                        (a50, a51) = (a50.mul_add(a, w0), a51.mul_add(a, w1));
                     }
                 }
-                for r in (0..R).filter(|r| b * R + r < t) {
+                let rows = [(a00, a01), (a10, a11), (a20, a21), (a30, a31), (a40, a41), (a50, a51)];
+                for (r, (c0, c1)) in rows.into_iter().enumerate().filter(|(r, _)| b * R + r < t) {
                     // SAFETY: j0 + 8 ≤ n8 ≤ n: both stores stay inside row b·R + r < t of y.
                     unsafe {
-                        acc[2 * r].store(y.as_mut_ptr().add((b * R + r) * n + j0));
-                        acc[2 * r + 1].store(y.as_mut_ptr().add((b * R + r) * n + j0 + 4));
+                        c0.store(y.as_mut_ptr().add((b * R + r) * n + j0));
+                        c1.store(y.as_mut_ptr().add((b * R + r) * n + j0 + 4));
                     }
                 }
             }

@@ -267,7 +267,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let q = Memo::new(move |_| values.with(|v| query(v, 0)));
     let compare = Memo::new(move |_| values.with(|v| v.text("compare").to_string()));
     Effect::new(move |_| {
-        let ready = matches!(status.get(), Status::Ready { .. });
+        // While tokens stream in, the prompt changes with each one; analysing every step would
+        // put a whole forward pass between tokens, so the analysis waits for the end.
+        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none);
         let mut q = q.get();
         if ready {
             let id = last_id.get_value() + 1;
@@ -277,7 +279,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
     });
     Effect::new(move |_| {
-        let ready = matches!(status.get(), Status::Ready { .. });
+        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none);
         let mut q = q.get();
         let b = compare.get();
         if !ready || b.trim().is_empty() {
