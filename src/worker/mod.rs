@@ -1,5 +1,7 @@
 //! The GPT-2 Web Worker: receives `Request`s from the page, runs them on a `Session` and posts
-//! `Reply`s back. Every message is `{json: string, data?: Float32Array}`.
+//! `Reply`s back. Every message is `{json: string, data?}`: the page sends local model files as
+//! an ArrayBuffer, and the worker sends attention weights as a Float32Array (both transferred,
+//! not copied).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
