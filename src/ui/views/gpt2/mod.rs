@@ -62,15 +62,20 @@ impl Result_ {
         let t = self.t();
         self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
     }
-    /// The shrunk weights of (layer, head) at thumbnail cell (a, b), when the worker sent
-    /// thumbnails (long prompts: they follow the full layers in the buffer).
-    pub(super) fn thumb(&self, layer: usize, head: usize, a: usize, b: usize) -> Option<f32> {
-        let (tr, tc) = (self.a.thumb_rows, self.a.thumb_cols);
-        if tr == 0 || a >= tr || b >= tc {
-            return None;
-        }
-        let base = self.a.layers.len() * self.a.n_head * self.t() * self.t();
-        self.w.get(base + ((layer * self.a.n_head + head) * tr + a) * tc + b).copied()
+    /// The weights of (layer, head) as a matrix: the full (T, T) one when that layer was sent,
+    /// else the worker's max-pooled thumbnail of it (long prompts: thumbnails follow the full
+    /// layers in the buffer).
+    pub(super) fn head_matrix(&self, layer: usize, head: usize) -> Option<ndarray::ArrayView2<'_, f32>> {
+        let (t, nh) = (self.t(), self.a.n_head);
+        let (start, rows, cols) = match self.a.layers.iter().position(|&l| l == layer) {
+            Some(li) => ((li * nh + head) * t * t, t, t),
+            None if self.a.thumb_rows > 0 => {
+                let (tr, tc) = (self.a.thumb_rows, self.a.thumb_cols);
+                (self.a.layers.len() * nh * t * t + (layer * nh + head) * tr * tc, tr, tc)
+            }
+            None => return None,
+        };
+        ndarray::ArrayView2::from_shape((rows, cols), self.w.get(start..start + rows * cols)?).ok()
     }
 }
 fn model_label(name: &str) -> &'static str {

@@ -3,7 +3,10 @@
 use leptos::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 
+use ndarray::Array2;
+
 use super::Result_;
+use crate::gpt2::model::max_pool_into;
 use crate::ui::plot::colormap::viridis;
 use crate::ui::plot::fit_canvas_with;
 
@@ -17,7 +20,7 @@ pub fn draw_model_view(
     ablated: &[(usize, usize)],
     layout: StoredValue<(f64, f64, f64, usize, usize)>,
 ) -> Result<(), String> {
-    let (nl, nh, t) = (r.a.n_layer, r.a.n_head, r.t());
+    let (nl, nh) = (r.a.n_layer, r.a.n_head);
     const LABEL: f64 = 26.0;
     let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(24.0, 96.0);
     let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
@@ -39,26 +42,16 @@ pub fn draw_model_view(
     // the full T × T one when the layer was sent, else the worker's thumbnail of it.
     let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
     for l in 0..nl {
-        let full = r.a.layers.contains(&l);
-        let src = if full { t } else { r.a.thumb_rows.max(1) };
-        let n = src.min(px).max(1);
-        let zoom = px as f64 / n as f64;
         for h in 0..nh {
-            let get = |i: usize, j: usize| if full { r.weight(l, h, i, j) } else { r.thumb(l, h, i, j) };
-            let mut rgba = vec![0u8; n * n * 4];
-            for a in 0..n {
-                for b in 0..n {
-                    let (i0, i1) = (a * src / n, ((a + 1) * src / n).max(a * src / n + 1));
-                    let (j0, j1) = (b * src / n, ((b + 1) * src / n).max(b * src / n + 1));
-                    let mut m = 0.0f32;
-                    for i in i0..i1 {
-                        for j in j0..j1 {
-                            m = m.max(get(i, j).unwrap_or(0.0));
-                        }
-                    }
-                    let [cr, cg, cb] = viridis(m as f64);
-                    rgba[(a * n + b) * 4..(a * n + b) * 4 + 4].copy_from_slice(&[cr, cg, cb, 255]);
-                }
+            let Some(m) = r.head_matrix(l, h) else { continue };
+            let n = m.nrows().min(px).max(1);
+            let zoom = px as f64 / n as f64;
+            let mut pooled = Array2::<f32>::zeros((n, n));
+            max_pool_into(m, pooled.view_mut());
+            let mut rgba = Vec::with_capacity(n * n * 4);
+            for &v in pooled.iter() {
+                let [cr, cg, cb] = viridis(v as f64);
+                rgba.extend_from_slice(&[cr, cg, cb, 255]);
             }
             let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32).map_err(|_| "could not make an image")?;
             let (x, y) = ((LABEL + h as f64 * cell + 2.0) * s, (LABEL + l as f64 * cell + 2.0) * s);
