@@ -102,10 +102,10 @@ enum Source {
     NetworkUnstored,
 }
 
-/// One file of a model: from the cache if it is there, else from the network (then verified
-/// and stored).
-async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<Cache>) -> Result<(Vec<u8>, Source), String> {
-    if let Some(resp) = cached(cache, url).await {
+/// One file of a model: the cached copy `stored` if there is one, else from the network (then
+/// verified and stored in `cache`).
+async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<Cache>, stored: Option<Response>) -> Result<(Vec<u8>, Source), String> {
+    if let Some(resp) = stored {
         return Ok((read_with_progress(resp, "cache").await?, Source::Cache));
     }
     let resp = fetch(url).await?;
@@ -134,12 +134,15 @@ async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<
 async fn load(name: &str, base: &str, expect: Option<Manifest>, use_cache: bool, only_cached: bool) -> Result<Option<(Session, &'static str)>, String> {
     let cache = if use_cache { open_cache().await } else { None };
     let (cfg_url, model_url) = (format!("{base}config.json"), format!("{base}model.safetensors"));
-    if only_cached && (cached(&cache, &cfg_url).await.is_none() || cached(&cache, &model_url).await.is_none()) {
+    // Each file is looked up in the cache once: the answer decides both "ask first?" and where
+    // the bytes come from.
+    let (stored_cfg, stored_model) = (cached(&cache, &cfg_url).await, cached(&cache, &model_url).await);
+    if only_cached && (stored_cfg.is_none() || stored_model.is_none()) {
         post(&Reply::NotCached { name: name.into(), size: expect.as_ref().map(|m| m.model.size) }, None);
         return Ok(None);
     }
-    let (config, _) = file(&cfg_url, "config.json", expect.as_ref().map(|m| &m.config), &cache).await?;
-    let (bytes, from) = file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache).await?;
+    let (config, _) = file(&cfg_url, "config.json", expect.as_ref().map(|m| &m.config), &cache, stored_cfg).await?;
+    let (bytes, from) = file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache, stored_model).await?;
     post(&Reply::Progress { phase: "parse".into(), loaded: 0, total: None }, None);
     let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
     let session = Session::new(&config, &bytes).map_err(|e| format!("{name}: {e}"))?;
