@@ -8,10 +8,11 @@ use attention_live::gpt2::{Capture, ForwardOptions};
 use attention_live::numerics::rng::Rng;
 use serde_json::Value;
 
+mod common;
+
 fn model(name: &str) -> (Session, Value) {
     let d = format!("{}/static/models/{name}", env!("CARGO_MANIFEST_DIR"));
-    let cfg = std::fs::read_to_string(format!("{d}/config.json")).unwrap();
-    let bytes = std::fs::read(format!("{d}/model.safetensors")).unwrap();
+    let (cfg, bytes) = common::checkpoint(&format!("static/models/{name}"));
     assert!(bytes.len() < 25_000_000, "{name} is within the download budget");
     let card: Value = serde_json::from_str(&std::fs::read_to_string(format!("{d}/card.json")).unwrap()).unwrap();
     (Session::new(&cfg, &bytes).unwrap(), card)

@@ -4,9 +4,10 @@ use attention_live::gpt2::safetensors::{self, f16_to_f32, f32_to_f16, Dtype, Saf
 use attention_live::gpt2::{Config, Gpt2, LoadError, RunError};
 use attention_live::numerics::rng::Rng;
 
+mod common;
+
 fn fixture() -> (String, Vec<u8>) {
-    let d = format!("{}/tests/fixtures/gpt2/a", env!("CARGO_MANIFEST_DIR"));
-    (std::fs::read_to_string(format!("{d}/config.json")).unwrap(), std::fs::read(format!("{d}/model.safetensors")).unwrap())
+    common::checkpoint("tests/fixtures/gpt2/a")
 }
 
 fn err(cfg: &str, bytes: &[u8]) -> LoadError {

@@ -1,5 +1,7 @@
 //! The CPU kernels the browser uses instead of ndarray's, against ndarray.
 
+mod common;
+
 /// The browser's matrix product (`matmul_blocked`, used on wasm) equals ndarray's, on shapes
 /// that are not multiples of its blocks.
 #[test]
@@ -54,8 +56,8 @@ fn max_pooling_keeps_the_largest_weight_of_each_block() {
 fn forward_thumbnails_match_the_full_attention() {
     use attention_live::gpt2::model::max_pool_into;
     use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
-    let d = format!("{}/tests/fixtures/gpt2/a", env!("CARGO_MANIFEST_DIR"));
-    let model = Gpt2::load(&std::fs::read_to_string(format!("{d}/config.json")).unwrap(), &std::fs::read(format!("{d}/model.safetensors")).unwrap()).unwrap();
+    let (cfg, bytes) = common::checkpoint("tests/fixtures/gpt2/a");
+    let model = Gpt2::load(&cfg, &bytes).unwrap();
     let tokens: Vec<u32> = (0..12).map(|i| (i * 37 % 256) as u32).collect();
     let opts = ForwardOptions { capture: Capture::All, thumbnails: Some(5), ..Default::default() };
     let out = model.forward(&tokens, &mut model.new_cache(), &opts).unwrap();

@@ -6,6 +6,8 @@ use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
 use serde_json::Value;
 
+mod common;
+
 /// Absolute tolerance on logits, attention weights and hidden states (f32 sums in a different
 /// order than PyTorch's, plus the fixture's 6 significant digits).
 const TOL: f32 = 1e-4;
@@ -16,8 +18,7 @@ fn dir(name: &str) -> String {
 
 fn load(name: &str) -> (Gpt2, Value) {
     let d = dir(name);
-    let cfg = std::fs::read_to_string(format!("{d}/config.json")).unwrap();
-    let bytes = std::fs::read(format!("{d}/model.safetensors")).unwrap();
+    let (cfg, bytes) = common::checkpoint(&format!("tests/fixtures/gpt2/{name}"));
     let reference: Value = serde_json::from_str(&std::fs::read_to_string(format!("{d}/reference.json")).unwrap()).unwrap();
     (Gpt2::load(&cfg, &bytes).unwrap(), reference)
 }
