@@ -4,6 +4,7 @@
 //! - `state`: demo parameters and their URL form;
 //! - `demos`: the registry of live demos;
 //! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
+//! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
 //! - `ui` (wasm only): the Leptos app;
 //! - `worker` (wasm only): the GPT-2 Web Worker around `gpt2::session`.
@@ -11,6 +12,7 @@
 pub mod chapters;
 pub mod demos;
 pub mod gpt2;
+pub mod gpu;
 pub mod numerics;
 pub mod state;
 

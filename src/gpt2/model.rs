@@ -111,8 +111,9 @@ impl Gpt2 {
         KvCache::new(&self.config)
     }
 
-    /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.
-    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+    /// The input errors of a forward pass on any backend: no tokens, an id outside the
+    /// vocabulary, or more positions than the model's window.
+    pub fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError> {
         let cfg = &self.config;
         if tokens.is_empty() {
             return Err(RunError::Empty);
@@ -120,10 +121,17 @@ impl Gpt2 {
         if let Some(&id) = tokens.iter().find(|&&id| id as usize >= cfg.vocab_size) {
             return Err(RunError::TokenOutOfRange { id, vocab: cfg.vocab_size });
         }
-        let past = cache.len;
         if past + tokens.len() > cfg.n_positions {
             return Err(RunError::TooLong { len: past + tokens.len(), window: cfg.n_positions });
         }
+        Ok(())
+    }
+
+    /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.
+    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+        let cfg = &self.config;
+        let past = cache.len;
+        self.check_input(tokens, past)?;
         let (t, c) = (tokens.len(), cfg.n_embd);
         let w = &self.weights;
         // x₀ = wte[token] + wpe[position]: (T, C)

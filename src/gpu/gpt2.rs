@@ -1,0 +1,273 @@
+//! GPT-2's forward pass on the GPU: the same computation as `gpt2::model::Gpt2::forward`, with
+//! the weights uploaded once, the KV cache and the activations kept in GPU buffers that are
+//! reused from token to token, and only what the caller asks for read back (the last row of
+//! logits when decoding; attention weights and hidden states only when requested).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ndarray::{Array2, Array3};
+
+use super::kernels::{self, groups_for, Batch, Kernel};
+use super::ops::head_size;
+use super::{Gpu, GpuError};
+use crate::gpt2::weights::{LayerNorm, Linear};
+use crate::gpt2::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2};
+
+struct GpuLinear {
+    weight: wgpu::Buffer,
+    bias: wgpu::Buffer,
+    n_in: usize,
+    n_out: usize,
+}
+
+struct GpuLayerNorm {
+    weight: wgpu::Buffer,
+    bias: wgpu::Buffer,
+}
+
+/// One transformer block's weights, under the checkpoint's names.
+struct GpuBlock {
+    ln_1: GpuLayerNorm,
+    c_attn: GpuLinear,
+    attn_c_proj: GpuLinear,
+    ln_2: GpuLayerNorm,
+    c_fc: GpuLinear,
+    mlp_c_proj: GpuLinear,
+}
+
+/// Activations for up to `rows` new tokens, reused across calls (clones share the buffers).
+#[derive(Clone)]
+struct Scratch {
+    rows: usize,
+    x: wgpu::Buffer,
+    h: wgpu::Buffer,
+    qkv: wgpu::Buffer,
+    y: wgpu::Buffer,
+    a: wgpu::Buffer,
+    last: wgpu::Buffer,
+    logits: wgpu::Buffer,
+    ids: wgpu::Buffer,
+}
+
+pub struct GpuGpt2 {
+    pub gpu: Rc<Gpu>,
+    pub config: Config,
+    wte: wgpu::Buffer,
+    wpe: wgpu::Buffer,
+    h: Vec<GpuBlock>,
+    ln_f: GpuLayerNorm,
+    scratch: RefCell<Option<Scratch>>,
+}
+
+/// Keys and values on the GPU: per layer, (capacity, C) each.
+pub struct GpuKvCache {
+    k: Vec<wgpu::Buffer>,
+    v: Vec<wgpu::Buffer>,
+    capacity: usize,
+    len: usize,
+}
+
+impl GpuKvCache {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+    /// Forgets every position (the buffers are kept and overwritten).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl GpuGpt2 {
+    /// Uploads the CPU model's weights (f32). Fails, without uploading, when a tensor exceeds the
+    /// adapter's buffer limits or the heads are wider than the attention kernels take.
+    pub async fn upload(gpu: Rc<Gpu>, model: &Gpt2) -> Result<GpuGpt2, GpuError> {
+        let cfg = model.config.clone();
+        head_size(cfg.n_embd, cfg.n_head)?;
+        let w = &model.weights;
+        gpu.check_size("the token embedding table (wte)", (w.wte.len() * 4) as u64)?;
+        gpu.check_size("the MLP weights (c_fc)", (cfg.n_embd * cfg.n_inner * 4) as u64)?;
+        let g = gpu.clone();
+        let (wte, wpe, h, ln_f) = gpu
+            .checked(move || {
+                let lin = |name: &str, l: &Linear| GpuLinear {
+                    weight: g.upload(name, l.weight.as_slice().expect("weights are in standard layout")),
+                    bias: g.upload(name, &l.bias.to_vec()),
+                    n_in: l.weight.nrows(),
+                    n_out: l.weight.ncols(),
+                };
+                let ln = |name: &str, l: &LayerNorm| GpuLayerNorm { weight: g.upload(name, &l.weight.to_vec()), bias: g.upload(name, &l.bias.to_vec()) };
+                let blocks = w
+                    .h
+                    .iter()
+                    .map(|b| GpuBlock {
+                        ln_1: ln("ln_1", &b.ln_1),
+                        c_attn: lin("attn.c_attn", &b.attn.c_attn),
+                        attn_c_proj: lin("attn.c_proj", &b.attn.c_proj),
+                        ln_2: ln("ln_2", &b.ln_2),
+                        c_fc: lin("mlp.c_fc", &b.mlp.c_fc),
+                        mlp_c_proj: lin("mlp.c_proj", &b.mlp.c_proj),
+                    })
+                    .collect::<Vec<_>>();
+                let wte = g.upload("wte", w.wte.as_slice().expect("standard layout"));
+                let wpe = g.upload("wpe", w.wpe.as_slice().expect("standard layout"));
+                (wte, wpe, blocks, ln("ln_f", &w.ln_f))
+            })
+            .await?;
+        Ok(GpuGpt2 { gpu, config: cfg, wte, wpe, h, ln_f, scratch: RefCell::new(None) })
+    }
+
+    /// A KV cache for `capacity` positions (at most the model's window).
+    pub fn new_cache(&self, capacity: usize) -> GpuKvCache {
+        let cfg = &self.config;
+        let capacity = capacity.clamp(1, cfg.n_positions);
+        let make = |name: &str| (0..cfg.n_layer).map(|_| self.gpu.buffer(name, capacity * cfg.n_embd)).collect();
+        GpuKvCache { k: make("k_cache"), v: make("v_cache"), capacity, len: 0 }
+    }
+
+    fn scratch(&self, rows: usize) -> Scratch {
+        let mut slot = self.scratch.borrow_mut();
+        if let Some(s) = slot.as_ref().filter(|s| s.rows >= rows) {
+            return s.clone();
+        }
+        let (c, g) = (self.config.n_embd, &self.gpu);
+        let s = Scratch {
+            rows,
+            x: g.buffer("x", rows * c),
+            h: g.buffer("h", rows * c),
+            qkv: g.buffer("qkv", rows * 3 * c),
+            y: g.buffer("y", rows * c),
+            a: g.buffer("a", rows * self.config.n_inner),
+            last: g.buffer("last", rows * c),
+            logits: g.buffer("logits", rows * self.config.vocab_size),
+            ids: g.buffer("ids", rows),
+        };
+        *slot = Some(s.clone());
+        s
+    }
+
+    /// Runs `tokens` after what `cache` holds. The caller has checked the tokens
+    /// (`Gpt2::check_input`); here only the cache's capacity is checked.
+    pub async fn forward(&self, tokens: &[u32], cache: &mut GpuKvCache, opts: &ForwardOptions) -> Result<ForwardOutput, GpuError> {
+        let cfg = &self.config;
+        let (t, c, past, n_head) = (tokens.len(), cfg.n_embd, cache.len, cfg.n_head);
+        if t == 0 || past + t > cache.capacity {
+            return Err(GpuError::Unsupported(format!("{} positions in a KV cache of {}", past + t, cache.capacity)));
+        }
+        let (s_len, hd) = (past + t, cfg.head_dim());
+        let logit_rows = if opts.all_logits { t } else { 1 };
+        let thumbs = opts.thumbnails.map(|n| (t.min(n), s_len.min(n)));
+        let wants = |l: usize| match opts.capture {
+            Capture::None => false,
+            Capture::All => true,
+            Capture::Layer(x) => x == l,
+        };
+        let need_weights = (0..cfg.n_layer).any(wants) || thumbs.is_some();
+        if need_weights {
+            self.gpu.check_size("the attention weights of one layer", (n_head * t * s_len * 4) as u64)?;
+        }
+        let sc = self.scratch(t);
+        let gpu = &self.gpu;
+        let (captured, thumb_buf, hidden) = gpu
+            .checked(|| {
+                let mut b = Batch::new(gpu);
+                gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
+                // x₀ = wte[token] + wpe[position]: (T, C)
+                b.add(Kernel::Embed, &[t as u32, c as u32, past as u32, 0], &[&sc.ids, &self.wte, &self.wpe, &sc.x], [groups_for(t * c, 256), 1, 1]);
+                let hidden = opts.hidden_states.then(|| gpu.buffer("hidden_states", (cfg.n_layer + 1) * t * c));
+                if let Some(hs) = &hidden {
+                    b.copy(&sc.x, 0, hs, 0, t * c);
+                }
+                let weights = need_weights.then(|| gpu.buffer("attention weights", n_head * t * s_len));
+                let thumb_buf = thumbs.map(|(r, k)| gpu.buffer("thumbnails", cfg.n_layer * n_head * r * k));
+                let mut captured = Vec::new();
+                let scale = (1.0 / (hd as f32).sqrt()).to_bits();
+                for (l, blk) in self.h.iter().enumerate() {
+                    self.layer_norm(&mut b, &sc.x, &blk.ln_1, &sc.h, t);
+                    // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
+                    self.linear(&mut b, &sc.h, &blk.c_attn, &sc.qkv, t, false);
+                    b.add(Kernel::KvAppend, &[t as u32, c as u32, past as u32, 0], &[&sc.qkv, &cache.k[l], &cache.v[l]], [groups_for(t * c, 256), 1, 1]);
+                    let ablate = opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
+                    // Fused causal attention over all S positions: (T, C)
+                    b.add(Kernel::Attention, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale, 0], &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y], [t as u32, n_head as u32, 1]);
+                    if let Some(w) = &weights {
+                        if wants(l) || thumb_buf.is_some() {
+                            // Only when the page draws them: the (H, T, S) weights, explicitly.
+                            b.add(Kernel::Scores, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s_len as u32, scale, 0], &[&sc.qkv, &cache.k[l], w], [t as u32, n_head as u32, 1]);
+                            b.add(Kernel::Softmax, &[(n_head * t) as u32, s_len as u32, t as u32, past as u32, 1, 0, 0, 0], &[w], [(n_head * t) as u32, 1, 1]);
+                        }
+                        if wants(l) {
+                            let keep = gpu.buffer("captured weights", n_head * t * s_len);
+                            b.copy(w, 0, &keep, 0, n_head * t * s_len);
+                            captured.push((l, keep));
+                        }
+                        if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
+                            let n = n_head * r * k;
+                            b.add(Kernel::Pool, &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0], &[w, tb], [groups_for(n, 64), 1, 1]);
+                        }
+                    }
+                    // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
+                    self.linear(&mut b, &sc.y, &blk.attn_c_proj, &sc.x, t, true);
+                    // MLP: x ← x + c_proj(GELU(c_fc(ln_2(x))))
+                    self.layer_norm(&mut b, &sc.x, &blk.ln_2, &sc.h, t);
+                    self.linear(&mut b, &sc.h, &blk.c_fc, &sc.a, t, false);
+                    let n = t * cfg.n_inner;
+                    b.add(Kernel::Gelu, &[n as u32, 0, 0, 0], &[&sc.a], [groups_for(n, 256), 1, 1]);
+                    self.linear(&mut b, &sc.a, &blk.mlp_c_proj, &sc.x, t, true);
+                    if let Some(hs) = &hidden {
+                        b.copy(&sc.x, 0, hs, (l + 1) * t * c, t * c);
+                    }
+                }
+                // Only the rows whose logits are wanted go through ln_f and the LM head.
+                b.copy(&sc.x, (t - logit_rows) * c, &sc.last, 0, logit_rows * c);
+                self.layer_norm(&mut b, &sc.last, &self.ln_f, &sc.h, logit_rows);
+                // (rows, C) x (C, vocab) -> (rows, vocab), against the tied table
+                b.add(Kernel::Logits, &[logit_rows as u32, cfg.vocab_size as u32, c as u32, 0], &[&sc.h, &self.wte, &sc.logits], [groups_for(cfg.vocab_size, 8), logit_rows as u32, 1]);
+                b.submit();
+                (captured, thumb_buf, hidden)
+            })
+            .await?;
+        cache.len = past + t;
+        let v = cfg.vocab_size;
+        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&sc.logits, 0, logit_rows * v).await?).map_err(shape_err)?;
+        let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.n_layer).map(|_| None).collect();
+        for (l, buf) in captured {
+            let w = gpu.read(&buf, 0, n_head * t * s_len).await?;
+            attentions[l] = Some(Array3::from_shape_vec((n_head, t, s_len), w).map_err(shape_err)?);
+        }
+        let mut thumbnails = Vec::new();
+        if let (Some(tb), Some((r, k))) = (thumb_buf, thumbs) {
+            let all = gpu.read(&tb, 0, cfg.n_layer * n_head * r * k).await?;
+            for chunk in all.chunks(n_head * r * k) {
+                thumbnails.push(Array3::from_shape_vec((n_head, r, k), chunk.to_vec()).map_err(shape_err)?);
+            }
+        }
+        let mut hidden_states = Vec::new();
+        if let Some(hs) = hidden {
+            let all = gpu.read(&hs, 0, (cfg.n_layer + 1) * t * c).await?;
+            for chunk in all.chunks(t * c) {
+                hidden_states.push(Array2::from_shape_vec((t, c), chunk.to_vec()).map_err(shape_err)?);
+            }
+        }
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
+    }
+
+    fn layer_norm(&self, b: &mut Batch, x: &wgpu::Buffer, ln: &GpuLayerNorm, y: &wgpu::Buffer, rows: usize) {
+        let eps = self.config.layer_norm_epsilon.to_bits();
+        b.add(Kernel::LayerNorm, &[rows as u32, self.config.n_embd as u32, eps, 0], &[x, &ln.weight, &ln.bias, y], [rows as u32, 1, 1]);
+    }
+
+    fn linear(&self, b: &mut Batch, x: &wgpu::Buffer, lin: &GpuLinear, y: &wgpu::Buffer, rows: usize, accumulate: bool) {
+        kernels::linear(b, x, &lin.weight, &lin.bias, y, rows, lin.n_in, lin.n_out, accumulate);
+    }
+}
+
+fn shape_err(e: ndarray::ShapeError) -> GpuError {
+    GpuError::Failed(format!("read back the wrong size: {e}"))
+}

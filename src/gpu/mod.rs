@@ -1,0 +1,227 @@
+//! The GPU compute backend: WebGPU in the browser, Vulkan natively (Mesa's lavapipe in the
+//! tests), through `wgpu`.
+//!
+//! - `mod.rs` (here): the device (`Gpu`), its errors (`GpuError`) and buffers;
+//! - `kernels`: the WGSL kernels (`wgsl/*.wgsl`, one file each) and a batch of dispatches;
+//! - `ops`: each kernel on host arrays, for the tests that hold it to its CPU twin;
+//! - `gpt2`: GPT-2's forward pass on the GPU, weights uploaded once.
+//!
+//! A missing or failing GPU is a value, never a panic: `Gpu::new` returns why there is none,
+//! and every run returns a `GpuError` that the caller answers by falling back to the CPU.
+
+pub mod gpt2;
+pub mod kernels;
+pub mod ops;
+
+use std::sync::{Arc, Mutex};
+
+use wgpu::util::DeviceExt;
+
+pub use kernels::{Batch, Kernel};
+
+/// Why the GPU cannot be used, or why a run on it failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuError {
+    /// No adapter: the browser has no WebGPU, or the machine no GPU driver.
+    NoAdapter(String),
+    /// The adapter refused a device.
+    Device(String),
+    /// The model needs a bigger buffer than the adapter allows.
+    TooBig { what: String, bytes: u64, limit: u64 },
+    /// The model's shape is outside what the kernels handle (e.g. heads wider than 64).
+    Unsupported(String),
+    /// A validation error, out-of-memory or internal error reported by the device.
+    Failed(String),
+    /// The device was lost (driver reset, tab in the background too long, …).
+    Lost(String),
+    /// The kernel self-test disagreed with the CPU.
+    SelfTest(String),
+}
+
+impl std::fmt::Display for GpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GpuError::NoAdapter(why) => write!(f, "no GPU adapter ({why})"),
+            GpuError::Device(why) => write!(f, "the GPU refused a device ({why})"),
+            GpuError::TooBig { what, bytes, limit } => write!(f, "{what} needs a GPU buffer of {:.0} MB but this GPU allows {:.0} MB", *bytes as f64 / 1e6, *limit as f64 / 1e6),
+            GpuError::Unsupported(why) => write!(f, "not supported on the GPU backend: {why}"),
+            GpuError::Failed(why) => write!(f, "the GPU reported an error: {why}"),
+            GpuError::Lost(why) => write!(f, "the GPU device was lost: {why}"),
+            GpuError::SelfTest(why) => write!(f, "the GPU self-test did not match the CPU: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+/// A device and queue with the kernels compiled.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// "llvmpipe (Vulkan, Cpu)", "swiftshader (BrowserWebGpu, Cpu)", an NVIDIA card's name, …
+    pub name: String,
+    pub limits: wgpu::Limits,
+    pub(crate) kernels: kernels::Kernels,
+    /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
+    lost: Arc<Mutex<Option<String>>>,
+}
+
+impl Gpu {
+    /// Finds an adapter, opens a device with the adapter's own limits (GPT-2's embedding table
+    /// alone is 154 MB, above WebGPU's default 128 MiB binding) and compiles the kernels.
+    pub async fn new() -> Result<Gpu, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
+        let adapter = instance.request_adapter(&options).await.map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let info = adapter.get_info();
+        let name = format!("{} ({:?}, {:?})", info.name.trim(), info.backend, info.device_type);
+        let limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), ..Default::default() };
+        let (device, queue) = adapter.request_device(&desc).await.map_err(|e| GpuError::Device(e.to_string()))?;
+        let lost = Arc::new(Mutex::new(None));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut l) = flag.lock() {
+                *l = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        // Errors are caught by error scopes around each run; anything else is logged, never a panic.
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| log(&format!("uncaptured GPU error: {e}"))));
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let kernels = kernels::Kernels::new(&device);
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
+        }
+        Ok(Gpu { device, queue, name, limits, kernels, lost })
+    }
+
+    /// `Err(Lost)` once the device has been lost.
+    pub fn check_lost(&self) -> Result<(), GpuError> {
+        match self.lost.lock().ok().and_then(|l| l.clone()) {
+            Some(why) => Err(GpuError::Lost(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks that `bytes` fit one storage binding and one buffer on this device.
+    pub fn check_size(&self, what: &str, bytes: u64) -> Result<(), GpuError> {
+        let limit = (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size);
+        if bytes > limit {
+            return Err(GpuError::TooBig { what: what.into(), bytes, limit });
+        }
+        Ok(())
+    }
+
+    /// A storage buffer holding `data` (weights, inputs).
+    pub fn upload(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        self.upload_bytes(label, bytemuck::cast_slice(data))
+    }
+
+    pub fn upload_u32(&self, label: &str, data: &[u32]) -> wgpu::Buffer {
+        self.upload_bytes(label, bytemuck::cast_slice(data))
+    }
+
+    fn upload_bytes(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        // A zero-sized binding is invalid: keep at least one element.
+        let pad = [0u8; 4];
+        let contents = if bytes.is_empty() { &pad[..] } else { bytes };
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: storage_usage() })
+    }
+
+    /// A zeroed storage buffer of `len` f32 (activations, caches).
+    pub fn buffer(&self, label: &str, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: (len.max(1) * 4) as u64, usage: storage_usage(), mapped_at_creation: false })
+    }
+
+    /// Copies `len` f32 from `buf` (starting at element `offset`) back to the host: the only
+    /// way results leave the GPU, so callers read back just what the page shows.
+    pub async fn read(&self, buf: &wgpu::Buffer, offset: usize, len: usize) -> Result<Vec<f32>, GpuError> {
+        self.check_lost()?;
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let size = (len * 4) as u64;
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("readback"), size, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, size);
+        self.queue.submit([enc.finish()]);
+        let (done, wait) = oneshot();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| done(r.map_err(|e| e.to_string())));
+        self.poll();
+        wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+        let out = {
+            let view = staging.slice(..).get_mapped_range().map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
+        };
+        staging.unmap();
+        self.check_lost()?;
+        Ok(out)
+    }
+
+    /// Natively, waits for the queue (which also fires the map callbacks); in the browser the
+    /// event loop does that and this is a no-op.
+    pub fn poll(&self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = self.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    }
+
+    /// Runs `f` inside validation and out-of-memory error scopes: any error the device reports
+    /// while it runs becomes `Err(GpuError::Failed)`.
+    pub async fn checked<T>(&self, f: impl FnOnce() -> T) -> Result<T, GpuError> {
+        self.check_lost()?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let v = validation.pop().await;
+        let o = oom.pop().await;
+        if let Some(e) = v.or(o) {
+            return Err(GpuError::Failed(e.to_string()));
+        }
+        Ok(out)
+    }
+}
+
+fn storage_usage() -> wgpu::BufferUsages {
+    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
+}
+
+fn log(msg: &str) {
+    #[cfg(target_arch = "wasm32")]
+    web_sys::console::warn_1(&msg.into());
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("{msg}");
+}
+
+type Shared<T> = Arc<Mutex<(Option<T>, Option<std::task::Waker>)>>;
+
+/// A one-value channel whose sender is a plain callback (`Send`, as wgpu asks natively) and
+/// whose receiver is a future (awaited in the browser, ready at once natively after `poll`).
+fn oneshot<T: Send + 'static>() -> (impl FnOnce(T) + Send + 'static, Receive<T>) {
+    let shared: Shared<T> = Arc::new(Mutex::new((None, None)));
+    let tx = shared.clone();
+    let send = move |v: T| {
+        if let Ok(mut s) = tx.lock() {
+            s.0 = Some(v);
+            if let Some(w) = s.1.take() {
+                w.wake();
+            }
+        }
+    };
+    (send, Receive(shared))
+}
+
+struct Receive<T>(Shared<T>);
+
+impl<T> std::future::Future for Receive<T> {
+    type Output = T;
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<T> {
+        let mut s = self.0.lock().expect("the lock is never poisoned: no code panics while holding it");
+        match s.0.take() {
+            Some(v) => std::task::Poll::Ready(v),
+            None => {
+                s.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+// Fused causal attention with an online softmax (the FlashAttention idea): the T × S matrix of
+// weights is never stored. CPU twins: `gpt2::ops::causal_attention` (naive, same result) and
+// `numerics::flash::tiled_attention` (the same tiling and rescaling, step by step).
+//
+// Inputs: qkv (T, 3C) = [Q | K | V] for the T new tokens at positions past .. past + T, and one
+// layer's key and value caches (S ≥ past + T rows of C). Head h owns columns h·d .. (h+1)·d.
+// Output: y (T, C), head h's output in its columns (zeros when the head is ablated).
+//
+// One workgroup per (query row i, head h); thread `j` of 64 scores key j of the current tile
+// of 64 keys, and thread `d` accumulates output dimension d (d < 64, GPT-2's head size).
+// Query i sees keys 0 ..= past + i. Over the tiles it keeps
+//   m: the largest score so far,   l: Σ exp(score − m),   acc: Σ exp(score − m) · v[d].
+// When a tile raises the maximum from m to m', the old sums are multiplied by exp(m − m'),
+// which is what they would have been had m' been subtracted from the start. At the end
+// y = acc / l = Σ softmax(scores) · v, exactly as the naive formula.
+
+struct Params { t: u32, past: u32, n_head: u32, hd: u32, c: u32, ablate: u32, scale: f32, pad: u32 }
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> qkv: array<f32>;
+@group(0) @binding(2) var<storage, read> k_cache: array<f32>;
+@group(0) @binding(3) var<storage, read> v_cache: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+
+const TILE: u32 = 64u;
+// A finite stand-in for −∞ (WGSL has no infinity literal): exp(NEG - m) is exactly 0.
+const NEG: f32 = -3.0e38;
+
+var<workgroup> q: array<f32, 64>;
+var<workgroup> probs: array<f32, 64>;
+var<workgroup> red: array<f32, 64>;
+
+fn tile_max(t: u32, v: f32) -> f32 {
+    red[t] = v;
+    workgroupBarrier();
+    for (var stride = 32u; stride > 0u; stride /= 2u) {
+        if (t < stride) {
+            red[t] = max(red[t], red[t + stride]);
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+fn tile_sum(t: u32, v: f32) -> f32 {
+    red[t] = v;
+    workgroupBarrier();
+    for (var stride = 32u; stride > 0u; stride /= 2u) {
+        if (t < stride) {
+            red[t] += red[t + stride];
+        }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = wid.x;
+    let h = wid.y;
+    let t = lid.x;
+    let col = h * p.hd;
+    let visible = p.past + i + 1u;
+    // The query, pre-multiplied by 1/√d.
+    if (t < p.hd) {
+        q[t] = qkv[i * 3u * p.c + col + t] * p.scale;
+    }
+    workgroupBarrier();
+    var m = NEG;
+    var l = 0.0;
+    var acc = 0.0;
+    for (var j0 = 0u; j0 < visible; j0 += TILE) {
+        // (1, d) x (d, TILE) -> (1, TILE): this thread's score; keys past `visible` are masked.
+        let j = j0 + t;
+        var s = NEG;
+        if (j < visible) {
+            s = 0.0;
+            for (var d = 0u; d < p.hd; d++) {
+                s = fma(q[d], k_cache[j * p.c + col + d], s);
+            }
+        }
+        let m_new = max(m, tile_max(t, s));
+        var e = 0.0;
+        if (j < visible) {
+            e = exp(s - m_new);
+        }
+        probs[t] = e;
+        let rescale = exp(m - m_new);
+        l = l * rescale + tile_sum(t, e);
+        acc *= rescale;
+        // (1, TILE) x (TILE, d) -> (1, d): thread t adds dimension t.
+        if (t < p.hd) {
+            let n = min(TILE, visible - j0);
+            for (var jj = 0u; jj < n; jj++) {
+                acc = fma(probs[jj], v_cache[(j0 + jj) * p.c + col + t], acc);
+            }
+        }
+        m = m_new;
+        workgroupBarrier(); // `probs` is rewritten by the next tile
+    }
+    if (t < p.hd) {
+        var out = acc / l;
+        if (((p.ablate >> h) & 1u) != 0u) {
+            out = 0.0; // knocked out: the head's slice is zeroed before c_proj mixes the heads
+        }
+        y[i * p.c + col + t] = out;
+    }
+}

@@ -1,0 +1,21 @@
+// Token and position embeddings: x[t, :] = wte[ids[t], :] + wpe[past + t, :].
+// x is (T, C). CPU twin: the first lines of `Gpt2::forward`.
+
+struct Params { t: u32, c: u32, past: u32, pad: u32 }
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> ids: array<u32>;
+@group(0) @binding(2) var<storage, read> wte: array<f32>;
+@group(0) @binding(3) var<storage, read> wpe: array<f32>;
+@group(0) @binding(4) var<storage, read_write> x: array<f32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= p.t * p.c) {
+        return;
+    }
+    let t = i / p.c;
+    let col = i % p.c;
+    x[i] = wte[ids[t] * p.c + col] + wpe[(p.past + t) * p.c + col];
+}

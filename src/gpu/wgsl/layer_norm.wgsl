@@ -1,0 +1,50 @@
+// Layer norm of each row: y = γ ⊙ (x − μ) / √(σ² + ε) + β, with the biased variance (as
+// PyTorch). x and y are (rows, n). CPU twin: `gpt2::ops::layer_norm`.
+//
+// One workgroup per row. The mean and then the variance are each a sum over the row: 64
+// threads add strided elements, then a tree adds the 64 partial sums. Subtracting the mean
+// before squaring (two passes, not E[x²] − E[x]²) keeps the variance accurate in f32.
+
+struct Params { rows: u32, n: u32, eps: f32, pad: u32 }
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> gamma: array<f32>;
+@group(0) @binding(3) var<storage, read> beta: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+
+var<workgroup> red: array<f32, 64>;
+
+fn row_sum(t: u32, v: f32) -> f32 {
+    red[t] = v;
+    workgroupBarrier();
+    for (var stride = 32u; stride > 0u; stride /= 2u) {
+        if (t < stride) {
+            red[t] += red[t + stride];
+        }
+        workgroupBarrier();
+    }
+    let total = red[0];
+    workgroupBarrier();
+    return total;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let t = lid.x;
+    let base = wid.x * p.n;
+    var s = 0.0;
+    for (var i = t; i < p.n; i += 64u) {
+        s += x[base + i];
+    }
+    let mean = row_sum(t, s) / f32(p.n);
+    var q = 0.0;
+    for (var i = t; i < p.n; i += 64u) {
+        let d = x[base + i] - mean;
+        q = fma(d, d, q);
+    }
+    let inv = inverseSqrt(row_sum(t, q) / f32(p.n) + p.eps);
+    for (var i = t; i < p.n; i += 64u) {
+        y[base + i] = (x[base + i] - mean) * inv * gamma[i] + beta[i];
+    }
+}
