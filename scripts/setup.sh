@@ -14,11 +14,13 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-# Chromium and its driver (browser tests, benchmarks) and a font for canvas text.
+# Chromium and its driver (browser tests, benchmarks), a font for canvas text, and lavapipe.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+# Mesa's lavapipe: a Vulkan GPU in software, so the GPU backend's tests run on any machine.
+ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} (apt)"
   $SUDO apt-get update -qq

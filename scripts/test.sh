@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
+# The Vulkan loader (lavapipe, for the GPU tests) complains without a runtime directory.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}"
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 echo "== native tests"
 cargo test --locked
 echo "== build"

@@ -2,6 +2,12 @@
 //! `scripts/gpt2/make_fixtures.py` (versions and seeds in that file) from two small random
 //! models, one F32 with the `transformer.` prefix, one F16 laid out like the public checkpoint.
 
+//!
+//! Every test body runs on each backend (`common::engines`): the CPU, and the GPU when an adapter
+//! exists.
+
+use std::rc::Rc;
+
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
 use serde_json::Value;
@@ -16,11 +22,11 @@ fn dir(name: &str) -> String {
     format!("{}/tests/fixtures/gpt2/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn load(name: &str) -> (Gpt2, Value) {
+fn load(name: &str) -> (Rc<Gpt2>, Value) {
     let d = dir(name);
     let (cfg, bytes) = common::checkpoint(&format!("tests/fixtures/gpt2/{name}"));
     let reference: Value = serde_json::from_str(&std::fs::read_to_string(format!("{d}/reference.json")).unwrap()).unwrap();
-    (Gpt2::load(&cfg, &bytes).unwrap(), reference)
+    (Rc::new(Gpt2::load(&cfg, &bytes).unwrap()), reference)
 }
 
 fn floats(v: &Value) -> Vec<f32> {
@@ -41,17 +47,20 @@ fn full_pass_matches(name: &str) {
     let (model, r) = load(name);
     let tokens = ids(&r["tokens"]);
     let opts = ForwardOptions { capture: Capture::All, all_logits: true, hidden_states: true, ..Default::default() };
-    let out = model.forward(&tokens, &mut model.new_cache(), &opts).unwrap();
-    let e = max_err(&out.logits, &floats(&r["logits"]));
-    assert!(e < TOL, "{name}: logits differ by {e}");
-    for (l, a) in out.attentions.iter().enumerate() {
-        let e = max_err(a.as_ref().unwrap(), &floats(&r["attentions"][l]));
-        assert!(e < TOL, "{name}: layer {l} attention differs by {e}");
-    }
-    assert_eq!(out.hidden_states.len(), model.config.n_layer + 1);
-    for (l, h) in out.hidden_states.iter().enumerate() {
-        let e = max_err(h, &floats(&r["hidden_states"][l]));
-        assert!(e < TOL, "{name}: hidden state {l} differs by {e}");
+    for engine in common::engines(&model) {
+        let b = engine.backend();
+        let out = common::forward(&engine, &model, &tokens, &mut engine.new_cache(tokens.len()), &opts);
+        let e = max_err(&out.logits, &floats(&r["logits"]));
+        assert!(e < TOL, "{b} {name}: logits differ by {e}");
+        for (l, a) in out.attentions.iter().enumerate() {
+            let e = max_err(a.as_ref().unwrap(), &floats(&r["attentions"][l]));
+            assert!(e < TOL, "{b} {name}: layer {l} attention differs by {e}");
+        }
+        assert_eq!(out.hidden_states.len(), model.config.n_layer + 1);
+        for (l, h) in out.hidden_states.iter().enumerate() {
+            let e = max_err(h, &floats(&r["hidden_states"][l]));
+            assert!(e < TOL, "{b} {name}: hidden state {l} differs by {e}");
+        }
     }
 }
 
@@ -74,22 +83,25 @@ fn kv_cache_steps_equal_the_full_pass() {
         let tokens = ids(&r["tokens"]);
         let vocab = model.config.vocab_size;
         let logits = floats(&r["logits"]);
-        let mut cache = model.new_cache();
         let opts = ForwardOptions { capture: Capture::Layer(1), ..Default::default() };
         let t = tokens.len();
-        for (i, &tok) in tokens.iter().enumerate() {
-            let out = model.forward(&[tok], &mut cache, &opts).unwrap();
-            assert_eq!(cache.len(), i + 1);
-            let e = max_err(&out.logits, &logits[i * vocab..(i + 1) * vocab]);
-            assert!(e < TOL, "{name} step {i}: logits differ by {e}");
-            // Layer 1's weights for this query: (H, 1, i+1) against row i of the reference (H, T, T).
-            let att = out.attentions[1].as_ref().unwrap();
-            assert!(out.attentions[0].is_none(), "only the asked-for layer is captured");
-            let reference = floats(&r["attentions"][1]);
-            for h in 0..model.config.n_head {
-                let row = &reference[(h * t + i) * t..(h * t + i) * t + i + 1];
-                let e = max_err(att.slice(ndarray::s![h, 0, ..]), row);
-                assert!(e < TOL, "{name} step {i} head {h}: attention differs by {e}");
+        for engine in common::engines(&model) {
+            let b = engine.backend();
+            let mut cache = engine.new_cache(t);
+            for (i, &tok) in tokens.iter().enumerate() {
+                let out = common::forward(&engine, &model, &[tok], &mut cache, &opts);
+                assert_eq!(cache.len(), i + 1);
+                let e = max_err(&out.logits, &logits[i * vocab..(i + 1) * vocab]);
+                assert!(e < TOL, "{b} {name} step {i}: logits differ by {e}");
+                // Layer 1's weights for this query: (H, 1, i+1) against row i of the reference (H, T, T).
+                let att = out.attentions[1].as_ref().unwrap();
+                assert!(out.attentions[0].is_none(), "only the asked-for layer is captured");
+                let reference = floats(&r["attentions"][1]);
+                for h in 0..model.config.n_head {
+                    let row = &reference[(h * t + i) * t..(h * t + i) * t + i + 1];
+                    let e = max_err(att.slice(ndarray::s![h, 0, ..]), row);
+                    assert!(e < TOL, "{b} {name} step {i} head {h}: attention differs by {e}");
+                }
             }
         }
     }
@@ -101,12 +113,16 @@ fn head_ablation_matches_zeroing_the_heads_in_transformers() {
         let (model, r) = load(name);
         let ablate: Vec<(usize, usize)> = r["ablate"].as_array().unwrap().iter().map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize)).collect();
         let opts = ForwardOptions { ablate, all_logits: true, ..Default::default() };
-        let out = model.forward(&ids(&r["tokens"]), &mut model.new_cache(), &opts).unwrap();
-        let e = max_err(&out.logits, &floats(&r["ablated_logits"]));
-        assert!(e < TOL, "{name}: ablated logits differ by {e}");
-        // And the ablation changed something (the test could fail).
-        let plain = floats(&r["logits"]);
-        assert!(max_err(&out.logits, &plain) > 1e-3, "{name}: ablation had no effect");
+        let tokens = ids(&r["tokens"]);
+        for engine in common::engines(&model) {
+            let b = engine.backend();
+            let out = common::forward(&engine, &model, &tokens, &mut engine.new_cache(tokens.len()), &opts);
+            let e = max_err(&out.logits, &floats(&r["ablated_logits"]));
+            assert!(e < TOL, "{b} {name}: ablated logits differ by {e}");
+            // And the ablation changed something (the test could fail).
+            let plain = floats(&r["logits"]);
+            assert!(max_err(&out.logits, &plain) > 1e-3, "{b} {name}: ablation had no effect");
+        }
     }
 }
 
@@ -116,6 +132,19 @@ fn greedy_continuation_with_the_cache_matches_generate() {
         let (model, r) = load(name);
         let want = ids(&r["greedy"]);
         assert_eq!(model.greedy(&ids(&r["tokens"]), want.len()).unwrap(), want, "{name}");
+        // The same loop on each backend: the prompt once, then one token per step.
+        for engine in common::engines(&model) {
+            let mut cache = engine.new_cache(model.config.n_positions);
+            let opts = ForwardOptions::default();
+            let mut logits = common::forward(&engine, &model, &ids(&r["tokens"]), &mut cache, &opts).logits;
+            let mut got = Vec::new();
+            for _ in 0..want.len() {
+                let next = attention_live::gpt2::sample::argmax(logits.row(0));
+                got.push(next);
+                logits = common::forward(&engine, &model, &[next], &mut cache, &opts).logits;
+            }
+            assert_eq!(got, want, "{} {name}", engine.backend());
+        }
     }
 }
 

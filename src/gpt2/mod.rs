@@ -5,6 +5,7 @@
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
 //! - `ops`: the CPU kernels (layer norm, GELU, causal attention, linear layers);
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
+//! - `engine`: that forward pass on the CPU or on the GPU (`crate::gpu`), one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
 //!
@@ -12,6 +13,7 @@
 //! code in a Web Worker.
 
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod manifest;
 pub mod model;

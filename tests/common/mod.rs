@@ -5,3 +5,28 @@ pub fn checkpoint(folder: &str) -> (String, Vec<u8>) {
     let d = format!("{}/{folder}", env!("CARGO_MANIFEST_DIR"));
     (std::fs::read_to_string(format!("{d}/config.json")).unwrap(), std::fs::read(format!("{d}/model.safetensors")).unwrap())
 }
+
+use std::rc::Rc;
+
+use attention_live::gpt2::engine::{Cache, Engine};
+use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
+use attention_live::gpu::gpt2::GpuGpt2;
+use attention_live::gpu::Gpu;
+
+/// The backends a model test runs on: the CPU always, the GPU when an adapter exists (Mesa's
+/// lavapipe here and in CI); otherwise it says "skipped: no adapter".
+#[allow(dead_code)]
+pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
+    let mut out = vec![Engine::Cpu(model.clone())];
+    match pollster::block_on(Gpu::new()) {
+        Ok(gpu) => out.push(Engine::Gpu(Rc::new(pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU")))),
+        Err(e) => eprintln!("GPU run skipped: no adapter ({e})"),
+    }
+    out
+}
+
+/// One forward pass on `engine`, blocking.
+#[allow(dead_code)]
+pub fn forward(engine: &Engine, model: &Gpt2, tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> ForwardOutput {
+    pollster::block_on(engine.forward(model, tokens, cache, opts)).unwrap_or_else(|e| panic!("{}: {e}", engine.backend()))
+}
