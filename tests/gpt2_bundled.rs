@@ -97,7 +97,7 @@ fn query(prompt: &str) -> Query {
 #[test]
 fn session_analysis_reports_tokens_weights_and_candidates() {
     let (s, _) = model("induction");
-    let (a, w) = s.analyze(&query("Q F K B Q F K")).unwrap();
+    let (a, w) = pollster::block_on(s.analyze(&query("Q F K B Q F K"))).unwrap();
     assert_eq!(a.id, 7);
     assert_eq!(a.tokens.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["Q", " F", " K", " B", " Q", " F", " K"]);
     assert_eq!(a.layers, vec![0, 1]);
@@ -113,7 +113,7 @@ fn session_analysis_reports_tokens_weights_and_candidates() {
     // Knocking out the induction head removes most of the repeat's probability.
     let mut q = query("Q F K B Q F K");
     q.ablate = vec![(1, 3)];
-    let (k, _) = s.analyze(&q).unwrap();
+    let (k, _) = pollster::block_on(s.analyze(&q)).unwrap();
     let base = k.baseline.as_ref().unwrap();
     assert_eq!(base[0], a.next[0]);
     let p_b = k.next.iter().find(|c| c.text == " B").map_or(0.0, |c| c.prob);
@@ -127,7 +127,7 @@ fn long_prompts_are_cut_to_the_window_and_generation_slides_past_it() {
     let (s, _) = model("induction");
     let window = s.model.config.n_positions;
     let long = "A B C D ".repeat(40).trim_end().to_string(); // 160 tokens
-    let (a, w) = s.analyze(&query(&long)).unwrap();
+    let (a, w) = pollster::block_on(s.analyze(&query(&long))).unwrap();
     assert_eq!(a.tokens.len(), window);
     assert_eq!(a.dropped, 160 - window);
     assert_eq!(w.len(), 2 * 4 * window * window);
@@ -136,7 +136,7 @@ fn long_prompts_are_cut_to_the_window_and_generation_slides_past_it() {
         let mut q = query(&long);
         q.seed = seed;
         let mut out = Vec::new();
-        s.generate(&q, 30, |t, _| out.push(t.id)).unwrap();
+        pollster::block_on(s.generate(&q, 30, |t, _| out.push(t.id))).unwrap();
         out
     };
     let a = run(5);
@@ -146,6 +146,6 @@ fn long_prompts_are_cut_to_the_window_and_generation_slides_past_it() {
     let mut q = query("Q F K B Z Q F K B Z Q");
     q.temperature = 0.0;
     let mut text = String::new();
-    s.generate(&q, 4, |_, t| text = t).unwrap();
+    pollster::block_on(s.generate(&q, 4, |_, t| text = t)).unwrap();
     assert_eq!(text, " F K B Z");
 }

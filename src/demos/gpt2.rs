@@ -14,11 +14,15 @@ pub static MODELS: &[(&str, &str)] = &[
     ("file", "GPT-2 checkpoint from local files"),
 ];
 
+/// Where the model runs (`gpt2::session::BackendChoice`).
+pub static BACKENDS: &[(&str, &str)] = &[("auto", "Automatic: WebGPU if this browser has it"), ("webgpu", "WebGPU (GPU)"), ("cpu", "CPU")];
+
 pub const DEFAULT_PROMPT: &str = "My cat is small, cute, and fluffy. She likes belly rubs.";
 
 pub static PARAMS: &[Param] = &[
     Param::choice("model", "Model", MODELS, 0),
     Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
+    Param::choice("backend", "Runs on", BACKENDS, 0),
     Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
     Param::text("compare", "Second prompt to compare (optional)", 4000, ""),
     Param::int("layer", "Layer", 0, 47, 0),

@@ -4,11 +4,17 @@
 //! The messages are JSON (`Request`, `Reply`); attention weights travel beside the JSON as one
 //! flat f32 buffer, (layers sent, H, T, T) in row-major order.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 
+use super::engine::{Cache, Engine, EngineError};
 use super::manifest::Manifest;
 use super::tokenizer::Tokenizer;
-use super::{Capture, Config, ForwardOptions, Gpt2, KvCache, LoadError, RunError, Sampling};
+use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
+use crate::gpu::gpt2::GpuGpt2;
+use crate::gpu::{Gpu, GpuError};
 use crate::numerics::rng::Rng;
 
 /// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
@@ -35,6 +41,13 @@ pub enum Request {
     /// A model from local files: `config` is config.json's text; the safetensors bytes travel
     /// beside the JSON as an ArrayBuffer.
     LoadBytes { name: String, config: String },
+    /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
+    /// on purpose, to show the fallback (tests only).
+    Backend {
+        choice: BackendChoice,
+        #[serde(default)]
+        fault: bool,
+    },
     Analyze(Query),
     /// Append `steps` sampled tokens to the prompt, one reply per token.
     Generate { query: Query, steps: usize },
@@ -121,16 +134,57 @@ pub enum Reply {
     /// A generation ended early because the page asked (`Stop`).
     Stopped { id: u64 },
     Error { id: Option<u64>, message: String },
+    /// What runs the model now: `backend` "webgpu" or "cpu"; `detail` the adapter's name or why
+    /// the CPU; `notice` set when a GPU failure just moved the model to the CPU.
+    Backend { backend: String, detail: String, notice: Option<String> },
 }
 
+/// The reader's choice of backend (part of the demo's URL state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// WebGPU when an adapter exists and passes the self-test, else the CPU.
+    #[default]
+    Auto,
+    Webgpu,
+    Cpu,
+}
+
+impl BackendChoice {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(BackendChoice::Auto),
+            "webgpu" => Some(BackendChoice::Webgpu),
+            "cpu" => Some(BackendChoice::Cpu),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Webgpu => "webgpu",
+            BackendChoice::Cpu => "cpu",
+        }
+    }
+}
+
+/// Largest difference allowed between the GPU's and the CPU's logits in the self-test, relative
+/// to the largest logit (f32 sums in another order: ~1e-5 seen on lavapipe and SwiftShader).
+pub const SELF_TEST_TOL: f32 = 1e-3;
+
 pub struct Session {
-    pub model: Gpt2,
+    /// The CPU model: always present, the fallback of the GPU.
+    pub model: Rc<Gpt2>,
     tok: Tokenizer,
+    /// The same model on the GPU, when attached and not failed.
+    gpu: RefCell<Option<Rc<GpuGpt2>>>,
+    /// Why a GPU run just fell back to the CPU, until the worker posts it.
+    notice: RefCell<Option<String>>,
 }
 
 impl Session {
     pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        Ok(Session { model: Gpt2::load(config_json, safetensors)?, tok: Tokenizer::gpt2() })
+        Ok(Session { model: Rc::new(Gpt2::load(config_json, safetensors)?), tok: Tokenizer::gpt2(), gpu: RefCell::new(None), notice: RefCell::new(None) })
     }
 
     pub fn config(&self) -> &Config {
@@ -140,6 +194,87 @@ impl Session {
     pub fn loaded(&self, name: &str, source: &str) -> Reply {
         let c = self.config();
         Reply::Loaded { name: name.into(), source: source.into(), n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, n_positions: c.n_positions, params: c.n_params() }
+    }
+
+    /// Uploads the model to `gpu` and runs a self-test: a short prompt's logits on the GPU must
+    /// match the CPU's. Only then does the GPU run this session's requests.
+    pub async fn attach_gpu(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
+        let g = Rc::new(GpuGpt2::upload(gpu, &self.model).await?);
+        let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32)).map(|i| (i * 97) % self.config().vocab_size as u32).collect();
+        let opts = ForwardOptions::default();
+        let cpu = self.model.forward(&ids, &mut self.model.new_cache(), &opts).map_err(|e| GpuError::SelfTest(e.to_string()))?;
+        let out = g.forward(&ids, &mut g.new_cache(ids.len()), &opts).await?;
+        let scale = cpu.logits.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        let err = cpu.logits.iter().zip(out.logits.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
+        if !(err <= SELF_TEST_TOL * scale) {
+            return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
+        }
+        *self.gpu.borrow_mut() = Some(g);
+        Ok(())
+    }
+
+    /// Runs on the CPU from now on.
+    pub fn detach_gpu(&self) {
+        *self.gpu.borrow_mut() = None;
+    }
+
+    /// Makes the next GPU run fail (a real validation error), to exercise the fallback.
+    pub fn inject_gpu_fault(&self) {
+        if let Some(g) = self.gpu.borrow().as_ref() {
+            g.fail_next();
+        }
+    }
+
+    /// The engine requests run on now.
+    pub fn engine(&self) -> Engine {
+        match self.gpu.borrow().as_ref() {
+            Some(g) => Engine::Gpu(g.clone()),
+            None => Engine::Cpu(self.model.clone()),
+        }
+    }
+
+    /// The fallback notice, once.
+    pub fn take_notice(&self) -> Option<String> {
+        self.notice.borrow_mut().take()
+    }
+
+    /// One forward pass on the current engine. If the GPU fails, the session moves to the CPU
+    /// for good (with a notice for the page) and this call is answered by the CPU: `cache` is
+    /// then rebuilt from `history` (the tokens the cache held) plus `tokens`.
+    async fn run(&self, history: &[u32], tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+        let engine = self.engine();
+        match engine.forward(&self.model, tokens, cache, opts).await {
+            Ok(out) => Ok(out),
+            Err(EngineError::Run(e)) => Err(e),
+            Err(EngineError::Gpu(e)) => {
+                self.detach_gpu();
+                // The first line says what failed; the rest (the driver's report) goes to the console.
+                let full = e.to_string();
+                crate::gpu::log(&full);
+                *self.notice.borrow_mut() = Some(format!("WebGPU failed ({}); the model now runs on the CPU", full.lines().next().unwrap_or_default().trim()));
+                let mut cpu_cache = self.model.new_cache();
+                if history.is_empty() {
+                    let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
+                    *cache = Cache::Cpu(cpu_cache);
+                    return Ok(out);
+                }
+                let mut all = history.to_vec();
+                all.extend_from_slice(tokens);
+                let mut out = self.model.forward(&all, &mut cpu_cache, &ForwardOptions { all_logits: true, ..opts.clone() })?;
+                // Keep what the caller asked for: the new tokens' rows only.
+                let t = tokens.len();
+                if !opts.all_logits {
+                    out.logits = out.logits.slice(ndarray::s![all.len() - 1.., ..]).to_owned();
+                } else {
+                    out.logits = out.logits.slice(ndarray::s![all.len() - t.., ..]).to_owned();
+                }
+                for a in out.attentions.iter_mut().flatten() {
+                    *a = a.slice(ndarray::s![.., all.len() - t.., ..]).to_owned();
+                }
+                *cache = Cache::Cpu(cpu_cache);
+                Ok(out)
+            }
+        }
     }
 
     /// The prompt's tokens, cut from the front to the model's window: (kept, dropped).
@@ -172,7 +307,7 @@ impl Session {
 
     /// Runs the prompt once with the ablation (and once without, if any heads are ablated) and
     /// returns the tokens, the next-token candidates and the attention weights (flat).
-    pub fn analyze(&self, q: &Query) -> Result<(Analysis, Vec<f32>), RunError> {
+    pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Vec<f32>), RunError> {
         let cfg = self.config();
         let (ids, dropped) = self.tokens(&q.prompt);
         let t = ids.len();
@@ -181,12 +316,12 @@ impl Session {
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
         let thumbnails = (!all).then_some(THUMBNAIL);
         let opts = ForwardOptions { capture, ablate: q.ablate.clone(), thumbnails, ..Default::default() };
-        let out = self.model.forward(&ids, &mut self.model.new_cache(), &opts)?;
+        let out = self.run(&[], &ids, &mut self.engine().new_cache(t), &opts).await?;
         let next = self.candidates(out.logits.row(0), q);
         let baseline = if q.ablate.is_empty() {
             None
         } else {
-            let plain = self.model.forward(&ids, &mut self.model.new_cache(), &ForwardOptions::default())?;
+            let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(self.candidates(plain.logits.row(0), q))
         };
         let mut layers = Vec::new();
@@ -208,38 +343,40 @@ impl Session {
     }
 
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.
-    pub fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
+    pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
         let (ids, _) = self.tokens(&q.prompt);
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
-        let mut cache = KvCache::new(self.config());
-        let logits = self.model.forward(&ids, &mut cache, &opts)?.logits;
+        let mut cache = self.engine().new_cache(self.config().n_positions);
+        let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;
         Ok(Generation { ids, cache, logits, opts, sampling: q.sampling(), rng: Rng::new(q.seed as u64), continuation: Vec::new() })
     }
 
     /// Samples one more token and runs it through the model (one row of work with the cache):
     /// returns the token and the whole continuation so far as text. When the window is full
     /// the oldest tokens are dropped and the cache rebuilt.
-    pub fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
+    pub async fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
         let window = self.config().n_positions;
         let next = super::sample::sample(g.logits.row(0), &g.sampling, &mut g.rng);
         g.continuation.push(next);
-        g.ids.push(next);
         g.logits = if g.cache.len() < window {
-            self.model.forward(&[next], &mut g.cache, &g.opts)?.logits
+            let out = self.run(&g.ids, &[next], &mut g.cache, &g.opts).await?;
+            g.ids.push(next);
+            out.logits
         } else {
+            g.ids.push(next);
             g.ids.drain(..g.ids.len() - window + window / 4); // slide: keep the last three quarters
             g.cache.clear();
-            self.model.forward(&g.ids, &mut g.cache, &g.opts)?.logits
+            self.run(&[], &g.ids, &mut g.cache, &g.opts).await?.logits
         };
         Ok((self.token(next), self.tok.decode(&g.continuation)))
     }
 
     /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
     /// continuation so far as text.
-    pub fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
-        let mut g = self.start_generation(q)?;
+    pub async fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
+        let mut g = self.start_generation(q).await?;
         for _ in 0..steps {
-            let (token, text) = self.next_token(&mut g)?;
+            let (token, text) = self.next_token(&mut g).await?;
             emit(token, text);
         }
         Ok(())
@@ -249,7 +386,7 @@ impl Session {
 /// A generation in progress: the tokens so far, their KV cache and the next-token logits.
 pub struct Generation {
     ids: Vec<u32>,
-    cache: KvCache,
+    cache: Cache,
     logits: ndarray::Array2<f32>,
     opts: ForwardOptions,
     sampling: Sampling,

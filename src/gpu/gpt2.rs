@@ -3,7 +3,7 @@
 //! reused from token to token, and only what the caller asks for read back (the last row of
 //! logits when decoding; attention weights and hidden states only when requested).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use ndarray::{Array2, Array3};
@@ -58,6 +58,8 @@ pub struct GpuGpt2 {
     h: Vec<GpuBlock>,
     ln_f: GpuLayerNorm,
     scratch: RefCell<Option<Scratch>>,
+    /// Set by `fail_next`: the next forward pass records an invalid shader.
+    fault: Cell<bool>,
 }
 
 /// Keys and values on the GPU: per layer, (capacity, C) each.
@@ -120,7 +122,13 @@ impl GpuGpt2 {
                 (wte, wpe, blocks, ln("ln_f", &w.ln_f))
             })
             .await?;
-        Ok(GpuGpt2 { gpu, config: cfg, wte, wpe, h, ln_f, scratch: RefCell::new(None) })
+        Ok(GpuGpt2 { gpu, config: cfg, wte, wpe, h, ln_f, scratch: RefCell::new(None), fault: Cell::new(false) })
+    }
+
+    /// Makes the next forward pass fail with a real device error (a shader that does not
+    /// compile), so that tests and the page can show the fallback to the CPU.
+    pub fn fail_next(&self) {
+        self.fault.set(true);
     }
 
     /// A KV cache for `capacity` positions (at most the model's window).
@@ -176,6 +184,10 @@ impl GpuGpt2 {
         let gpu = &self.gpu;
         let (captured, thumb_buf, hidden) = gpu
             .checked(|| {
+                if self.fault.take() {
+                    let bad = wgpu::ShaderModuleDescriptor { label: Some("injected fault"), source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()) };
+                    let _ = gpu.device.create_shader_module(bad);
+                }
                 let mut b = Batch::new(gpu);
                 gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C)

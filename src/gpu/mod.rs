@@ -41,7 +41,7 @@ pub enum GpuError {
 impl std::fmt::Display for GpuError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GpuError::NoAdapter(why) => write!(f, "no GPU adapter ({why})"),
+            GpuError::NoAdapter(why) => write!(f, "{why}"),
             GpuError::Device(why) => write!(f, "the GPU refused a device ({why})"),
             GpuError::TooBig { what, bytes, limit } => write!(f, "{what} needs a GPU buffer of {:.0} MB but this GPU allows {:.0} MB", *bytes as f64 / 1e6, *limit as f64 / 1e6),
             GpuError::Unsupported(why) => write!(f, "not supported on the GPU backend: {why}"),
@@ -72,9 +72,11 @@ impl Gpu {
     pub async fn new() -> Result<Gpu, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
-        let adapter = instance.request_adapter(&options).await.map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+        let adapter = instance.request_adapter(&options).await.map_err(|e| {
+            GpuError::NoAdapter(if cfg!(target_arch = "wasm32") { "this browser offers no WebGPU adapter".into() } else { format!("no GPU adapter: {e}") })
+        })?;
         let info = adapter.get_info();
-        let name = format!("{} ({:?}, {:?})", info.name.trim(), info.backend, info.device_type);
+        let name = describe(&info);
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), ..Default::default() };
         let (device, queue) = adapter.request_device(&desc).await.map_err(|e| GpuError::Device(e.to_string()))?;
@@ -181,11 +183,35 @@ impl Gpu {
     }
 }
 
+/// "llvmpipe (LLVM 15.0.6, 256 bits): Vulkan, software", or in a browser, which keeps the
+/// adapter's name private, "browser WebGPU, software fallback".
+fn describe(info: &wgpu::AdapterInfo) -> String {
+    let kind = match info.device_type {
+        wgpu::DeviceType::Cpu => "software fallback, no GPU acceleration",
+        wgpu::DeviceType::DiscreteGpu => "discrete GPU",
+        wgpu::DeviceType::IntegratedGpu => "integrated GPU",
+        wgpu::DeviceType::VirtualGpu => "virtual GPU",
+        wgpu::DeviceType::Other => "GPU",
+    };
+    let api = match info.backend {
+        wgpu::Backend::BrowserWebGpu => "browser WebGPU",
+        wgpu::Backend::Vulkan => "Vulkan",
+        wgpu::Backend::Metal => "Metal",
+        wgpu::Backend::Dx12 => "DirectX 12",
+        wgpu::Backend::Gl => "OpenGL",
+        _ => "other API",
+    };
+    match info.name.trim() {
+        "" => format!("{api}, {kind}"),
+        name => format!("{name}: {api}, {kind}"),
+    }
+}
+
 fn storage_usage() -> wgpu::BufferUsages {
     wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST
 }
 
-fn log(msg: &str) {
+pub(crate) fn log(msg: &str) {
     #[cfg(target_arch = "wasm32")]
     web_sys::console::warn_1(&msg.into());
     #[cfg(not(target_arch = "wasm32"))]

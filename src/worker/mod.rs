@@ -13,7 +13,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
 
 use crate::gpt2::manifest::{verify, FileCheck, Manifest};
-use crate::gpt2::session::{Reply, Request, Session};
+use crate::gpt2::session::{BackendChoice, Reply, Request, Session};
+use crate::gpu::{Gpu, GpuError};
 
 fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
@@ -163,49 +164,123 @@ async fn yield_now() {
     let _ = JsFuture::from(promise).await;
 }
 
-async fn handle(state: Rc<RefCell<Option<Rc<Session>>>>, stop: Rc<Cell<bool>>, req: Request, data: JsValue) {
+/// What the worker keeps between messages.
+struct Worker {
+    /// Shared (Rc) so a generation that awaits between tokens never holds the RefCell borrowed
+    /// while a Load replaces the model.
+    session: RefCell<Option<Rc<Session>>>,
+    stop: Cell<bool>,
+    /// The page's choice, applied to every model loaded.
+    choice: Cell<BackendChoice>,
+    /// Set by the page (tests): the next model attached to the GPU fails its next run.
+    fault: Cell<bool>,
+    /// The GPU device, opened once: `Err` says why there is none.
+    gpu: RefCell<Option<Result<Rc<Gpu>, GpuError>>>,
+}
+
+impl Worker {
+    async fn gpu(&self) -> Result<Rc<Gpu>, GpuError> {
+        if let Some(g) = self.gpu.borrow().clone() {
+            return g;
+        }
+        let g = Gpu::new().await.map(Rc::new);
+        *self.gpu.borrow_mut() = Some(g.clone());
+        g
+    }
+
+    /// Puts the loaded model on the chosen backend and tells the page what it runs on.
+    async fn apply_backend(&self) {
+        let Some(s) = self.session.borrow().clone() else { return };
+        let choice = self.choice.get();
+        let cpu = |detail: String| post(&Reply::Backend { backend: "cpu".into(), detail, notice: None }, None);
+        if choice == BackendChoice::Cpu {
+            s.detach_gpu();
+            return cpu("chosen in the page".into());
+        }
+        let asked = if choice == BackendChoice::Webgpu { "WebGPU was asked for, but " } else { "" };
+        let gpu = match self.gpu().await {
+            Ok(g) => g,
+            Err(e) => return cpu(format!("{asked}{e}")),
+        };
+        let name = gpu.name.clone();
+        match s.attach_gpu(gpu).await {
+            Ok(()) => {
+                if self.fault.take() {
+                    s.inject_gpu_fault();
+                }
+                post(&Reply::Backend { backend: "webgpu".into(), detail: name, notice: None }, None)
+            }
+            Err(e) => cpu(format!("{asked}{e}")),
+        }
+    }
+
+    /// Posts the session's fallback notice, if a GPU failure just moved it to the CPU.
+    fn post_notice(&self, s: &Session) {
+        if let Some(n) = s.take_notice() {
+            post(&Reply::Backend { backend: "cpu".into(), detail: "after a WebGPU failure".into(), notice: Some(n) }, None);
+        }
+    }
+
+    /// A new model: put it on the chosen backend first, so the page's first analysis runs there.
+    async fn loaded(&self, s: Session, name: &str, source: &str) {
+        let reply = s.loaded(name, source);
+        *self.session.borrow_mut() = Some(Rc::new(s));
+        if self.choice.get() != BackendChoice::Cpu {
+            post(&Reply::Progress { phase: "gpu".into(), loaded: 0, total: None }, None);
+        }
+        self.apply_backend().await;
+        post(&reply, None);
+    }
+}
+
+async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
     match req {
         Request::Load { name, base, expect, cache, only_cached } => match load(&name, &base, expect, cache, only_cached).await {
-            Ok(Some((s, source))) => {
-                post(&s.loaded(&name, source), None);
-                *state.borrow_mut() = Some(Rc::new(s));
-            }
+            Ok(Some((s, source))) => w.loaded(s, &name, source).await,
             Ok(None) => {}
             Err(e) => error(None, e),
         },
         Request::LoadBytes { name, config } => {
             let bytes = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
             match Session::new(&config, &bytes) {
-                Ok(s) => {
-                    post(&s.loaded(&name, "file"), None);
-                    *state.borrow_mut() = Some(Rc::new(s));
-                }
+                Ok(s) => w.loaded(s, &name, "file").await,
                 Err(e) => error(None, format!("{name}: {e}")),
             }
         }
+        Request::Backend { choice, fault } => {
+            w.choice.set(choice);
+            w.fault.set(fault);
+            w.apply_backend().await;
+        }
         Request::Analyze(q) => {
-            let Some(s) = state.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
             let t0 = js_sys::Date::now();
-            match s.analyze(&q) {
-                Ok((mut a, w)) => {
+            let out = s.analyze(&q).await;
+            w.post_notice(&s);
+            match out {
+                Ok((mut a, weights)) => {
                     a.compute_ms = js_sys::Date::now() - t0;
-                    post(&Reply::Analysis(a), Some(w))
+                    post(&Reply::Analysis(a), Some(weights))
                 }
                 Err(e) => error(Some(q.id), e.to_string()),
             }
         }
         Request::Generate { query, steps } => {
-            let Some(s) = state.borrow().clone() else { return error(Some(query.id), "no model is loaded yet".into()) };
-            stop.set(false);
-            let mut g = match s.start_generation(&query) {
+            let Some(s) = w.session.borrow().clone() else { return error(Some(query.id), "no model is loaded yet".into()) };
+            w.stop.set(false);
+            let started = s.start_generation(&query).await;
+            w.post_notice(&s);
+            let mut g = match started {
                 Ok(g) => g,
                 Err(e) => return error(Some(query.id), e.to_string()),
             };
             for n in 1..=steps {
-                if stop.get() {
+                if w.stop.get() {
                     return post(&Reply::Stopped { id: query.id }, None);
                 }
-                match s.next_token(&mut g) {
+                let next = s.next_token(&mut g).await;
+                w.post_notice(&s);
+                match next {
                     Ok((token, text)) => post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None),
                     Err(e) => return error(Some(query.id), e.to_string()),
                 }
@@ -213,21 +288,18 @@ async fn handle(state: Rc<RefCell<Option<Rc<Session>>>>, stop: Rc<Cell<bool>>, r
                 yield_now().await;
             }
         }
-        Request::Stop => stop.set(true),
+        Request::Stop => w.stop.set(true),
     }
 }
 
 pub fn start() {
-    // The session is shared (Rc) so a generation that awaits between tokens never holds the
-    // RefCell borrowed while a Load replaces the model.
-    let state: Rc<RefCell<Option<Rc<Session>>>> = Rc::new(RefCell::new(None));
-    let stop = Rc::new(Cell::new(false));
+    let state = Rc::new(Worker { session: RefCell::new(None), stop: Cell::new(false), choice: Cell::new(BackendChoice::Auto), fault: Cell::new(false), gpu: RefCell::new(None) });
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Request>(&text) {
             Ok(req) => {
                 let data = Reflect::get(&ev.data(), &"data".into()).unwrap_or(JsValue::UNDEFINED);
-                wasm_bindgen_futures::spawn_local(handle(state.clone(), stop.clone(), req, data))
+                wasm_bindgen_futures::spawn_local(handle(state.clone(), req, data))
             }
             Err(e) => error(None, format!("the worker could not read a request: {e}")),
         }

@@ -16,9 +16,9 @@ use web_sys::{MessageEvent, Worker};
 use super::matrix_canvas::{Mat, MatrixGrid};
 use super::number_table;
 use crate::demos::gpt2::{format_ablate, model_base, parse_ablate, query, MODELS};
-use crate::gpt2::session::{Analysis, Reply, Request};
+use crate::gpt2::session::{Analysis, BackendChoice, Reply, Request};
 use crate::state::Value;
-use crate::ui::browser::now_ms;
+use crate::ui::browser::{local_get, now_ms};
 use crate::ui::demo_frame::DemoCtx;
 
 mod chips;
@@ -44,6 +44,16 @@ enum Status {
     Ready { name: String, source: String, n_layer: usize, n_head: usize, n_positions: usize, params: usize },
     Failed(String),
 }
+
+/// What runs the model, as the worker last said: ("webgpu" | "cpu", adapter name or reason).
+#[derive(Debug, Clone, PartialEq)]
+struct Backend {
+    name: String,
+    detail: String,
+}
+
+/// Tests set this localStorage key to "1" to make the next GPU run fail on purpose.
+const GPU_FAULT_KEY: &str = "attention-live:gpu-fault";
 
 /// The worker's latest analysis and its attention weights, (layers sent, H, T, T).
 #[derive(Debug, PartialEq)]
@@ -91,6 +101,7 @@ fn phase_label(phase: &str) -> &'static str {
         "download" => "Downloading",
         "cache" => "Reading the copy stored in this browser",
         "verify" => "Checking the file's SHA-256",
+        "gpu" => "Uploading to the GPU and testing it against the CPU:",
         _ => "Preparing the model",
     }
 }
@@ -135,6 +146,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let gen_ms = RwSignal::new(0.0f64);
     let phase_start = StoredValue::new((String::new(), 0.0f64));
     let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
+    let backend = RwSignal::new(None::<Backend>);
+    let backend_notice = RwSignal::new(None::<String>);
 
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
@@ -180,6 +193,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                         gen_ms.set(now_ms() - gen_start.get_value());
                         generating.set(None);
                     }
+                }
+            }
+            Reply::Backend { backend: name, detail, notice } => {
+                backend.set(Some(Backend { name, detail }));
+                if notice.is_some() {
+                    backend_notice.set(notice);
                 }
             }
             Reply::Stopped { .. } => {
@@ -234,6 +253,18 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
         }
     };
+    // The backend choice goes to the worker first (it applies it to every model it loads),
+    // then again whenever the reader changes it.
+    let choice = Memo::new(move |_| values.with(|v| BackendChoice::parse(v.text("backend")).unwrap_or_default()));
+    Effect::new(move |_| {
+        let c = choice.get();
+        if worker_ready.get() {
+            backend.set(None);
+            backend_notice.set(None);
+            let fault = local_get(GPU_FAULT_KEY).as_deref() == Some("1");
+            send(Request::Backend { choice: c, fault });
+        }
+    });
     Effect::new(move |_| {
         source.track();
         if worker_ready.get() {
@@ -271,10 +302,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     // comparison prompt, with the same settings, when there is one).
     let q = Memo::new(move |_| values.with(|v| query(v, 0)));
     let compare = Memo::new(move |_| values.with(|v| v.text("compare").to_string()));
+    // Analyses wait until the worker says which backend runs them, and run again when that
+    // changes (the answers are the same; the compute time is not).
+    let backend_name = Memo::new(move |_| backend.with(|b| b.as_ref().map(|b| b.name.clone())));
     Effect::new(move |_| {
         // While tokens stream in, the prompt changes with each one; analysing every step would
         // put a whole forward pass between tokens, so the analysis waits for the end.
-        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none);
+        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none) && backend_name.with(Option::is_some);
         let mut q = q.get();
         if ready {
             let id = last_id.get_value() + 1;
@@ -284,7 +318,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
     });
     Effect::new(move |_| {
-        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none);
+        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none) && backend_name.with(Option::is_some);
         let mut q = q.get();
         let b = compare.get();
         if !ready || b.trim().is_empty() {
@@ -336,9 +370,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let status_line = move || match status.get() {
         Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
         Status::Loading { name, phase, loaded, total, rate } => {
-            let pct = total.filter(|_| phase != "parse" && phase != "verify").map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
+            let pct = total.filter(|_| !matches!(phase.as_str(), "parse" | "verify" | "gpu")).map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
             let detail = match (phase.as_str(), total) {
-                ("parse" | "verify", _) => String::new(),
+                ("parse" | "verify" | "gpu", _) => String::new(),
                 (_, Some(t)) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), 100.0 * loaded as f64 / t.max(1) as f64),
                 _ => format!(": {}", mb(loaded)),
             };
@@ -374,12 +408,24 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 _ => "",
             };
             view! {
-                <p class="model-status ready">{format!("{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens. Running on this computer's CPU, in a Web Worker.{from}", model_label(&name), params as f64 / 1e6)}</p>
+                <p class="model-status ready">{format!("{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens, in a Web Worker on this computer.{from}", model_label(&name), params as f64 / 1e6)}</p>
             }
             .into_any()
         }
         Status::Failed(e) => view! { <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div> }.into_any(),
     };
+
+    let backend_line = move || {
+        let ready = matches!(status.get(), Status::Ready { .. });
+        let text = match backend.get() {
+            _ if !ready => return None,
+            None => "Running on: choosing a backend…".to_string(),
+            Some(b) if b.name == "webgpu" => format!("Running on: WebGPU ({})", b.detail),
+            Some(b) => format!("Running on: CPU ({})", b.detail),
+        };
+        Some(view! { <p class="backend-status" role="status">{text}</p> })
+    };
+    let fallback_notice = move || backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> });
 
     let dropped = move || {
         result.with(|r| r.as_ref().filter(|r| r.a.dropped > 0).map(|r| view! {
@@ -592,9 +638,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
     view! {
         <div class="gpt2" data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |r| r.a.compute_ms)).to_string()
-            data-generate-ms=move || gen_ms.get().to_string() on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
+            data-generate-ms=move || gen_ms.get().to_string() data-backend=move || backend.get().map_or("pending".to_string(), |b| b.name) on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop data-analysis=move || result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string()
             data-status=move || match status.get() { Status::Starting => "starting", Status::Loading { .. } => "loading", Status::Ready { .. } => "ready", Status::Failed(_) => "failed", Status::NotCached { .. } => "not-cached", Status::NeedFiles | Status::NeedUrl => "waiting" }>
             {status_line}
+            {backend_line}
+            {fallback_notice}
             <label class="file-pick">"Load a GPT-2 checkpoint from local files: "
                 <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
                 <span class="muted">" (or drop config.json and model.safetensors here)"</span>

@@ -1,0 +1,115 @@
+// The GPT-2 chapter on WebGPU in the real page. Headless Chromium with --enable-unsafe-webgpu
+// offers a SwiftShader adapter (a GPU in software: right for correctness, meaningless for
+// speed); without the flag it offers none. Checked here: the model runs on WebGPU and answers
+// as the CPU does, the backend indicator and control work and live in the URL, a missing
+// adapter and a forced GPU failure both fall back to the CPU with a message, and the demo keeps
+// working after the failure.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer } from "./static-server.mjs";
+import { launch, newPage } from "./browser.mjs";
+
+let server, base, gpuBrowser, plainBrowser;
+before(async () => {
+  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  gpuBrowser = await launch(["--enable-unsafe-webgpu"]);
+  plainBrowser = await launch();
+});
+after(async () => { await gpuBrowser?.close(); await plainBrowser?.close(); server?.close(); });
+
+/// Opens the chapter at `query` and waits for an analysis on a known backend.
+async function open(browser, query = "", init) {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  if (init) await page.addInitScript(init);
+  await page.goto(`${base}/gpt2-live/${query}`);
+  await analysed(page);
+  return page;
+}
+
+async function analysed(page, after = 0) {
+  await page.waitForFunction((a) => {
+    const g = document.querySelector("#gpt2 .gpt2");
+    return g && g.dataset.status === "ready" && g.dataset.backend !== "pending" && Number(g.dataset.analysis) > a;
+  }, after, { timeout: 60000 });
+  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+}
+
+const backend = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.backend);
+const line = (page) => page.$eval("#gpt2 .backend-status", (e) => e.textContent);
+const answer = (page) => page.evaluate(() => ({
+  next: [...document.querySelectorAll("#gpt2 .next-list:not(.short) li")].map((li) => li.textContent),
+  w: [...document.querySelectorAll("#gpt2 .chip")].map((c) => Number(c.style.getPropertyValue("--w"))),
+}));
+
+test("with WebGPU the model runs on the GPU and answers as the CPU does", async () => {
+  const gpu = await open(gpuBrowser, "?gpt2.temperature=0");
+  assert.equal(await backend(gpu), "webgpu");
+  assert.match(await line(gpu), /^Running on: WebGPU \(.*software fallback/);
+  const cpu = await open(gpuBrowser, "?gpt2.temperature=0&gpt2.backend=cpu");
+  assert.equal(await backend(cpu), "cpu");
+  assert.match(await line(cpu), /CPU \(chosen in the page\)/);
+  const [a, b] = [await answer(gpu), await answer(cpu)];
+  assert.equal(a.next.length, 10);
+  assert.deepEqual(a.next, b.next, "the same next-token list, to the displayed digit");
+  assert.ok(a.w.length > 5 && a.w.some((x) => x > 0.5), "the chips carry the head's weights");
+  a.w.forEach((x, i) => assert.ok(Math.abs(x - b.w[i]) < 1e-3, `chip ${i}: ${x} vs ${b.w[i]}`));
+  // Greedy generation on both backends writes the same continuation.
+  for (const p of [gpu, cpu]) {
+    await p.click("#gpt2 .generate");
+    await p.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled, null, { timeout: 60000 });
+  }
+  const [ta, tb] = [await gpu.$eval("#gpt2 textarea", (t) => t.value), await cpu.$eval("#gpt2 textarea", (t) => t.value)];
+  assert.ok(ta.length > 60, ta);
+  assert.equal(ta, tb);
+  assert.deepEqual([...gpu.errors, ...cpu.errors], []);
+  await gpu.context().close(); await cpu.context().close();
+});
+
+test("the backend control switches the backend and lives in the URL", async () => {
+  const page = await open(gpuBrowser);
+  assert.equal(await backend(page), "webgpu");
+  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), null, "the default stays out of the URL");
+  const id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+  await page.selectOption("#gpt2-backend", "cpu");
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu");
+  await analysed(page, id);
+  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), "cpu");
+  // The link restores the choice in a fresh page.
+  const fresh = await newPage(gpuBrowser);
+  await fresh.goto(page.url());
+  await analysed(fresh);
+  assert.equal(await backend(fresh), "cpu");
+  assert.equal(await fresh.$eval("#gpt2-backend", (s) => s.value), "cpu");
+  assert.deepEqual([...page.errors, ...fresh.errors], []);
+  await page.context().close(); await fresh.context().close();
+});
+
+test("without a WebGPU adapter the page says so and runs on the CPU", async () => {
+  const auto = await open(plainBrowser);
+  assert.equal(await backend(auto), "cpu");
+  assert.match(await line(auto), /CPU \(this browser offers no WebGPU adapter\)/);
+  const forced = await open(plainBrowser, "?gpt2.backend=webgpu");
+  assert.equal(await backend(forced), "cpu");
+  assert.match(await line(forced), /WebGPU was asked for, but this browser offers no WebGPU adapter/);
+  assert.equal((await answer(forced)).next.length, 10, "the demo works on the CPU");
+  assert.deepEqual([...auto.errors, ...forced.errors], []);
+  await auto.context().close(); await forced.context().close();
+});
+
+test("a GPU failure falls back to the CPU with a notice, and the demo keeps working", async () => {
+  const want = await answer(await open(gpuBrowser, "?gpt2.backend=cpu&gpt2.temperature=0"));
+  // The test hook: the worker makes the model's first GPU run record an invalid shader.
+  const page = await open(gpuBrowser, "?gpt2.temperature=0", () => localStorage.setItem("attention-live:gpu-fault", "1"));
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu", null, { timeout: 30000 });
+  const notice = await page.$eval("#gpt2 .backend-notice", (e) => e.textContent);
+  assert.match(notice, /^WebGPU failed \(the GPU reported an error: .*WGSL.*\); the model now runs on the CPU\.$/);
+  assert.match(await line(page), /CPU \(after a WebGPU failure\)/);
+  assert.deepEqual((await answer(page)).next, want.next, "the failed request was answered by the CPU");
+  // Generation still works.
+  const before = await page.$eval("#gpt2 textarea", (t) => t.value);
+  await page.click("#gpt2 .generate");
+  await page.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled, null, { timeout: 60000 });
+  assert.ok((await page.$eval("#gpt2 textarea", (t) => t.value)).length > before.length + 10);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

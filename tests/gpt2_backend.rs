@@ -1,0 +1,99 @@
+//! The session on the GPU backend: the page's answers equal the CPU's, the self-test gates
+//! the GPU, and a GPU failure (a real device error, injected) falls back to the CPU with a
+//! notice while the request still gets its answer, also in the middle of a generation.
+//!
+//! Without an adapter each test says "skipped: no adapter" (CI installs lavapipe).
+
+use std::rc::Rc;
+
+use attention_live::gpt2::session::{Query, Session};
+use attention_live::gpu::Gpu;
+use pollster::block_on;
+
+mod common;
+
+fn session() -> Session {
+    let (cfg, bytes) = common::checkpoint("static/models/induction");
+    Session::new(&cfg, &bytes).unwrap()
+}
+
+fn gpu() -> Option<Rc<Gpu>> {
+    match block_on(Gpu::new()) {
+        Ok(g) => Some(Rc::new(g)),
+        Err(e) => {
+            eprintln!("skipped: no adapter ({e})");
+            None
+        }
+    }
+}
+
+fn query(prompt: &str) -> Query {
+    Query { id: 1, prompt: prompt.into(), layer: 1, ablate: vec![(1, 3)], temperature: 0.8, top_k: 0, top_p: 1.0, seed: 9, top: 10 }
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+#[test]
+fn analyses_and_generations_on_the_gpu_equal_the_cpus() {
+    let Some(gpu) = gpu() else { return };
+    let (cpu, on_gpu) = (session(), session());
+    block_on(on_gpu.attach_gpu(gpu)).expect("the self-test passes");
+    assert_eq!(on_gpu.engine().backend(), "webgpu");
+    let q = query("Q F K B Z Q F K");
+    let (a, wa) = block_on(cpu.analyze(&q)).unwrap();
+    let (b, wb) = block_on(on_gpu.analyze(&q)).unwrap();
+    assert_eq!(a.tokens, b.tokens);
+    assert!(max_diff(&wa, &wb) < 1e-4, "attention weights differ by {}", max_diff(&wa, &wb));
+    for (x, y) in a.next.iter().zip(&b.next).chain(a.baseline.iter().flatten().zip(b.baseline.iter().flatten())) {
+        assert_eq!(x.id, y.id);
+        assert!((x.prob - y.prob).abs() < 1e-4, "p({}) {} vs {}", x.text, x.prob, y.prob);
+    }
+    let run = |s: &Session| {
+        let mut ids = Vec::new();
+        block_on(s.generate(&q, 12, |t, _| ids.push(t.id))).unwrap();
+        ids
+    };
+    assert_eq!(run(&cpu), run(&on_gpu), "same seed, same tokens");
+    assert_eq!(on_gpu.engine().backend(), "webgpu", "no fallback happened");
+    assert!(on_gpu.take_notice().is_none());
+}
+
+#[test]
+fn a_gpu_failure_falls_back_to_the_cpu_with_a_notice() {
+    let Some(gpu) = gpu() else { return };
+    let (cpu, s) = (session(), session());
+    block_on(s.attach_gpu(gpu)).unwrap();
+    let q = query("Q F K B Q F K");
+    s.inject_gpu_fault();
+    let (b, wb) = block_on(s.analyze(&q)).expect("the CPU answers instead");
+    let (a, wa) = block_on(cpu.analyze(&q)).unwrap();
+    assert_eq!(a.next, b.next);
+    assert_eq!(wa, wb);
+    let notice = s.take_notice().expect("a notice for the page");
+    assert!(notice.contains("WebGPU failed") && notice.contains("CPU"), "{notice}");
+    assert_eq!(s.engine().backend(), "cpu");
+}
+
+#[test]
+fn a_gpu_failure_during_generation_continues_on_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let (cpu, s) = (session(), session());
+    block_on(s.attach_gpu(gpu)).unwrap();
+    let q = query("Q F K B Z Q F K B");
+    let mut want = Vec::new();
+    block_on(cpu.generate(&q, 10, |t, _| want.push(t.id))).unwrap();
+    let mut g = block_on(s.start_generation(&q)).unwrap();
+    let mut got = Vec::new();
+    for step in 0..10 {
+        if step == 4 {
+            s.inject_gpu_fault(); // the KV cache is on the GPU: the CPU must rebuild it
+        }
+        got.push(block_on(s.next_token(&mut g)).unwrap().0.id);
+    }
+    assert_eq!(got, want);
+    assert!(s.take_notice().is_some());
+    assert_eq!(s.engine().backend(), "cpu");
+}
