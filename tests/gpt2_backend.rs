@@ -97,3 +97,24 @@ fn a_gpu_failure_during_generation_continues_on_the_cpu() {
     assert!(s.take_notice().is_some());
     assert_eq!(s.engine().backend(), "cpu");
 }
+
+/// GPT-2 small's embedding table (154 MB) exceeds many adapters' 128 MiB binding limit, so it is
+/// uploaded in chunks of rows. Forcing 7 chunks on the bundled model changes nothing.
+#[test]
+fn an_embedding_table_in_chunks_gives_the_same_logits() {
+    use attention_live::gpt2::engine::Engine;
+    use attention_live::gpt2::ForwardOptions;
+    use attention_live::gpu::gpt2::GpuGpt2;
+    let Some(gpu) = gpu() else { return };
+    let s = session();
+    let whole = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload(gpu.clone(), &s.model)).unwrap()));
+    let chunked = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload_in_chunks(gpu, &s.model, 50257 / 7 + 1)).unwrap()));
+    let cpu = Engine::Cpu(s.model.clone());
+    let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
+    let opts = ForwardOptions { all_logits: true, ..Default::default() };
+    let run = |e: &Engine| block_on(e.forward(&s.model, &ids, &mut e.new_cache(ids.len()), &opts)).unwrap().logits;
+    let (a, b, c) = (run(&whole), run(&chunked), run(&cpu));
+    assert_eq!(a, b, "chunks change nothing");
+    let err = (&b - &c).iter().fold(0.0f32, |m, e| m.max(e.abs()));
+    assert!(err < 1e-3, "chunked GPU vs CPU: {err}");
+}

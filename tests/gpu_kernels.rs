@@ -137,18 +137,20 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     close("attention weights", &name, w.as_slice().unwrap(), want_w.as_slice().unwrap(), 1e-6);
     assert!(w.iter().zip(want_w.iter()).all(|(a, b)| (*b != 0.0) || *a == 0.0), "{name}: masked weights must be exactly 0");
 
-    // A long causal row (200 keys: several 64-key tiles of the fused kernel, whose running
+    // A long causal row (600 keys: three 256-key tiles of the fused kernel, whose running
     // maximum must be rescaled) with a sharp score far from the first tile.
-    let (n_head, c, t) = (1, 16, 200);
+    let (n_head, c, t) = (1, 16, 600);
     let mut qkv = random(&mut rng, t, 3 * c, 1.0);
     for d in 0..c {
-        qkv[[150, c + d]] = qkv[[199, d]] * 4.0; // key 150 matches the last query strongly
+        qkv[[550, c + d]] = qkv[[599, d]] * 4.0; // key 550 matches the last query strongly
     }
     let (k0, v0) = (Array2::zeros((t, c)), Array2::zeros((t, c)));
     let (k, v) = b.kv_append(qkv.view(), k0.view(), v0.view(), 0).await.unwrap();
     let y = b.attention(qkv.view(), k.view(), v.view(), 0, n_head, 0).await.unwrap();
-    let (_, out) = attend(&qkv, &k, &v, 0, 1, 0, 199);
-    close("attention over 4 tiles", &name, y.row(199).as_slice().unwrap(), &out, TOL);
+    for i in [0, 255, 256, 599] {
+        let (_, out) = attend(&qkv, &k, &v, 0, 1, 0, i);
+        close(&format!("attention over {} tiles, row {i}", i / 256 + 1), &name, y.row(i).as_slice().unwrap(), &out, TOL);
+    }
 
     // Softmax: plain rows with large scores (max-subtract), and causal rows.
     let x = random(&mut rng, 4, 70, 30.0);

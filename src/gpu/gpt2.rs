@@ -50,10 +50,18 @@ struct Scratch {
     ids: wgpu::Buffer,
 }
 
+/// Rows v0 .. v0 + rows of the embedding table.
+struct TableChunk {
+    buf: wgpu::Buffer,
+    v0: usize,
+    rows: usize,
+}
+
 pub struct GpuGpt2 {
     pub gpu: Rc<Gpu>,
     pub config: Config,
-    wte: wgpu::Buffer,
+    /// The token embedding table in chunks of rows, each within the adapter's binding limit.
+    wte: Vec<TableChunk>,
     wpe: wgpu::Buffer,
     h: Vec<GpuBlock>,
     ln_f: GpuLayerNorm,
@@ -90,12 +98,27 @@ impl GpuGpt2 {
     /// Uploads the CPU model's weights (f32). Fails, without uploading, when a tensor exceeds the
     /// adapter's buffer limits or the heads are wider than the attention kernels take.
     pub async fn upload(gpu: Rc<Gpu>, model: &Gpt2) -> Result<GpuGpt2, GpuError> {
+        Self::upload_in_chunks(gpu, model, usize::MAX).await
+    }
+
+    /// `upload` with the embedding table in chunks of at most `max_rows` rows (fewer if the
+    /// adapter's limit asks): tests use it to run the chunked path on a small model.
+    pub async fn upload_in_chunks(gpu: Rc<Gpu>, model: &Gpt2, max_rows: usize) -> Result<GpuGpt2, GpuError> {
         let cfg = model.config.clone();
         head_size(cfg.n_embd, cfg.n_head)?;
         let w = &model.weights;
-        gpu.check_size("the token embedding table (wte)", (w.wte.len() * 4) as u64)?;
+        // wte (154 MB in GPT-2 small) is split into as few chunks of rows as the limit allows.
+        let row_bytes = (cfg.n_embd * 4) as u64;
+        let limit = (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+        let rows_per_chunk = ((limit / row_bytes) as usize).min(cfg.vocab_size).min(max_rows);
+        if rows_per_chunk == 0 {
+            return Err(GpuError::TooBig { what: "one row of the embedding table".into(), bytes: row_bytes, limit });
+        }
+        let n_chunks = cfg.vocab_size.div_ceil(rows_per_chunk);
+        let rows_per_chunk = cfg.vocab_size.div_ceil(n_chunks);
         gpu.check_size("the MLP weights (c_fc)", (cfg.n_embd * cfg.n_inner * 4) as u64)?;
         let g = gpu.clone();
+        let cfg_c = cfg.n_embd;
         let (wte, wpe, h, ln_f) = gpu
             .checked(move || {
                 let lin = |name: &str, l: &Linear| GpuLinear {
@@ -117,7 +140,15 @@ impl GpuGpt2 {
                         mlp_c_proj: lin("mlp.c_proj", &b.mlp.c_proj),
                     })
                     .collect::<Vec<_>>();
-                let wte = g.upload("wte", w.wte.as_slice().expect("standard layout"));
+                let table = w.wte.as_slice().expect("standard layout");
+                let c = cfg_c;
+                let wte = (0..n_chunks)
+                    .map(|i| {
+                        let v0 = i * rows_per_chunk;
+                        let rows = rows_per_chunk.min(table.len() / c - v0);
+                        TableChunk { buf: g.upload("wte", &table[v0 * c..(v0 + rows) * c]), v0, rows }
+                    })
+                    .collect::<Vec<_>>();
                 let wpe = g.upload("wpe", w.wpe.as_slice().expect("standard layout"));
                 (wte, wpe, blocks, ln("ln_f", &w.ln_f))
             })
@@ -153,7 +184,7 @@ impl GpuGpt2 {
             y: g.buffer("y", rows * c),
             a: g.buffer("a", rows * self.config.n_inner),
             last: g.buffer("last", rows * c),
-            logits: g.buffer("logits", rows * self.config.vocab_size),
+            logits: g.buffer("logits", self.config.vocab_size), // one row; more only with all_logits
             ids: g.buffer("ids", rows),
         };
         *slot = Some(s.clone());
@@ -180,8 +211,10 @@ impl GpuGpt2 {
         if need_weights {
             self.gpu.check_size("the attention weights of one layer", (n_head * t * s_len * 4) as u64)?;
         }
+        self.gpu.check_size("the logits", (logit_rows * cfg.vocab_size * 4) as u64)?;
         let sc = self.scratch(t);
         let gpu = &self.gpu;
+        let logits_buf = if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
         let (captured, thumb_buf, hidden) = gpu
             .checked(|| {
                 if self.fault.take() {
@@ -190,8 +223,10 @@ impl GpuGpt2 {
                 }
                 let mut b = Batch::new(gpu);
                 gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
-                // x₀ = wte[token] + wpe[position]: (T, C)
-                b.add(Kernel::Embed, &[t as u32, c as u32, past as u32, 0], &[&sc.ids, &self.wte, &self.wpe, &sc.x], [groups_for(t * c, 256), 1, 1]);
+                // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
+                for ch in &self.wte {
+                    b.add(Kernel::Embed, &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32], &[&sc.ids, &ch.buf, &self.wpe, &sc.x], [groups_for(t * c, 256), 1, 1]);
+                }
                 let hidden = opts.hidden_states.then(|| gpu.buffer("hidden_states", (cfg.n_layer + 1) * t * c));
                 if let Some(hs) = &hidden {
                     b.copy(&sc.x, 0, hs, 0, t * c);
@@ -240,14 +275,16 @@ impl GpuGpt2 {
                 b.copy(&sc.x, (t - logit_rows) * c, &sc.last, 0, logit_rows * c);
                 self.layer_norm(&mut b, &sc.last, &self.ln_f, &sc.h, logit_rows);
                 // (rows, C) x (C, vocab) -> (rows, vocab), against the tied table
-                b.add(Kernel::Logits, &[logit_rows as u32, cfg.vocab_size as u32, c as u32, 0], &[&sc.h, &self.wte, &sc.logits], [groups_for(cfg.vocab_size, 8), logit_rows as u32, 1]);
+                for ch in &self.wte {
+                    b.add(Kernel::Logits, &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32], &[&sc.h, &ch.buf, &logits_buf], [groups_for(ch.rows, 8), logit_rows as u32, 1]);
+                }
                 b.submit();
                 (captured, thumb_buf, hidden)
             })
             .await?;
         cache.len = past + t;
         let v = cfg.vocab_size;
-        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&sc.logits, 0, logit_rows * v).await?).map_err(shape_err)?;
+        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&logits_buf, 0, logit_rows * v).await?).map_err(shape_err)?;
         let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.n_layer).map(|_| None).collect();
         for (l, buf) in captured {
             let w = gpu.read(&buf, 0, n_head * t * s_len).await?;

@@ -150,7 +150,7 @@ impl Ops for Gpu {
         let out = self.checked(|| {
             let (hb, wb, ob) = (self.upload("h", &flat(h)), self.upload("wte", &flat(wte)), self.buffer("logits", m * v));
             let mut batch = Batch::new(self);
-            batch.add(Kernel::Logits, &[m as u32, v as u32, c as u32, 0], &[&hb, &wb, &ob], [groups_for(v, 8), m as u32, 1]);
+            batch.add(Kernel::Logits, &[m as u32, v as u32, c as u32, 0, v as u32], &[&hb, &wb, &ob], [groups_for(v, 8), m as u32, 1]);
             batch.submit();
             ob
         })
@@ -187,7 +187,7 @@ impl Ops for Gpu {
         let x = self.checked(|| {
             let (ib, tb, pb, xb) = (self.upload_u32("ids", ids), self.upload("wte", &flat(wte)), self.upload("wpe", &flat(wpe)), self.buffer("x", t * c));
             let mut batch = Batch::new(self);
-            batch.add(Kernel::Embed, &[t as u32, c as u32, past as u32, 0], &[&ib, &tb, &pb, &xb], [groups_for(t * c, 256), 1, 1]);
+            batch.add(Kernel::Embed, &[t as u32, c as u32, past as u32, 0, wte.nrows() as u32], &[&ib, &tb, &pb, &xb], [groups_for(t * c, 256), 1, 1]);
             batch.submit();
             xb
         })

@@ -6,3 +6,4 @@ pub mod softmax;
 pub mod attention;
 pub mod positional;
 pub mod block;
+pub mod flash;

@@ -6,8 +6,9 @@
 // layer's key and value caches (S ≥ past + T rows of C). Head h owns columns h·d .. (h+1)·d.
 // Output: y (T, C), head h's output in its columns (zeros when the head is ablated).
 //
-// One workgroup per (query row i, head h); thread `j` of 64 scores key j of the current tile
-// of 64 keys, and thread `d` accumulates output dimension d (d < 64, GPT-2's head size).
+// One workgroup per (query row i, head h); thread t of 64 scores keys t, t + 64, t + 128 and
+// t + 192 of the current tile of 256 keys, and thread `d` accumulates output dimension d
+// (d < 64, GPT-2's head size). Big tiles mean few workgroup barriers per key.
 // Query i sees keys 0 ..= past + i. Over the tiles it keeps
 //   m: the largest score so far,   l: Σ exp(score − m),   acc: Σ exp(score − m) · v[d].
 // When a tile raises the maximum from m to m', the old sums are multiplied by exp(m − m'),
@@ -22,12 +23,13 @@ struct Params { t: u32, past: u32, n_head: u32, hd: u32, c: u32, ablate: u32, sc
 @group(0) @binding(3) var<storage, read> v_cache: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
-const TILE: u32 = 64u;
+const TILE: u32 = 256u;
+const PER_THREAD: u32 = 4u;
 // A finite stand-in for −∞ (WGSL has no infinity literal): exp(NEG - m) is exactly 0.
 const NEG: f32 = -3.0e38;
 
 var<workgroup> q: array<f32, 64>;
-var<workgroup> probs: array<f32, 64>;
+var<workgroup> probs: array<f32, 256>;
 var<workgroup> red: array<f32, 64>;
 
 fn tile_max(t: u32, v: f32) -> f32 {
@@ -74,23 +76,33 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var l = 0.0;
     var acc = 0.0;
     for (var j0 = 0u; j0 < visible; j0 += TILE) {
-        // (1, d) x (d, TILE) -> (1, TILE): this thread's score; keys past `visible` are masked.
-        let j = j0 + t;
-        var s = NEG;
-        if (j < visible) {
-            s = 0.0;
-            for (var d = 0u; d < p.hd; d++) {
-                s = fma(q[d], k_cache[j * p.c + col + d], s);
+        // (1, d) x (d, TILE) -> (1, TILE): this thread's 4 scores; keys past `visible` are masked.
+        var sc: array<f32, 4>;
+        var local_max = NEG;
+        for (var r = 0u; r < PER_THREAD; r++) {
+            let j = j0 + r * 64u + t;
+            var s = NEG;
+            if (j < visible) {
+                s = 0.0;
+                for (var d = 0u; d < p.hd; d++) {
+                    s = fma(q[d], k_cache[j * p.c + col + d], s);
+                }
             }
+            sc[r] = s;
+            local_max = max(local_max, s);
         }
-        let m_new = max(m, tile_max(t, s));
-        var e = 0.0;
-        if (j < visible) {
-            e = exp(s - m_new);
+        let m_new = max(m, tile_max(t, local_max));
+        var local_sum = 0.0;
+        for (var r = 0u; r < PER_THREAD; r++) {
+            var e = 0.0;
+            if (j0 + r * 64u + t < visible) {
+                e = exp(sc[r] - m_new);
+            }
+            probs[r * 64u + t] = e;
+            local_sum += e;
         }
-        probs[t] = e;
         let rescale = exp(m - m_new);
-        l = l * rescale + tile_sum(t, e);
+        l = l * rescale + tile_sum(t, local_sum);
         acc *= rescale;
         // (1, TILE) x (TILE, d) -> (1, d): thread t adds dimension t.
         if (t < p.hd) {
