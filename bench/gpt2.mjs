@@ -9,6 +9,9 @@
 //   - peak memory: the largest VmHWM of Chromium's renderer processes.
 // Run: node bench/gpt2.mjs   (after scripts/build.sh). Prints a table and writes
 // bench/out/gpt2.json. Measurements, not pass/fail tests.
+// BENCH_BACKEND=webgpu runs the same on WebGPU (Chromium with --enable-unsafe-webgpu, which
+// here is SwiftShader, a software adapter: a regression figure, not a GPU's speed), one run
+// per prompt size, into bench/out/gpt2-webgpu.json.
 import fs from "node:fs";
 import os from "node:os";
 import { execFileSync } from "node:child_process";
@@ -22,8 +25,10 @@ if (!fs.existsSync(`${models}/random-124m/model.safetensors`)) {
 }
 const { server, url } = await startServer(`${root}dist`);
 const hub = await startServer(models, 0, { cors: true });
-const browser = await launch();
-const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${os.cpus()[0].model}`, chromium: browser.version(), models: {} };
+const backend = process.env.BENCH_BACKEND === "webgpu" ? "webgpu" : "cpu";
+const reps = backend === "webgpu" ? 1 : 5;
+const browser = await launch(backend === "webgpu" ? ["--enable-unsafe-webgpu"] : []);
+const results = { date: new Date().toISOString(), backend, machine: `${os.cpus().length} cores, ${os.cpus()[0].model}`, chromium: browser.version(), models: {} };
 
 function rendererPeakMb() {
   let best = 0;
@@ -52,7 +57,7 @@ async function setPrompt(page, text) {
 async function run(name, link, download) {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   const t0 = Date.now();
-  await page.goto(url + link);
+  await page.goto(`${url}${link}&gpt2.backend=${backend}`);
   let tClick = t0;
   if (download) {
     await page.waitForSelector("#gpt2 .download-model");
@@ -60,10 +65,10 @@ async function run(name, link, download) {
     await page.click("#gpt2 .download-model");
   }
   await page.waitForFunction(() => { const g = document.querySelector("#gpt2 .gpt2"); return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0; }, null, { timeout: 300000 });
-  const r = { load_ms: Date.now() - tClick };
+  const r = { load_ms: Date.now() - tClick, ran_on: await page.$eval("#gpt2 .backend-status", (e) => e.textContent) };
   for (const n of [16, 128]) {
     const runs = [];
-    for (let i = 0; i < 5; i++) runs.push(await setPrompt(page, Array.from({ length: n }, (_, k) => (k + i) % 2 ? " the" : " a").join("").trim()));
+    for (let i = 0; i < reps; i++) runs.push(await setPrompt(page, Array.from({ length: n }, (_, k) => (k + i) % 2 ? " the" : " a").join("").trim()));
     r[`prompt_${n}`] = { worker_ms: median(runs.map((x) => x.worker_ms)), page_ms: median(runs.map((x) => x.page_ms)) };
   }
   await setPrompt(page, "My cat is small, cute, and fluffy. She likes belly rubs.");
@@ -78,13 +83,14 @@ async function run(name, link, download) {
 await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
 await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`, true);
 
+console.log(`backend: ${backend}; ${Object.values(results.models)[0]?.ran_on}`);
 console.log("| model | load | prompt 16 tok (worker / page) | prompt 128 tok (worker / page) | generate tok/s | renderer peak |");
 console.log("|---|---|---|---|---|---|");
 for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-fs.writeFileSync(new URL("./out/gpt2.json", import.meta.url), JSON.stringify(results, null, 2));
+fs.writeFileSync(new URL(backend === "webgpu" ? "./out/gpt2-webgpu.json" : "./out/gpt2.json", import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();
 hub.server.close();

@@ -60,6 +60,8 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     /// "llvmpipe (Vulkan, Cpu)", "swiftshader (BrowserWebGpu, Cpu)", an NVIDIA card's name, …
     pub name: String,
+    /// A software adapter (lavapipe, SwiftShader): correct, but slower than the CPU path.
+    pub software: bool,
     pub limits: wgpu::Limits,
     pub(crate) kernels: kernels::Kernels,
     /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
@@ -77,6 +79,7 @@ impl Gpu {
         })?;
         let info = adapter.get_info();
         let name = describe(&info);
+        let software = info.device_type == wgpu::DeviceType::Cpu;
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), ..Default::default() };
         let (device, queue) = adapter.request_device(&desc).await.map_err(|e| GpuError::Device(e.to_string()))?;
@@ -94,7 +97,7 @@ impl Gpu {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
         }
-        Ok(Gpu { device, queue, name, limits, kernels, lost })
+        Ok(Gpu { device, queue, name, software, limits, kernels, lost })
     }
 
     /// `Err(Lost)` once the device has been lost.

@@ -202,6 +202,12 @@ impl Worker {
             Ok(g) => g,
             Err(e) => return cpu(format!("{asked}{e}")),
         };
+        if choice == BackendChoice::Auto && gpu.software {
+            // Measured: a software adapter runs GPT-2 30-200× slower than the CPU path (README,
+            // Performance), so "automatic" does not pick it.
+            s.detach_gpu();
+            return cpu("the only WebGPU adapter here is a software fallback, slower than the CPU; choose WebGPU to use it anyway".into());
+        }
         let name = gpu.name.clone();
         match s.attach_gpu(gpu).await {
             Ok(()) => {

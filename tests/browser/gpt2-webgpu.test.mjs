@@ -42,7 +42,12 @@ const answer = (page) => page.evaluate(() => ({
 }));
 
 test("with WebGPU the model runs on the GPU and answers as the CPU does", async () => {
-  const gpu = await open(gpuBrowser, "?gpt2.temperature=0");
+  // SwiftShader is a software adapter: "automatic" keeps the (faster) CPU and says why.
+  const auto = await open(gpuBrowser);
+  assert.equal(await backend(auto), "cpu");
+  assert.match(await line(auto), /software fallback, slower than the CPU; choose WebGPU to use it anyway/);
+  await auto.context().close();
+  const gpu = await open(gpuBrowser, "?gpt2.temperature=0&gpt2.backend=webgpu");
   assert.equal(await backend(gpu), "webgpu");
   assert.match(await line(gpu), /^Running on: WebGPU \(.*software fallback/);
   const cpu = await open(gpuBrowser, "?gpt2.temperature=0&gpt2.backend=cpu");
@@ -67,9 +72,13 @@ test("with WebGPU the model runs on the GPU and answers as the CPU does", async 
 
 test("the backend control switches the backend and lives in the URL", async () => {
   const page = await open(gpuBrowser);
-  assert.equal(await backend(page), "webgpu");
+  assert.equal(await backend(page), "cpu");
   assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), null, "the default stays out of the URL");
-  const id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+  let id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+  await page.selectOption("#gpt2-backend", "webgpu");
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "webgpu");
+  id = await analysed(page, id);
+  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), "webgpu");
   await page.selectOption("#gpt2-backend", "cpu");
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu");
   await analysed(page, id);
@@ -99,7 +108,7 @@ test("without a WebGPU adapter the page says so and runs on the CPU", async () =
 test("a GPU failure falls back to the CPU with a notice, and the demo keeps working", async () => {
   const want = await answer(await open(gpuBrowser, "?gpt2.backend=cpu&gpt2.temperature=0"));
   // The test hook: the worker makes the model's first GPU run record an invalid shader.
-  const page = await open(gpuBrowser, "?gpt2.temperature=0", () => localStorage.setItem("attention-live:gpu-fault", "1"));
+  const page = await open(gpuBrowser, "?gpt2.temperature=0&gpt2.backend=webgpu", () => localStorage.setItem("attention-live:gpu-fault", "1"));
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu", null, { timeout: 30000 });
   const notice = await page.$eval("#gpt2 .backend-notice", (e) => e.textContent);
   assert.match(notice, /^WebGPU failed \(the GPU reported an error: .*WGSL.*\); the model now runs on the CPU\.$/);
