@@ -21,6 +21,7 @@ pub mod self_attention;
 pub mod sinusoidal;
 pub mod two_heads;
 pub mod wpe;
+pub mod attention_cost;
 
 use crate::state::{Param, Values};
 
@@ -57,6 +58,7 @@ pub static DEMOS: &[&DemoSpec] = &[
     &wpe::SPEC,
     &collapse::SPEC,
     &gpt2::SPEC,
+    &attention_cost::SPEC,
 ];
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {

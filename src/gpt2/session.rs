@@ -53,6 +53,9 @@ pub enum Request {
     Generate { query: Query, steps: usize },
     /// Stop the generation in progress after the current token.
     Stop,
+    /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
+    /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
+    AttentionBench { id: u64, n: usize, d: usize },
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -137,6 +140,7 @@ pub enum Reply {
     /// What runs the model now: `backend` "webgpu" or "cpu"; `detail` the adapter's name or why
     /// the CPU; `notice` set when a GPU failure just moved the model to the CPU.
     Backend { backend: String, detail: String, notice: Option<String> },
+    AttentionBench { id: u64, row: crate::gpu::bench::AttentionRow },
 }
 
 /// The reader's choice of backend (part of the demo's URL state).

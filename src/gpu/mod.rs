@@ -4,11 +4,13 @@
 //! - `mod.rs` (here): the device (`Gpu`), its errors (`GpuError`) and buffers;
 //! - `kernels`: the WGSL kernels (`wgsl/*.wgsl`, one file each) and a batch of dispatches;
 //! - `ops`: each kernel on host arrays, for the tests that hold it to its CPU twin;
-//! - `gpt2`: GPT-2's forward pass on the GPU, weights uploaded once.
+//! - `gpt2`: GPT-2's forward pass on the GPU, weights uploaded once;
+//! - `bench`: the attention benchmark (naive CPU, tiled CPU, fused GPU), DOM-free.
 //!
 //! A missing or failing GPU is a value, never a panic: `Gpu::new` returns why there is none,
 //! and every run returns a `GpuError` that the caller answers by falling back to the CPU.
 
+pub mod bench;
 pub mod gpt2;
 pub mod kernels;
 pub mod ops;

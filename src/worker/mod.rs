@@ -295,6 +295,15 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             }
         }
         Request::Stop => w.stop.set(true),
+        Request::AttentionBench { id, n, d } => {
+            // The benchmark uses whatever adapter exists, software ones included (the page says which).
+            let gpu = w.gpu().await;
+            let now = js_sys::Date::now;
+            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok().and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+            let clock = move || perf.as_ref().map_or_else(now, |p| p.now());
+            let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
+            post(&Reply::AttentionBench { id, row }, None);
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod self_attention;
 pub mod sinusoidal;
 pub mod two_heads;
 pub mod wpe;
+pub mod attention_cost;
 
 use leptos::prelude::*;
 

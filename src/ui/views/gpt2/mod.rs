@@ -106,7 +106,8 @@ fn phase_label(phase: &str) -> &'static str {
     }
 }
 
-fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
+/// Sends a request to a compute worker (`worker::start`): JSON, plus `data` transferred.
+pub(crate) fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
     if let Ok(json) = serde_json::to_string(req) {
         let msg = js_sys::Object::new();
         let _ = Reflect::set(&msg, &"json".into(), &json.into());
@@ -201,6 +202,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     backend_notice.set(notice);
                 }
             }
+            Reply::AttentionBench { .. } => {} // asked only by the attention-cost demo's own worker
             Reply::Stopped { .. } => {
                 gen_ms.set(now_ms() - gen_start.get_value());
                 generating.set(None);

@@ -1,0 +1,48 @@
+//! The efficient-attention chapter's cost formulas, against hand arithmetic, and the
+//! benchmark's rows (naive, tiled and, where an adapter exists, GPU) against each other.
+
+use attention_live::demos::attention_cost::{full, low_rank, window};
+use attention_live::gpu::bench::attention_row;
+use attention_live::gpu::Gpu;
+
+#[test]
+fn the_printed_formulas_match_hand_arithmetic() {
+    // 4n²d: n = 1024, d = 64 gives 4 · 1,048,576 · 64 = 268,435,456 (the "about 268 million"
+    // of the chapter), and n² = 1,048,576 scores.
+    assert_eq!(full(1024, 64).flops, 268_435_456.0);
+    assert_eq!(full(1024, 64).scores, 1_048_576.0);
+    // Window w = 2 over n = 4: queries see 1, 2, 2, 2 keys = 7 pairs; 4 · d · 7 with d = 1.
+    assert_eq!(window(4, 1, 2).scores, 7.0);
+    assert_eq!(window(4, 1, 2).flops, 28.0);
+    // A window as wide as the sequence is full causal attention: n(n+1)/2 pairs.
+    assert_eq!(window(100, 8, 100).scores, 5050.0);
+    // 8nkd: n = 1000, k = 100, d = 64 → 51,200,000; k never exceeds n.
+    assert_eq!(low_rank(1000, 64, 100).flops, 51_200_000.0);
+    assert_eq!(low_rank(10, 1, 100).scores, 100.0);
+    // Doubling n quadruples full attention and doubles the window's (once n ≫ w).
+    assert_eq!(full(2048, 64).flops / full(1024, 64).flops, 4.0);
+    let r = window(8192, 64, 256).flops / window(4096, 64, 256).flops;
+    assert!((r - 2.0).abs() < 0.05, "{r}");
+}
+
+#[test]
+fn benchmark_rows_agree_across_methods() {
+    let gpu = pollster::block_on(Gpu::new());
+    if let Err(e) = &gpu {
+        eprintln!("GPU column skipped: no adapter ({e})");
+    }
+    let start = std::time::Instant::now();
+    let now = || start.elapsed().as_secs_f64() * 1e3;
+    let row = pollster::block_on(attention_row(gpu.as_ref(), 300, 32, 1, &now));
+    assert_eq!((row.n, row.d), (300, 32));
+    assert!(row.tiled_max_diff < 1e-5, "tiled vs naive {}", row.tiled_max_diff);
+    assert_eq!(row.naive_bytes, 4 * 300 * 300);
+    assert!(row.naive_ms >= 0.0 && row.tiled_ms >= 0.0);
+    match gpu {
+        Ok(_) => {
+            assert!(row.gpu_max_diff.expect("a GPU figure") < 1e-5, "{row:?}");
+            assert!(row.gpu_ms.is_some() && row.gpu_name.is_some());
+        }
+        Err(_) => assert!(row.gpu_ms.is_none() && row.gpu_note.is_some()),
+    }
+}
