@@ -13,3 +13,8 @@ if [ -f /tmp/attention-live-test-models/onnx/gpt2.onnx ]; then
   node bench/onnx.mjs
 fi
 cargo run --profile native --quiet --example gpt2_bench
+# The GPU backend: natively through wgpu (lavapipe here), and the chapter on WebGPU in Chromium
+# (SwiftShader here: about 9 minutes on 2 cores).
+mkdir -p -m 700 "${XDG_RUNTIME_DIR:=/tmp/xdg-runtime-$(id -u)}"; export XDG_RUNTIME_DIR
+cargo run --profile native --quiet --example gpu_bench
+BENCH_BACKEND=webgpu node bench/gpt2.mjs

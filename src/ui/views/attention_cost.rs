@@ -18,7 +18,8 @@ use crate::ui::theme::Palette;
 
 type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
-/// A log-log chart of several series against n.
+/// A log-log chart of several series against n. The x axis is drawn in log₂ n so that each
+/// measured length (128, 256, …) gets its own label.
 fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &str, series: &[Series]) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.7, 220.0, 340.0);
     let root = area(canvas, pal)?;
@@ -37,7 +38,7 @@ fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &
         .caption(title, f.font(13.0, pal.fg))
         .x_label_area_size(f.px(36.0))
         .y_label_area_size(f.px(56.0))
-        .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), (y0 * 0.5..y1 * 2.0).log_scale())
+        .build_cartesian_2d(x0.log2() - 0.3..x1.log2() + 0.3, (y0 * 0.5..y1 * 2.0).log_scale())
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -48,12 +49,13 @@ fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &
         .axis_style(pal.muted)
         .bold_line_style(pal.grid)
         .light_line_style(TRANSPARENT)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_labels((x1.log2() - x0.log2()) as usize + 3)
+        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{}", 2f64.powi(v.round() as i32)) } else { String::new() })
         .y_label_formatter(&|v| crate::ui::plot::matrix::short(*v))
         .draw()
         .map_err(err)?;
     for (_, colour, pts) in series {
-        let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.1 > 0.0).collect();
+        let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.1 > 0.0).map(|(x, y)| (x.log2(), y)).collect();
         chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(f.px(2.0)))).map_err(err)?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, f.px(3.0), colour.filled()))).map_err(err)?;
     }
