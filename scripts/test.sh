@@ -10,6 +10,7 @@ export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}"
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 echo "== native tests"
 cargo test --locked
+cargo run --locked --quiet --example gpu_info
 echo "== build"
 scripts/build.sh
 echo "== browser tests"
