@@ -46,3 +46,40 @@ fn benchmark_rows_agree_across_methods() {
         Err(_) => assert!(row.gpu_ms.is_none() && row.gpu_note.is_some()),
     }
 }
+
+#[test]
+fn kv_cache_sizes_match_hand_arithmetic() {
+    use attention_live::numerics::kv_cache::{KvShape, MODELS};
+    let shape = |name: &str| MODELS.iter().find(|m| m.name.starts_with(name)).unwrap().shape();
+    // Llama 2 7B, 16-bit, 4096 positions: 2 · 32 · 32 · 128 · 4096 · 2 = 2,147,483,648 bytes
+    // = 2 GiB (the chapter's figure); per token 2 · 32 · 32 · 128 · 2 = 524,288 = 512 KiB.
+    assert_eq!(shape("Llama 2").bytes(), 2 << 30);
+    assert_eq!(shape("Llama 2").bytes_per_token(), 512 << 10);
+    // Llama 3 8B: 8 KV heads, a quarter per token: 131,072 bytes; 8192 positions → 1 GiB.
+    assert_eq!(shape("Llama 3").bytes_per_token(), 131_072);
+    assert_eq!(shape("Llama 3").bytes(), 1 << 30);
+    // Mistral 7B: the window caps the cache at 4096 positions: 512 MiB.
+    assert_eq!(shape("Mistral").positions, 4096);
+    assert_eq!(shape("Mistral").bytes(), 512 << 20);
+    // GPT-2 small in f32 (our engine's cache): 2 · 12 · 12 · 64 · 4 = 73,728 bytes per token,
+    // 1024 positions → 75,497,472 bytes.
+    let gpt2_f32 = KvShape { bytes_per_value: 4, ..shape("GPT-2 small") };
+    assert_eq!(gpt2_f32.bytes(), 75_497_472);
+    // Falcon 7B (MQA): 71 heads of 64, one KV head: 2 · 32 · 1 · 64 · 2 = 8,192 bytes per token.
+    assert_eq!(shape("Falcon").bytes_per_token(), 8192);
+}
+
+#[test]
+fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
+    use attention_live::demos::kv_cache::{shape, variants, SPEC};
+    use attention_live::state::Values;
+    let mut v = Values::defaults(SPEC.params);
+    let s = shape(&v);
+    // Defaults: Llama 3 8B's shape, 8192 positions, 16-bit: 1 GiB.
+    assert_eq!(s.bytes(), 1 << 30);
+    let [mha, set, mqa] = variants(&s);
+    assert_eq!((mha.1.bytes(), set.1.bytes(), mqa.1.bytes()), (4 << 30, 1 << 30, 128 << 20));
+    // More KV heads than query heads is clamped (a model cannot have that).
+    v.set("kv-heads", attention_live::state::Value::Int(100));
+    assert_eq!(shape(&v).kv_heads, 32);
+}

@@ -22,6 +22,7 @@ pub mod sinusoidal;
 pub mod two_heads;
 pub mod wpe;
 pub mod attention_cost;
+pub mod kv_cache;
 
 use crate::state::{Param, Values};
 
@@ -59,6 +60,7 @@ pub static DEMOS: &[&DemoSpec] = &[
     &collapse::SPEC,
     &gpt2::SPEC,
     &attention_cost::SPEC,
+    &kv_cache::SPEC,
 ];
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {

@@ -7,3 +7,4 @@ pub mod attention;
 pub mod positional;
 pub mod block;
 pub mod flash;
+pub mod kv_cache;

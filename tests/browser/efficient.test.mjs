@@ -66,3 +66,22 @@ test("the cost plot redraws when the window changes, and the link keeps it", asy
   assert.deepEqual([...page.errors, ...fresh.errors], []);
   await page.context().close(); await fresh.context().close();
 });
+
+test("the KV-cache calculator follows its controls and the link keeps them", async () => {
+  const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/efficient/`);
+  const readout = () => page.$eval("#kv-cache .kv-readout", (e) => e.textContent);
+  await page.waitForSelector("#kv-cache .kv-readout");
+  assert.match(await readout(), /= 1\.00 GiB \(128\.0 KiB per token\)/, "Llama 3 8B's shape by default");
+  const rows = await page.$$eval("#kv-cache table.numbers tbody tr", (trs) => trs.map((tr) => tr.children[5].textContent));
+  assert.ok(rows.includes("2.00 GiB") && rows.includes("512.0 MiB"), rows.join(", "));
+  await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "1"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => /= 128\.0 MiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
+  assert.equal(new URL(page.url()).searchParams.get("kv-cache.kv-heads"), "1");
+  const fresh = await newPage(plainBrowser);
+  await fresh.goto(page.url());
+  await fresh.waitForSelector("#kv-cache .kv-readout");
+  assert.match(await fresh.$eval("#kv-cache .kv-readout", (e) => e.textContent), /× 1 KV heads ×/);
+  assert.deepEqual([...page.errors, ...fresh.errors], []);
+  await page.context().close(); await fresh.context().close();
+});

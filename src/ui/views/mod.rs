@@ -19,6 +19,7 @@ pub mod sinusoidal;
 pub mod two_heads;
 pub mod wpe;
 pub mod attention_cost;
+pub mod kv_cache;
 
 use leptos::prelude::*;
 
