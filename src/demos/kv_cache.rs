@@ -34,7 +34,7 @@ pub fn shape(v: &Values) -> KvShape {
 /// The same model with every query head keeping its own keys (MHA), with the chosen groups
 /// (GQA) and with one shared key-value head (MQA).
 pub fn variants(s: &KvShape) -> [(&'static str, KvShape); 3] {
-    [("MHA", KvShape { kv_heads: s.heads, ..*s }), ("as set", *s), ("MQA", KvShape { kv_heads: 1, ..*s })]
+    [("MHA", KvShape { kv_heads: s.heads, ..*s }), ("chosen", *s), ("MQA", KvShape { kv_heads: 1, ..*s })]
 }
 
 fn data(v: &Values) -> Result<serde_json::Value, String> {

@@ -22,12 +22,13 @@ pub struct KvShape {
 }
 
 impl KvShape {
-    /// Bytes per position (one token of one sequence).
-    pub fn bytes_per_token(&self) -> usize {
-        2 * self.layers * self.kv_heads * self.head_size * self.bytes_per_value
+    /// Bytes per position (one token of one sequence). In u64: the browser's usize is 32
+    /// bits, and a cache of 4 GiB or more would wrap.
+    pub fn bytes_per_token(&self) -> u64 {
+        2 * self.layers as u64 * self.kv_heads as u64 * self.head_size as u64 * self.bytes_per_value as u64
     }
-    pub fn bytes(&self) -> usize {
-        self.bytes_per_token() * self.positions * self.batch
+    pub fn bytes(&self) -> u64 {
+        self.bytes_per_token() * self.positions as u64 * self.batch as u64
     }
 }
 

@@ -75,6 +75,9 @@ test("the KV-cache calculator follows its controls and the link keeps them", asy
   assert.match(await readout(), /= 1\.00 GiB \(128\.0 KiB per token\)/, "Llama 3 8B's shape by default");
   const rows = await page.$$eval("#kv-cache table.numbers tbody tr", (trs) => trs.map((tr) => tr.children[5].textContent));
   assert.ok(rows.includes("2.00 GiB") && rows.includes("512.0 MiB"), rows.join(", "));
+  // 4 GiB and more: past a 32-bit usize (the browser's), so the sizes are u64.
+  await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "32"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => /= 4\.00 GiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
   await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "1"; r.dispatchEvent(new Event("input", { bubbles: true })); });
   await page.waitForFunction(() => /= 128\.0 MiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
   assert.equal(new URL(page.url()).searchParams.get("kv-cache.kv-heads"), "1");

@@ -10,7 +10,7 @@ use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::bars::{draw_bars, Bars};
 
 /// Bytes in binary units (the way memory is sold): 2 GiB, 512 KiB.
-pub fn size(bytes: usize) -> String {
+pub fn size(bytes: u64) -> String {
     let b = bytes as f64;
     match b {
         b if b >= (1u64 << 30) as f64 => format!("{:.2} GiB", b / (1u64 << 30) as f64),
@@ -27,9 +27,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let c = canvas.get()?;
         let pal = *pal;
         let vars = variants(&s.get());
-        let cats: Vec<String> = vars.iter().map(|(n, x)| format!("{n}: {} KV head{}", x.kv_heads, if x.kv_heads == 1 { "" } else { "s" })).collect();
+        // Short labels: three fit under the bars on a phone.
+        let cats: Vec<String> = vars.iter().map(|(n, x)| format!("{n} ({})", x.kv_heads)).collect();
         let gib: Vec<f64> = vars.iter().map(|(_, x)| x.bytes() as f64 / (1u64 << 30) as f64).collect();
-        Some(draw_bars(&c, &pal, &Bars { categories: &cats, series: &[("KV cache", pal.blue, &gib)], x_desc: "key-value heads", y_desc: "GiB", y_max: None }))
+        Some(draw_bars(&c, &pal, &Bars { categories: &cats, series: &[("KV cache", pal.blue, &gib)], x_desc: "variant (key-value heads)", y_desc: "GiB", y_max: None }))
     });
     let readout = move || {
         let x = s.get();
