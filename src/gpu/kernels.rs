@@ -6,7 +6,8 @@
 
 use wgpu::util::DeviceExt;
 
-/// The kernels, in `wgsl/`. Each file names its CPU twin in its header.
+/// The kernels, in `wgsl/`. Each file names its CPU twin in its header; those that reduce over
+/// a workgroup get `wgsl/reduce.wgsl` in front of their source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
     Matmul,
@@ -26,13 +27,13 @@ const SOURCES: [(Kernel, &str, &str); 11] = [
     (Kernel::Matmul, "matmul", include_str!("wgsl/matmul.wgsl")),
     (Kernel::Matvec, "matvec", include_str!("wgsl/matvec.wgsl")),
     (Kernel::Logits, "logits", include_str!("wgsl/logits.wgsl")),
-    (Kernel::LayerNorm, "layer_norm", include_str!("wgsl/layer_norm.wgsl")),
+    (Kernel::LayerNorm, "layer_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/layer_norm.wgsl"))),
     (Kernel::Gelu, "gelu", include_str!("wgsl/gelu.wgsl")),
     (Kernel::Embed, "embed", include_str!("wgsl/embed.wgsl")),
     (Kernel::KvAppend, "kv_append", include_str!("wgsl/kv_append.wgsl")),
-    (Kernel::Attention, "attention", include_str!("wgsl/attention.wgsl")),
+    (Kernel::Attention, "attention", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/attention.wgsl"))),
     (Kernel::Scores, "scores", include_str!("wgsl/scores.wgsl")),
-    (Kernel::Softmax, "softmax", include_str!("wgsl/softmax.wgsl")),
+    (Kernel::Softmax, "softmax", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/softmax.wgsl"))),
     (Kernel::Pool, "pool", include_str!("wgsl/pool.wgsl")),
 ];
 

@@ -30,36 +30,6 @@ const NEG: f32 = -3.0e38;
 
 var<workgroup> q: array<f32, 64>;
 var<workgroup> probs: array<f32, 256>;
-var<workgroup> red: array<f32, 64>;
-
-fn tile_max(t: u32, v: f32) -> f32 {
-    red[t] = v;
-    workgroupBarrier();
-    for (var stride = 32u; stride > 0u; stride /= 2u) {
-        if (t < stride) {
-            red[t] = max(red[t], red[t + stride]);
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
-fn tile_sum(t: u32, v: f32) -> f32 {
-    red[t] = v;
-    workgroupBarrier();
-    for (var stride = 32u; stride > 0u; stride /= 2u) {
-        if (t < stride) {
-            red[t] += red[t + stride];
-        }
-        workgroupBarrier();
-    }
-    let r = red[0];
-    workgroupBarrier();
-    return r;
-}
-
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = wid.x;
@@ -91,7 +61,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             sc[r] = s;
             local_max = max(local_max, s);
         }
-        let m_new = max(m, tile_max(t, local_max));
+        let m_new = max(m, workgroup_max(t, local_max));
         var local_sum = 0.0;
         for (var r = 0u; r < PER_THREAD; r++) {
             var e = 0.0;
@@ -102,7 +72,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             local_sum += e;
         }
         let rescale = exp(m - m_new);
-        l = l * rescale + tile_sum(t, local_sum);
+        l = l * rescale + workgroup_sum(t, local_sum);
         acc *= rescale;
         // (1, TILE) x (TILE, d) -> (1, d): thread t adds dimension t.
         if (t < p.hd) {

@@ -13,22 +13,6 @@ struct Params { rows: u32, n: u32, eps: f32, pad: u32 }
 @group(0) @binding(3) var<storage, read> beta: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
-var<workgroup> red: array<f32, 64>;
-
-fn row_sum(t: u32, v: f32) -> f32 {
-    red[t] = v;
-    workgroupBarrier();
-    for (var stride = 32u; stride > 0u; stride /= 2u) {
-        if (t < stride) {
-            red[t] += red[t + stride];
-        }
-        workgroupBarrier();
-    }
-    let total = red[0];
-    workgroupBarrier();
-    return total;
-}
-
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let t = lid.x;
@@ -37,13 +21,13 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     for (var i = t; i < p.n; i += 64u) {
         s += x[base + i];
     }
-    let mean = row_sum(t, s) / f32(p.n);
+    let mean = workgroup_sum(t, s) / f32(p.n);
     var q = 0.0;
     for (var i = t; i < p.n; i += 64u) {
         let d = x[base + i] - mean;
         q = fma(d, d, q);
     }
-    let inv = inverseSqrt(row_sum(t, q) / f32(p.n) + p.eps);
+    let inv = inverseSqrt(workgroup_sum(t, q) / f32(p.n) + p.eps);
     for (var i = t; i < p.n; i += 64u) {
         y[base + i] = (x[base + i] - mean) * inv * gamma[i] + beta[i];
     }

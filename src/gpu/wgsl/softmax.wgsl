@@ -11,8 +11,6 @@ struct Params { rows: u32, n: u32, t: u32, past: u32, causal: u32, pad0: u32, pa
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 
-var<workgroup> red: array<f32, 64>;
-
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let r = wid.x;
@@ -26,31 +24,14 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     for (var j = t; j < valid; j += 64u) {
         m = max(m, x[base + j]);
     }
-    red[t] = m;
-    workgroupBarrier();
-    for (var stride = 32u; stride > 0u; stride /= 2u) {
-        if (t < stride) {
-            red[t] = max(red[t], red[t + stride]);
-        }
-        workgroupBarrier();
-    }
-    m = red[0];
-    workgroupBarrier();
+    m = workgroup_max(t, m);
     var s = 0.0;
     for (var j = t; j < valid; j += 64u) {
         let e = exp(x[base + j] - m);
         x[base + j] = e;
         s += e;
     }
-    red[t] = s;
-    workgroupBarrier();
-    for (var stride = 32u; stride > 0u; stride /= 2u) {
-        if (t < stride) {
-            red[t] += red[t + stride];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / red[0];
+    let inv = 1.0 / workgroup_sum(t, s);
     for (var j = t; j < p.n; j += 64u) {
         if (j < valid) {
             x[base + j] *= inv;
