@@ -29,7 +29,7 @@ pub enum Capture {
 }
 
 impl Capture {
-    fn wants(self, layer: usize) -> bool {
+    pub fn wants(self, layer: usize) -> bool {
         match self {
             Capture::None => false,
             Capture::All => true,

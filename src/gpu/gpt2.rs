@@ -12,7 +12,7 @@ use super::kernels::{self, groups_for, Batch, Kernel};
 use super::ops::head_size;
 use super::{Gpu, GpuError};
 use crate::gpt2::weights::{LayerNorm, Linear};
-use crate::gpt2::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2};
+use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 
 struct GpuLinear {
     weight: wgpu::Buffer,
@@ -117,10 +117,9 @@ impl GpuGpt2 {
         let n_chunks = cfg.vocab_size.div_ceil(rows_per_chunk);
         let rows_per_chunk = cfg.vocab_size.div_ceil(n_chunks);
         gpu.check_size("the MLP weights (c_fc)", (cfg.n_embd * cfg.n_inner * 4) as u64)?;
-        let g = gpu.clone();
-        let cfg_c = cfg.n_embd;
+        let g = &gpu;
         let (wte, wpe, h, ln_f) = gpu
-            .checked(move || {
+            .checked(|| {
                 let lin = |name: &str, l: &Linear| GpuLinear {
                     weight: g.upload(name, l.weight.as_slice().expect("weights are in standard layout")),
                     bias: g.upload(name, &l.bias.to_vec()),
@@ -141,11 +140,11 @@ impl GpuGpt2 {
                     })
                     .collect::<Vec<_>>();
                 let table = w.wte.as_slice().expect("standard layout");
-                let c = cfg_c;
+                let c = cfg.n_embd;
                 let wte = (0..n_chunks)
                     .map(|i| {
                         let v0 = i * rows_per_chunk;
-                        let rows = rows_per_chunk.min(table.len() / c - v0);
+                        let rows = rows_per_chunk.min(cfg.vocab_size - v0);
                         TableChunk { buf: g.upload("wte", &table[v0 * c..(v0 + rows) * c]), v0, rows }
                     })
                     .collect::<Vec<_>>();
@@ -202,11 +201,7 @@ impl GpuGpt2 {
         let (s_len, hd) = (past + t, cfg.head_dim());
         let logit_rows = if opts.all_logits { t } else { 1 };
         let thumbs = opts.thumbnails.map(|n| (t.min(n), s_len.min(n)));
-        let wants = |l: usize| match opts.capture {
-            Capture::None => false,
-            Capture::All => true,
-            Capture::Layer(x) => x == l,
-        };
+        let wants = |l: usize| opts.capture.wants(l);
         let need_weights = (0..cfg.n_layer).any(wants) || thumbs.is_some();
         if need_weights {
             self.gpu.check_size("the attention weights of one layer", (n_head * t * s_len * 4) as u64)?;
