@@ -256,25 +256,13 @@ impl Session {
                 let full = e.to_string();
                 crate::gpu::log(&full);
                 *self.notice.borrow_mut() = Some(format!("WebGPU failed ({}); the model now runs on the CPU", full.lines().next().unwrap_or_default().trim()));
+                // Rebuild the cache on the CPU from the tokens it held, with the same knock-outs
+                // (they change later layers' keys and values), then answer the request itself.
                 let mut cpu_cache = self.model.new_cache();
-                if history.is_empty() {
-                    let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
-                    *cache = Cache::Cpu(cpu_cache);
-                    return Ok(out);
+                if !history.is_empty() {
+                    self.model.forward(history, &mut cpu_cache, &ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() })?;
                 }
-                let mut all = history.to_vec();
-                all.extend_from_slice(tokens);
-                let mut out = self.model.forward(&all, &mut cpu_cache, &ForwardOptions { all_logits: true, ..opts.clone() })?;
-                // Keep what the caller asked for: the new tokens' rows only.
-                let t = tokens.len();
-                if !opts.all_logits {
-                    out.logits = out.logits.slice(ndarray::s![all.len() - 1.., ..]).to_owned();
-                } else {
-                    out.logits = out.logits.slice(ndarray::s![all.len() - t.., ..]).to_owned();
-                }
-                for a in out.attentions.iter_mut().flatten() {
-                    *a = a.slice(ndarray::s![.., all.len() - t.., ..]).to_owned();
-                }
+                let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
                 *cache = Cache::Cpu(cpu_cache);
                 Ok(out)
             }
