@@ -5,8 +5,8 @@
 //!
 //! 1. GPT-2: prompt latency (16 and 128 tokens) and greedy decoding tokens/s with the KV cache,
 //!    on the CPU and on the GPU, for the bundled "stories" model and a random-init GPT-2 small.
-//! 2. Attention alone (one head, d = 64, causal): naive CPU (stores the n × n weights), tiled CPU
-//!    (online softmax, `numerics::flash`) and the GPU's fused kernel, n = 128 … 8192: time, the
+//! 2. Attention alone (one head, d = 64, causal): the efficient-attention chapter's benchmark
+//!    (`gpu::bench`: naive CPU, tiled CPU, the GPU's fused kernel), n = 128 … 8192: time, the
 //!    intermediate memory each needs, and the GPU's largest difference from the naive result.
 //!
 //! Figures from lavapipe are a CPU's speed through Vulkan: a regression figure, not a GPU's.
@@ -18,10 +18,8 @@ use attention_live::gpt2::engine::Engine;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
 use attention_live::gpu::gpt2::GpuGpt2;
-use attention_live::gpu::{Batch, Gpu, Kernel};
-use attention_live::numerics::flash::{extra_bytes, naive_attention, tiled_attention};
-use attention_live::numerics::rng::Rng;
-use ndarray::{concatenate, Array2, Axis};
+use attention_live::gpu::bench::{attention_row, AttentionRow};
+use attention_live::gpu::{Gpu, GpuError};
 use pollster::block_on;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -76,74 +74,40 @@ fn gpt2(gpu: Option<Rc<Gpu>>) {
     }
 }
 
-fn attention(gpu: Option<Rc<Gpu>>) {
+fn attention(gpu: Result<&Gpu, &GpuError>) {
     const D: usize = 64;
-    const TILE: usize = 64;
     println!("| n | naive CPU | tiled CPU | GPU fused | naive extra memory | tiled extra memory | GPU max difference |\n|---|---|---|---|---|---|---|");
-    let mut rng = Rng::new(5);
+    let start = Instant::now();
+    let now = || ms(start);
     for n in [128usize, 256, 512, 1024, 2048, 4096, 8192] {
-        let mut rand = || Array2::from_shape_fn((n, D), |_| rng.normal() as f32);
-        let (q, k, v) = (rand(), rand(), rand());
-        let reps = if n <= 1024 { 5 } else { 1 };
-        let time = |f: &mut dyn FnMut() -> Array2<f32>| -> (f64, Array2<f32>) {
-            let mut out = None;
-            let runs = (0..reps)
-                .map(|_| {
-                    let t = Instant::now();
-                    out = Some(f());
-                    ms(t)
-                })
-                .collect();
-            (median(runs), out.expect("at least one run"))
-        };
-        let (t_naive, want) = time(&mut || naive_attention(q.view(), k.view(), v.view(), true));
-        let (t_tiled, _) = time(&mut || tiled_attention(q.view(), k.view(), v.view(), true, TILE));
-        let gpu_cell = gpu.as_ref().map_or(("no adapter".to_string(), "".to_string()), |g| {
-            // The fused kernel reads queries from a (n, 3d) [Q | K | V] buffer and keys and values
-            // from (n, d) caches, as in GPT-2. Uploads are outside the timing.
-            let qkv = concatenate(Axis(1), &[q.view(), k.view(), v.view()]).unwrap();
-            let (qb, kb, vb, yb) = (g.upload("qkv", &qkv.iter().copied().collect::<Vec<f32>>()), g.upload("k", k.as_slice().unwrap()), g.upload("v", v.as_slice().unwrap()), g.buffer("y", n * D));
-            let scale = (1.0 / (D as f32).sqrt()).to_bits();
-            let run = || {
-                let mut b = Batch::new(g);
-                b.add(Kernel::Attention, &[n as u32, 0, 1, D as u32, D as u32, 0, scale, 0], &[&qb, &kb, &vb, &yb], [n as u32, 1, 1]);
-                b.submit();
-                g.poll();
-            };
-            run(); // warm-up (pipeline caches)
-            let runs = (0..reps)
-                .map(|_| {
-                    let t = Instant::now();
-                    run();
-                    ms(t)
-                })
-                .collect();
-            let got = block_on(g.read(&yb, 0, n * D)).unwrap();
-            let err = got.iter().zip(want.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
-            (format!("{:.1} ms", median(runs)), format!("{err:.1e}"))
-        });
-        let (naive_b, tiled_b) = extra_bytes(n, n, D, TILE);
-        println!("| {n} | {t_naive:.1} ms | {t_tiled:.1} ms | {} | {:.1} MB | {:.1} KB | {} |", gpu_cell.0, naive_b as f64 / 1e6, tiled_b as f64 / 1e3, gpu_cell.1);
+        // The page's benchmark (`gpu::bench`), median of 5 runs up to n = 1024.
+        let rows: Vec<AttentionRow> = (0..if n <= 1024 { 5 } else { 1 }).map(|_| block_on(attention_row(gpu, n, D, 5, &now))).collect();
+        let med = |f: &dyn Fn(&AttentionRow) -> Option<f64>| rows.iter().map(f).collect::<Option<Vec<f64>>>().map(median);
+        let r = &rows[0];
+        let gpu_cell = med(&|x| x.gpu_ms).map_or_else(|| r.gpu_note.clone().unwrap_or_default(), |m| format!("{m:.1} ms"));
+        let diff = r.gpu_max_diff.map_or(String::new(), |e| format!("{e:.1e}"));
+        println!(
+            "| {n} | {:.1} ms | {:.1} ms | {gpu_cell} | {:.1} MB | {:.1} KB | {diff} |",
+            med(&|x| Some(x.naive_ms)).unwrap_or(f64::NAN),
+            med(&|x| Some(x.tiled_ms)).unwrap_or(f64::NAN),
+            r.naive_bytes as f64 / 1e6,
+            r.tiled_bytes as f64 / 1e3
+        );
     }
 }
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_default();
-    let gpu = match block_on(Gpu::new()) {
-        Ok(g) => {
-            println!("GPU: {}\n", g.name);
-            Some(Rc::new(g))
-        }
-        Err(e) => {
-            println!("GPU: none ({e}); CPU figures only\n");
-            None
-        }
-    };
+    let gpu = block_on(Gpu::new()).map(Rc::new);
+    match &gpu {
+        Ok(g) => println!("GPU: {}\n", g.name),
+        Err(e) => println!("GPU: none ({e}); CPU figures only\n"),
+    }
     if which.is_empty() || which == "gpt2" {
-        gpt2(gpu.clone());
+        gpt2(gpu.as_ref().ok().cloned());
         println!();
     }
     if which.is_empty() || which == "attention" {
-        attention(gpu);
+        attention(gpu.as_deref());
     }
 }
