@@ -27,6 +27,14 @@ fn gpu() -> Option<Rc<Gpu>> {
     }
 }
 
+/// The same model twice: on the CPU, and attached to the GPU (its self-test passed).
+fn cpu_and_gpu() -> Option<(Session, Session)> {
+    let gpu = gpu()?;
+    let (cpu, on_gpu) = (session(), session());
+    block_on(on_gpu.attach_gpu(gpu)).expect("the self-test passes");
+    Some((cpu, on_gpu))
+}
+
 fn query(prompt: &str) -> Query {
     Query { id: 1, prompt: prompt.into(), layer: 1, ablate: vec![(1, 3)], temperature: 0.8, top_k: 0, top_p: 1.0, seed: 9, top: 10 }
 }
@@ -38,9 +46,7 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn analyses_and_generations_on_the_gpu_equal_the_cpus() {
-    let Some(gpu) = gpu() else { return };
-    let (cpu, on_gpu) = (session(), session());
-    block_on(on_gpu.attach_gpu(gpu)).expect("the self-test passes");
+    let Some((cpu, on_gpu)) = cpu_and_gpu() else { return };
     assert_eq!(on_gpu.engine().backend(), "webgpu");
     let q = query("Q F K B Z Q F K");
     let (a, wa) = block_on(cpu.analyze(&q)).unwrap();
@@ -63,9 +69,7 @@ fn analyses_and_generations_on_the_gpu_equal_the_cpus() {
 
 #[test]
 fn a_gpu_failure_falls_back_to_the_cpu_with_a_notice() {
-    let Some(gpu) = gpu() else { return };
-    let (cpu, s) = (session(), session());
-    block_on(s.attach_gpu(gpu)).unwrap();
+    let Some((cpu, s)) = cpu_and_gpu() else { return };
     let q = query("Q F K B Q F K");
     s.inject_gpu_fault();
     let (b, wb) = block_on(s.analyze(&q)).expect("the CPU answers instead");
@@ -79,9 +83,7 @@ fn a_gpu_failure_falls_back_to_the_cpu_with_a_notice() {
 
 #[test]
 fn a_gpu_failure_during_generation_continues_on_the_cpu() {
-    let Some(gpu) = gpu() else { return };
-    let (cpu, s) = (session(), session());
-    block_on(s.attach_gpu(gpu)).unwrap();
+    let Some((cpu, s)) = cpu_and_gpu() else { return };
     let q = query("Q F K B Z Q F K B");
     let mut want = Vec::new();
     block_on(cpu.generate(&q, 10, |t, _| want.push(t.id))).unwrap();

@@ -78,15 +78,17 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
     let (formula_canvas, time_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
 
+    // Ends a run: the worker (and what it computes) goes away.
+    let halt = move || {
+        running.set(None);
+        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.set_value(None);
+    };
     let send_next = move || {
         let Some((i, ns, d)) = running.get_untracked() else { return };
         match ns.get(i) {
             Some(&n) => worker.with_value(|w| if let Some(w) = w { super::gpt2::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None) }),
-            None => {
-                running.set(None);
-                worker.with_value(|w| if let Some(w) = w { w.terminate() });
-                worker.set_value(None);
-            }
+            None => halt(),
         }
     };
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
@@ -130,11 +132,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
         }
     };
-    let stop = move |_| {
-        running.set(None);
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
-        worker.set_value(None);
-    };
+    let stop = move |_| halt();
 
     ctx.paint(move |pal| {
         let c = formula_canvas.get()?;
