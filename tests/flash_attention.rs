@@ -37,3 +37,39 @@ fn causal_rows_see_only_their_past() {
     assert!((&masked.row(1) - &open.row(1)).iter().all(|e| e.abs() < 1e-5));
     assert!((&masked.row(0) - &open.row(0)).iter().any(|e| e.abs() > 1e-3), "the mask changes the first row");
 }
+
+#[test]
+fn the_step_through_rescales_as_printed_and_ends_at_the_naive_output() {
+    use attention_live::demos::flash_steps::{compute, TOL};
+    let o = compute(8, 4, 3, 2, 3, 7);
+    assert_eq!(o.steps.len(), 3, "8 keys in tiles of 3: 3 + 3 + 2");
+    assert_eq!(o.steps.iter().map(|s| s.keys).collect::<Vec<_>>(), [(0, 3), (3, 6), (6, 8)]);
+    // Every step obeys the printed recurrences (in f64, from the row's scores):
+    // m = max(m_old, tile max); ℓ = ℓ_old·exp(m_old − m) + Σ_tile exp(s − m).
+    let (mut m, mut l) = (f64::NEG_INFINITY, 0.0);
+    for s in &o.steps {
+        let tile = &o.scores[s.keys.0..s.keys.1];
+        let m_new = m.max(tile.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)));
+        l = l * (m - m_new).exp() + tile.iter().map(|x| (x - m_new).exp()).sum::<f64>();
+        assert!((s.m_after - m_new).abs() < 1e-5 && (s.rescale - (m - m_new).exp()).abs() < 1e-5, "{s:?}");
+        assert!((s.l - l).abs() < 1e-4 * l, "ℓ {} vs {l}", s.l);
+        m = m_new;
+    }
+    // The last state: ℓ = Σ exp(s − max), and acc/ℓ is the naive output.
+    let last = o.steps.last().unwrap();
+    assert_eq!(last.partial, o.tiled);
+    assert!(o.tiled.iter().zip(&o.naive).all(|(a, b)| (a - b).abs() <= TOL));
+    assert!(o.max_diff <= TOL, "{}", o.max_diff);
+    // Part-way, acc/ℓ is attention over the keys seen so far only: a different vector.
+    assert!(o.steps[0].partial.iter().zip(&o.naive).any(|(a, b)| (a - b).abs() > 1e-3));
+}
+
+#[test]
+fn memory_traffic_matches_hand_counts() {
+    use attention_live::numerics::flash::memory_traffic;
+    // n = 8, d = 4, blocks of 3 (3 blocks): naive 4·64 + 4·32 = 384; tiled 2·32 + 2·32·3 = 256.
+    assert_eq!(memory_traffic(8, 4, 3), (384, 256));
+    // n = 4096, d = 64, blocks of 128 (32 blocks): naive 4·16,777,216 + 4·262,144 = 68,157,440;
+    // tiled 2·262,144 + 2·262,144·32 = 17,301,504: 3.9× less.
+    assert_eq!(memory_traffic(4096, 64, 128), (68_157_440, 17_301_504));
+}

@@ -23,6 +23,8 @@ pub mod two_heads;
 pub mod wpe;
 pub mod attention_cost;
 pub mod kv_cache;
+pub mod sliding_window;
+pub mod flash_steps;
 
 use crate::state::{Param, Values};
 
@@ -60,6 +62,8 @@ pub static DEMOS: &[&DemoSpec] = &[
     &collapse::SPEC,
     &gpt2::SPEC,
     &attention_cost::SPEC,
+    &sliding_window::SPEC,
+    &flash_steps::SPEC,
     &kv_cache::SPEC,
 ];
 

@@ -11,42 +11,64 @@
 //! acc / l = Σ softmax(s)ⱼ vⱼ, the same output as the naive formula, in O(n·d) memory instead
 //! of O(n²).
 
-use ndarray::{s, Array1, Array2, ArrayView2};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
+
+/// What the online softmax holds after one tile of keys, for the step-through demo.
+#[derive(Debug, Clone, Copy)]
+pub struct TileStep<'a> {
+    /// The keys of this tile: j0 .. j1.
+    pub keys: (usize, usize),
+    /// Their scores qᵀkⱼ/√d.
+    pub scores: &'a [f32],
+    /// The running maximum before and after the tile.
+    pub m_before: f32,
+    pub m_after: f32,
+    /// exp(m_before − m_after): what ℓ and acc were multiplied by (0 on the first tile).
+    pub rescale: f32,
+    pub l: f32,
+    pub acc: &'a Array1<f32>,
+}
+
+/// One query row against keys 0 .. visible, tile by tile; `on_tile` sees the state after each
+/// tile (the benchmark passes a closure that does nothing, which compiles away).
+pub fn online_row(qi: ArrayView1<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, visible: usize, tile: usize, mut on_tile: impl FnMut(&TileStep)) -> Array1<f32> {
+    let scale = 1.0 / (qi.len() as f32).sqrt();
+    let tile = tile.max(1);
+    let mut scores = vec![0.0f32; tile];
+    let (mut m, mut l) = (f32::NEG_INFINITY, 0.0f32);
+    let mut acc = Array1::<f32>::zeros(v.ncols());
+    for j0 in (0..visible).step_by(tile) {
+        let j1 = (j0 + tile).min(visible);
+        // (1, d) x (d, tile) -> (1, tile)
+        for (sj, kj) in scores.iter_mut().zip(k.slice(s![j0..j1, ..]).rows()) {
+            *sj = qi.dot(&kj) * scale;
+        }
+        let tile_max = scores[..j1 - j0].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let m_new = m.max(tile_max);
+        // Rescale what was summed against the old maximum (exp(−∞) = 0 on the first tile).
+        let rescale = (m - m_new).exp();
+        l *= rescale;
+        acc *= rescale;
+        // (1, tile) x (tile, d) -> (1, d)
+        for (&sj, vj) in scores[..j1 - j0].iter().zip(v.slice(s![j0..j1, ..]).rows()) {
+            let p = (sj - m_new).exp();
+            l += p;
+            acc.scaled_add(p, &vj);
+        }
+        on_tile(&TileStep { keys: (j0, j1), scores: &scores[..j1 - j0], m_before: m, m_after: m_new, rescale, l, acc: &acc });
+        m = m_new;
+    }
+    acc / l
+}
 
 /// softmax(Q Kᵀ / √d, causal mask) V computed tile by tile: (n_q, d) for keys and values (n_k, d).
 /// With `causal`, query i (of the last n_q positions of n_k) sees keys 0 ..= n_k − n_q + i.
 pub fn tiled_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, causal: bool, tile: usize) -> Array2<f32> {
-    let (n_q, d) = q.dim();
-    let n_k = k.nrows();
-    let scale = 1.0 / (d as f32).sqrt();
-    let tile = tile.max(1);
+    let (n_q, n_k) = (q.nrows(), k.nrows());
     let mut out = Array2::zeros((n_q, v.ncols()));
-    let mut scores = vec![0.0f32; tile];
     for (i, (qi, mut oi)) in q.rows().into_iter().zip(out.rows_mut()).enumerate() {
         let visible = if causal { n_k - n_q + i + 1 } else { n_k };
-        let (mut m, mut l) = (f32::NEG_INFINITY, 0.0f32);
-        let mut acc = Array1::<f32>::zeros(v.ncols());
-        for j0 in (0..visible).step_by(tile) {
-            let j1 = (j0 + tile).min(visible);
-            // (1, d) x (d, tile) -> (1, tile)
-            for (sj, kj) in scores.iter_mut().zip(k.slice(s![j0..j1, ..]).rows()) {
-                *sj = qi.dot(&kj) * scale;
-            }
-            let tile_max = scores[..j1 - j0].iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-            let m_new = m.max(tile_max);
-            // Rescale what was summed against the old maximum (exp(−∞) = 0 on the first tile).
-            let rescale = (m - m_new).exp();
-            l *= rescale;
-            acc *= rescale;
-            // (1, tile) x (tile, d) -> (1, d)
-            for (&sj, vj) in scores[..j1 - j0].iter().zip(v.slice(s![j0..j1, ..]).rows()) {
-                let p = (sj - m_new).exp();
-                l += p;
-                acc.scaled_add(p, &vj);
-            }
-            m = m_new;
-        }
-        oi.assign(&(acc / l));
+        oi.assign(&online_row(qi, k, v, visible, tile, |_| {}));
     }
     out
 }
@@ -75,4 +97,15 @@ pub fn naive_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32
 /// (n_q, n_k) weights; tiled keeps, per query row at a time, m, l, acc (d) and one tile of scores.
 pub fn extra_bytes(n_q: usize, n_k: usize, d: usize, tile: usize) -> (usize, usize) {
     (4 * n_q * n_k, 4 * (2 + d + tile))
+}
+
+/// Elements moved between the GPU's main memory and the chip for one head of n × n attention
+/// with head size d (reads and writes counted alike):
+/// - naive, as FlashAttention's paper lists it (its Algorithm 0): read Q, K (2nd); write S (n²);
+///   read S, write P (2n²); read P and V (n² + nd); write O (nd): 4n² + 4nd;
+/// - tiled, in blocks of `block` query rows: read each block of Q once (nd in all), stream all
+///   of K and V past every block (2nd per block), write O (nd): 2nd + 2nd·⌈n/block⌉.
+pub fn memory_traffic(n: usize, d: usize, block: usize) -> (u64, u64) {
+    let (n, d, blocks) = (n as u64, d as u64, n.div_ceil(block.max(1)) as u64);
+    (4 * n * n + 4 * n * d, 2 * n * d + 2 * n * d * blocks)
 }

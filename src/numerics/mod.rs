@@ -8,3 +8,4 @@ pub mod positional;
 pub mod block;
 pub mod flash;
 pub mod kv_cache;
+pub mod window;

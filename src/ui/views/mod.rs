@@ -20,6 +20,8 @@ pub mod two_heads;
 pub mod wpe;
 pub mod attention_cost;
 pub mod kv_cache;
+pub mod sliding_window;
+pub mod flash_steps;
 
 use leptos::prelude::*;
 

@@ -1,0 +1,147 @@
+//! View of `flash-steps`: the row's scores grouped in tiles, the online-softmax state after
+//! each processed tile, buttons to step, the check against the naive output and the counted
+//! memory traffic.
+
+use leptos::prelude::*;
+
+use crate::demos::flash_steps::{from_values, FlashSteps, TOL};
+use crate::state::Value;
+use crate::ui::demo_frame::DemoCtx;
+
+fn f3(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+fn vector(v: &[f64]) -> String {
+    format!("({})", v.iter().map(|&x| f3(x)).collect::<Vec<_>>().join(", "))
+}
+
+/// Millions of elements, or plain below ten thousand.
+fn count(x: u64) -> String {
+    if x >= 10_000 { format!("{:.1} M", x as f64 / 1e6) } else { x.to_string() }
+}
+
+/// The row's keys as columns: tile, score, exp(s − m) for the keys seen so far (m = the
+/// running maximum now), and the naive weights.
+fn keys_table(o: &FlashSteps) -> impl IntoView {
+    let seen = o.steps.get(o.shown.wrapping_sub(1)).map_or(0, |s| s.keys.1);
+    let m = o.steps.get(o.shown.wrapping_sub(1)).map(|s| s.m_after);
+    let cell = |j: usize| if j < seen { "seen" } else { "unseen" };
+    let tile_of = |j: usize| j / o.tile;
+    let head = (0..o.n).map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{}", j + 1)}</th> }).collect_view();
+    let row = |label: &'static str, f: &dyn Fn(usize) -> String| {
+        let cells = (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
+        view! { <tr><th scope="row">{label}</th>{cells}</tr> }
+    };
+    view! {
+        <div class="table-wrap">
+            <table class="numbers flash-keys">
+                <caption>{format!("Query row {}: its keys in tiles of {}", o.row + 1, o.tile)}</caption>
+                <thead><tr><th scope="col">"key"</th>{head}</tr></thead>
+                <tbody>
+                    {row("tile", &|j| (tile_of(j) + 1).to_string())}
+                    {row("score s", &|j| f3(o.scores[j]))}
+                    {row("exp(s − m)", &|j| match m { Some(m) if j < seen => f3((o.scores[j] - m).exp()), _ => "·".into() })}
+                    {row("softmax (naive)", &|j| f3(o.weights[j]))}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+fn steps_table(o: &FlashSteps) -> impl IntoView {
+    let rows = o.steps[..o.shown]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let m = match s.m_before {
+                Some(b) if b < s.m_after => format!("{} → {}", f3(b), f3(s.m_after)),
+                Some(_) => format!("{} (kept)", f3(s.m_after)),
+                None => format!("−∞ → {}", f3(s.m_after)),
+            };
+            view! {
+                <tr>
+                    <td>{i + 1}</td>
+                    <td>{format!("k{}–k{}", s.keys.0 + 1, s.keys.1)}</td>
+                    <td>{f3(s.tile_max)}</td>
+                    <td>{m}</td>
+                    <td>{f3(s.rescale)}</td>
+                    <td>{f3(s.l)}</td>
+                    <td>{vector(&s.partial)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="numbers flash-steps">
+                <caption>"The online softmax after each tile"</caption>
+                <thead><tr>{["tile", "keys", "tile max", "running max m", "rescale exp(m_old − m)", "running sum ℓ", "acc / ℓ so far"].map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+pub fn view(ctx: DemoCtx) -> AnyView {
+    let out = Memo::new(move |_| ctx.values.with(from_values));
+    let step_by = move |delta: i64| {
+        let total = out.with_untracked(|o| o.steps.len()) as i64;
+        ctx.values.update(|v| {
+            let next = (v.int("step") + delta).clamp(0, total);
+            v.set("step", Value::Int(next));
+        });
+    };
+    let status = move || {
+        out.with(|o| match o.shown {
+            0 => format!("No tile yet: m = −∞, ℓ = 0, acc = 0. {} tiles to go.", o.steps.len()),
+            k if k < o.steps.len() => format!("After tile {k} of {}: acc/ℓ is the attention over the first {} keys only.", o.steps.len(), o.steps[k - 1].keys.1),
+            k => format!("All {k} tiles done: acc/ℓ = {} is the output.", vector(&o.tiled)),
+        })
+    };
+    let check = move || {
+        out.with(|o| {
+            let ok = o.max_diff <= TOL;
+            let text = format!(
+                "Naive softmax(QKᵀ/√d)V for this row: {}. Over all {} × {} outputs, tiled and naive differ by at most {:.1e} {} 10⁻⁶.",
+                vector(&o.naive),
+                o.n,
+                o.d,
+                o.max_diff,
+                if ok { "≤" } else { ">" }
+            );
+            view! { <p class=if ok { "readout check ok" } else { "readout check bad" } role="status">{if ok { "✓ " } else { "✗ " }}{text}</p> }
+        })
+    };
+    let traffic = move || {
+        out.with(|o| {
+            let ((a, b), (c, d)) = (o.traffic, o.traffic_large);
+            format!(
+                "Memory traffic, counted in elements read or written to main memory: here (n = {}, d = {}, blocks of {} queries) naive {} against tiled {}; at n = 4096, d = 64, blocks of 128: naive {} against tiled {}, {:.1}× less, and no n × n matrix stored.",
+                o.n,
+                o.d,
+                o.tile,
+                count(a),
+                count(b),
+                count(c),
+                count(d),
+                c as f64 / d as f64
+            )
+        })
+    };
+    let at_start = move || out.with(|o| o.shown == 0);
+    let at_end = move || out.with(|o| o.shown >= o.steps.len());
+    view! {
+        <div class="row-actions">
+            <button type="button" on:click=move |_| step_by(-1) disabled=at_start>"← Previous tile"</button>
+            <button type="button" on:click=move |_| step_by(1) disabled=at_end>"Next tile →"</button>
+            <button type="button" on:click=move |_| step_by(16) disabled=at_end>"Run to the end"</button>
+        </div>
+        <p class="readout flash-status" role="status">{status}</p>
+        {move || out.with(keys_table)}
+        {move || out.with(steps_table)}
+        {check}
+        <p class="muted flash-traffic">{traffic}</p>
+    }
+    .into_any()
+}
