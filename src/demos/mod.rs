@@ -25,6 +25,7 @@ pub mod attention_cost;
 pub mod kv_cache;
 pub mod sliding_window;
 pub mod flash_steps;
+pub mod linformer;
 
 use crate::state::{Param, Values};
 
@@ -64,6 +65,7 @@ pub static DEMOS: &[&DemoSpec] = &[
     &attention_cost::SPEC,
     &sliding_window::SPEC,
     &flash_steps::SPEC,
+    &linformer::SPEC,
     &kv_cache::SPEC,
 ];
 

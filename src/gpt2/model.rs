@@ -198,6 +198,23 @@ impl Gpt2 {
         (linear(y.view(), &block.attn.c_proj), weights, thumbs)
     }
 
+    /// One head's queries, keys and values for `tokens` from position 0, each (T, head_dim):
+    /// the residual stream entering block `layer`, through `ln_1` and `c_attn`, sliced to the
+    /// head. For the efficient-attention chapter, which studies real attention matrices.
+    pub fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError> {
+        let cfg = &self.config;
+        let (layer, head) = (layer.min(cfg.n_layer - 1), head.min(cfg.n_head - 1));
+        let mut cache = self.new_cache();
+        let out = self.forward(tokens, &mut cache, &ForwardOptions { hidden_states: true, ..Default::default() })?;
+        let block = &self.weights.h[layer];
+        let (c, hd) = (cfg.n_embd, cfg.head_dim());
+        let h = layer_norm(out.hidden_states[layer].view(), &block.ln_1, cfg.layer_norm_epsilon);
+        // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]; this head's columns of each
+        let qkv = linear(h.view(), &block.attn.c_attn);
+        let part = |i: usize| qkv.slice(s![.., i * c + head * hd..i * c + (head + 1) * hd]).to_owned();
+        Ok([part(0), part(1), part(2)])
+    }
+
     /// Greedy decoding with the KV cache: the prompt once, then one token per step.
     pub fn greedy(&self, prompt: &[u32], steps: usize) -> Result<Vec<u32>, RunError> {
         let mut cache = self.new_cache();

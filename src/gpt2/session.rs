@@ -56,6 +56,8 @@ pub enum Request {
     /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
     /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
     AttentionBench { id: u64, n: usize, d: usize },
+    /// One head's queries, keys and values for a prompt (CPU), for the Linformer demo.
+    HeadQkv { id: u64, prompt: String, layer: usize, head: usize },
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -141,6 +143,20 @@ pub enum Reply {
     /// the CPU; `notice` set when a GPU failure just moved the model to the CPU.
     Backend { backend: String, detail: String, notice: Option<String> },
     AttentionBench { id: u64, row: crate::gpu::bench::AttentionRow },
+    HeadQkv(HeadQkv),
+}
+
+/// One head's Q, K and V for a prompt: (T, d) each, row-major.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HeadQkv {
+    pub id: u64,
+    pub tokens: Vec<Token>,
+    pub layer: usize,
+    pub head: usize,
+    pub d: usize,
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
 }
 
 /// The reader's choice of backend (part of the demo's URL state).
@@ -332,6 +348,15 @@ impl Session {
         let tokens = ids.iter().map(|&id| self.token(id)).collect();
         let analysis = Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, thumb_rows, thumb_cols, next, baseline, compute_ms: 0.0 };
         Ok((analysis, weights))
+    }
+
+    /// One head's Q, K and V for `prompt` (cut to the window like every prompt), on the CPU.
+    pub fn head_qkv(&self, id: u64, prompt: &str, layer: usize, head: usize) -> Result<HeadQkv, RunError> {
+        let (ids, _) = self.tokens(prompt);
+        let cfg = self.config();
+        let [q, k, v] = self.model.head_qkv(&ids, layer, head)?;
+        let flat = |a: ndarray::Array2<f32>| a.into_iter().collect();
+        Ok(HeadQkv { id, tokens: ids.iter().map(|&t| self.token(t)).collect(), layer: layer.min(cfg.n_layer - 1), head: head.min(cfg.n_head - 1), d: cfg.head_dim(), q: flat(q), k: flat(k), v: flat(v) })
     }
 
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.

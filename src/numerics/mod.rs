@@ -9,3 +9,4 @@ pub mod block;
 pub mod flash;
 pub mod kv_cache;
 pub mod window;
+pub mod low_rank;

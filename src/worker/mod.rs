@@ -304,6 +304,13 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
             post(&Reply::AttentionBench { id, row }, None);
         }
+        Request::HeadQkv { id, prompt, layer, head } => {
+            let Some(s) = w.session.borrow().clone() else { return error(Some(id), "no model is loaded yet".into()) };
+            match s.head_qkv(id, &prompt, layer, head) {
+                Ok(h) => post(&Reply::HeadQkv(h), None),
+                Err(e) => error(Some(id), e.to_string()),
+            }
+        }
     }
 }
 

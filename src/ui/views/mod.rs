@@ -22,6 +22,7 @@ pub mod attention_cost;
 pub mod kv_cache;
 pub mod sliding_window;
 pub mod flash_steps;
+pub mod linformer;
 
 use leptos::prelude::*;
 

@@ -202,7 +202,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     backend_notice.set(notice);
                 }
             }
-            Reply::AttentionBench { .. } => {} // asked only by the attention-cost demo's own worker
+            Reply::AttentionBench { .. } | Reply::HeadQkv(_) => {} // asked only by the efficient chapter's own workers
             Reply::Stopped { .. } => {
                 gen_ms.set(now_ms() - gen_start.get_value());
                 generating.set(None);
