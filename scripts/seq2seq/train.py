@@ -58,7 +58,7 @@ SEED_INIT, SEED_DATA, SEED_EVAL, SEED_FIXTURE = 0, 1, 2024, 7
 N_EVAL = 200
 HOLDOUT_MIN_LEN = 3
 
-STEPS = int(os.environ.get("STEPS", 6000))
+STEPS = int(os.environ.get("STEPS", 7000))
 BATCH = int(os.environ.get("BATCH", 64))
 LR = float(os.environ.get("LR", 3e-3))
 WARMUP = 200

@@ -25,7 +25,7 @@ pub static PARAMS: &[Param] = &[
     Param::choice("model", "Model", MODELS, 0),
     Param::int("layer", "Layer", 0, 3, 0),
     Param::int("head", "Head", 0, 3, 0),
-    Param::boolean("causal", "Causal mask (as GPT-2 runs it)", false),
+    Param::boolean("causal", "Causal mask", false),
     Param::int("k", "Rank k", 1, 64, 8),
 ];
 

@@ -88,3 +88,62 @@ test("the KV-cache calculator follows its controls and the link keeps them", asy
   assert.deepEqual([...page.errors, ...fresh.errors], []);
   await page.context().close(); await fresh.context().close();
 });
+
+test("the FlashAttention step-through walks tile by tile, checks itself and keeps its step in the link", async () => {
+  const page = await newPage(plainBrowser, { viewport: { width: 390, height: 800 } });
+  await page.goto(`${base}/efficient/`);
+  const status = () => page.$eval("#flash-steps .flash-status", (e) => e.textContent);
+  await page.waitForSelector("#flash-steps .flash-status");
+  assert.match(await status(), /After tile 1 of 3/, "8 keys in tiles of 3");
+  assert.equal(await page.$$eval("#flash-steps table.flash-steps tbody tr", (r) => r.length), 1);
+  await page.click("#flash-steps button:has-text('Next tile')");
+  await page.click("#flash-steps button:has-text('Next tile')");
+  await page.waitForFunction(() => /All 3 tiles done/.test(document.querySelector("#flash-steps .flash-status").textContent));
+  assert.equal(await page.$$eval("#flash-steps table.flash-steps tbody tr", (r) => r.length), 3);
+  const check = await page.$eval("#flash-steps .check", (e) => e.textContent);
+  assert.match(check, /^✓ .*differ by at most [\d.]+e-\d+ ≤ 10⁻⁶/, check);
+  assert.ok(await page.$eval("#flash-steps button:has-text('Next tile')", (b) => b.disabled), "nothing after the last tile");
+  assert.equal(new URL(page.url()).searchParams.get("flash-steps.step"), "3");
+  // The final acc/ℓ printed is the naive row printed in the check.
+  const final = /acc\/ℓ = (\([^)]*\))/.exec(await status())[1];
+  assert.ok(check.includes(final), `${final} in ${check}`);
+  const fresh = await newPage(plainBrowser);
+  await fresh.goto(page.url());
+  await fresh.waitForSelector("#flash-steps .flash-status");
+  assert.match(await fresh.$eval("#flash-steps .flash-status", (e) => e.textContent), /All 3 tiles done/);
+  assert.deepEqual([...page.errors, ...fresh.errors], []);
+  await page.context().close(); await fresh.context().close();
+});
+
+test("the sliding window's reach grows with the layers", async () => {
+  const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/efficient/?sliding-window.layers=1`);
+  const readout = () => page.$eval("#sliding-window .readout", (e) => e.textContent);
+  await page.waitForSelector("#sliding-window .token-strip");
+  assert.match(await readout(), /hears from 4 tokens after 1 layer: L·\(w − 1\) \+ 1 = 1·3 \+ 1 = 4\./);
+  assert.equal(await page.$$eval("#sliding-window .tok.reached, #sliding-window .tok.query", (e) => e.length), 4);
+  await page.$eval("#sliding-window-layers", (r) => { r.value = "3"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => document.querySelectorAll("#sliding-window .tok.reached, #sliding-window .tok.query").length === 10);
+  assert.match(await readout(), /hears from 10 tokens after 3 layers/);
+  // Token 10 of 16 (6 back from the query) arrives at layer 2.
+  assert.equal(await page.$eval("#sliding-window .token-strip .tok:nth-child(10) small", (e) => e.textContent), "2");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("the Linformer demo analyses a bundled model's head and follows layer, head and mask", async () => {
+  const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/efficient/?linformer.layer=1&linformer.head=3`);
+  const status = () => page.$eval("#linformer .linformer-status", (e) => e.textContent);
+  await page.waitForFunction(() => /Layer 1 head 3: 53 tokens/.test(document.querySelector("#linformer .linformer-status")?.textContent), null, { timeout: 60000 });
+  assert.match(await status(), /Rank needed for 1% output error: \d+\. Linformer with 8 averaged positions: [\d.]+% error\./);
+  await page.click("#linformer-causal");
+  await page.waitForFunction(() => /Linformer's curve needs the mask off/.test(document.querySelector("#linformer .linformer-status").textContent));
+  // With the mask, the matrix is triangular and needs a higher rank (hand-checked range).
+  const rank = Number(/1% output error: (\d+)/.exec(await status())[1]);
+  assert.ok(rank > 30 && rank <= 53, `${rank}`);
+  await page.selectOption("#linformer-model", "induction");
+  await page.waitForFunction(() => /Layer 1 head 3: 35 tokens/.test(document.querySelector("#linformer .linformer-status").textContent), null, { timeout: 60000 });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -12,11 +12,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
 
-use super::matrix_canvas::{Mat, MatrixGrid};
 use crate::demos::gpt2::model_base;
 use crate::demos::linformer::{analyze, text_for, LowRank};
 use crate::gpt2::session::{BackendChoice, HeadQkv, Reply, Request};
 use crate::ui::demo_frame::DemoCtx;
+use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};
 use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::ui::theme::Palette;
 
@@ -37,7 +37,10 @@ fn draw_log_y(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, x_desc: &s
         .y_label_area_size(f.px(52.0))
         .build_cartesian_2d(0.0..x1 + 1.0, (floor..1.5).log_scale())
         .map_err(err)?;
-    style_mesh(&mut chart, &f, pal, x_desc, y_desc).y_label_formatter(&|v| crate::ui::plot::matrix::short(*v)).draw().map_err(err)?;
+    style_mesh(&mut chart, &f, pal, x_desc, y_desc)
+        .x_labels(8)
+        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
+        .y_label_formatter(&|v| crate::ui::plot::matrix::short(*v)).draw().map_err(err)?;
     if let Some(k) = mark {
         chart.draw_series(LineSeries::new([(k, floor), (k, 1.5)], pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
     }
@@ -135,15 +138,24 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     });
     let k = move || values.with(|v| v.int("k").max(1) as usize);
 
-    let mats = Signal::derive(move || {
+    // P and its rank-k rebuild share one colour scale, up to P's largest weight, so that a
+    // diffuse head is not drawn all dark. (P_k may dip slightly below 0: drawn as 0.)
+    let (p_canvas, pk_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
+    let heat = move |c: &HtmlCanvasElement, pal: &Palette, m: &[Vec<f64>], vmax: f64| -> Result<(), String> {
+        let n = m.len();
+        let f = crate::ui::plot::fit_canvas(c, 0.9, 240.0, 480.0);
+        let root = area(c, pal)?;
+        let value = |r: usize, col: usize| m[r][col];
+        let spec = HeatmapSpec { rows: n, cols: n, value: &value, vmin: 0.0, vmax, x_range: (0.0, n as f64), y_range: (n as f64, 0.0), x_integer: true, x_desc: "key position", y_desc: "query position", bar_label: "weight" };
+        draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
+    };
+    ctx.paint(move |pal| {
+        let (c, ck) = (p_canvas.get()?, pk_canvas.get()?);
+        let pal = *pal;
         report.with(|r| {
-            r.as_ref().map_or_else(Vec::new, |r| {
-                let k = k().min(r.sigma.len());
-                vec![
-                    Mat::new("attention weights P", r.weights.clone(), true).labels(&r.tokens, &r.tokens),
-                    Mat::new(format!("rank {k} rebuild P_{k}"), r.approx(k), true).labels(&r.tokens, &r.tokens),
-                ]
-            })
+            let r = r.as_ref()?;
+            let vmax = r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
+            Some(heat(&c, &pal, &r.weights, vmax).and_then(|_| heat(&ck, &pal, &r.approx(k()), vmax)))
         })
     });
     let (sv_canvas, err_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
@@ -198,7 +210,16 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     view! {
         <p class="readout linformer-status" role="status">{status}</p>
-        <MatrixGrid ctx=ctx mats=mats min_w=260.0/>
+        <div class="two-col">
+            <figure>
+                <figcaption>"Attention weights P"</figcaption>
+                <canvas node_ref=p_canvas class="plot" role="img" aria-label="The head's attention weights, queries down, keys across"></canvas>
+            </figure>
+            <figure>
+                <figcaption>{move || format!("Rebuilt from the {} largest singular values", k())}</figcaption>
+                <canvas node_ref=pk_canvas class="plot" role="img" aria-label="The attention matrix rebuilt from the k largest singular values"></canvas>
+            </figure>
+        </div>
         <div class="two-col">
             <canvas node_ref=sv_canvas class="plot" role="img" aria-label="Singular values of the attention matrix, largest first, relative to the largest"></canvas>
             <canvas node_ref=err_canvas class="plot" role="img" aria-label="Relative error of the attention output against the rank k"></canvas>
