@@ -49,14 +49,19 @@ const cases = [
   ["pe-shift (d = 32)", "/positional/?pe-shift.d=32", "#pe-shift-k"],
   ["rope", "/positional/", "#rope-m"],
   ["collapse (L = 48, all parts)", "/transformer-block/?collapse.layers=48&collapse.residual=1&collapse.ffn=1&collapse.ln=1", "#collapse-n"],
+  ["sliding-window (n = 32, 8 layers)", "/efficient/?sliding-window.n=32&sliding-window.layers=8", "#sliding-window-window"],
+  ["linformer (53 tokens, mask off)", "/efficient/", "#linformer-k", () => /Layer 0 head 0/.test(document.querySelector("#linformer .linformer-status")?.textContent)],
+  ["kv-cache", "/efficient/", "#kv-cache-kv-heads"],
 ];
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 results.slider = [];
-for (const [name, path, sel] of cases) {
+for (const [name, path, sel, ready] of cases) {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(url + path);
   await page.waitForSelector(sel);
   await page.waitForFunction(() => (window.__alPaints || 0) > 0);
+  // Demos whose data arrives from a worker: wait until it has.
+  if (ready) await page.waitForFunction(ready, null, { timeout: 60000 });
   await page.$eval(sel, (e) => e.scrollIntoView());
   const times = await page.evaluate(async (sel) => {
     const el = document.querySelector(sel);

@@ -19,7 +19,7 @@ use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
 use attention_live::gpu::gpt2::GpuGpt2;
 use attention_live::gpu::bench::{attention_row, AttentionRow};
-use attention_live::gpu::{Gpu, GpuError};
+use attention_live::gpu::{Gpu, GpuError, Precision};
 use pollster::block_on;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -31,9 +31,9 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine) {
+fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str) {
     let opts = ForwardOptions::default();
-    let mut row = format!("| {name} | {} |", if engine.backend() == "cpu" { "CPU" } else { "GPU" });
+    let mut row = format!("| {name} | {backend} |");
     for t_len in [16usize, 128] {
         let t_len = t_len.min(model.config.n_positions);
         let tokens: Vec<u32> = (0..t_len as u32).map(|i| (i * 7919) % model.config.vocab_size as u32).collect();
@@ -66,10 +66,16 @@ fn gpt2(gpu: Option<Rc<Gpu>>) {
     let cfg = Config::gpt2_small();
     let small = Rc::new(Gpt2 { weights: Weights::random(&cfg, 1), config: cfg });
     for (name, model) in [("stories (bundled)", &stories), ("GPT-2 small, random init", &small)] {
-        gpt2_row(name, model, &Engine::Cpu(model.clone()));
+        gpt2_row(name, model, &Engine::Cpu(model.clone()), "CPU");
         if let Some(g) = &gpu {
-            let on_gpu = block_on(GpuGpt2::upload(g.clone(), model)).expect("upload");
-            gpt2_row(name, model, &Engine::Gpu(Rc::new(on_gpu)));
+            for (precision, label) in [(Precision::F32, "GPU, f32 weights"), (Precision::F16, "GPU, f16 weights")] {
+                let on_gpu = block_on(GpuGpt2::upload_with(g.clone(), model, precision)).expect("upload");
+                if on_gpu.precision() == precision {
+                    gpt2_row(name, model, &Engine::Gpu(Rc::new(on_gpu)), label);
+                } else {
+                    println!("| {name} | {label} | the adapter has no shader-f16 | | |");
+                }
+            }
         }
     }
 }

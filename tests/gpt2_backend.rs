@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use attention_live::gpt2::session::{Query, Session};
-use attention_live::gpu::Gpu;
+use attention_live::gpu::{Gpu, Precision};
 use pollster::block_on;
 
 mod common;
@@ -110,7 +110,7 @@ fn an_embedding_table_in_chunks_gives_the_same_logits() {
     let Some(gpu) = gpu() else { return };
     let s = session();
     let whole = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload(gpu.clone(), &s.model)).unwrap()));
-    let chunked = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload_in_chunks(gpu, &s.model, 50257 / 7 + 1)).unwrap()));
+    let chunked = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload_in_chunks(gpu, &s.model, 50257 / 7 + 1, Precision::F32)).unwrap()));
     let cpu = Engine::Cpu(s.model.clone());
     let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
     let opts = ForwardOptions { all_logits: true, ..Default::default() };
@@ -119,4 +119,46 @@ fn an_embedding_table_in_chunks_gives_the_same_logits() {
     assert_eq!(a, b, "chunks change nothing");
     let err = (&b - &c).iter().fold(0.0f32, |m, e| m.max(e.abs()));
     assert!(err < 1e-3, "chunked GPU vs CPU: {err}");
+}
+
+/// GPT-2 with its matrix-product weights stored as f16 on the GPU matches its CPU twin (the same
+/// model with those weights rounded to f16) as closely as the f32 path matches the CPU. The
+/// bundled models ship in F16, so for them the f16 path loses nothing at all.
+#[test]
+fn f16_weights_match_the_rounded_cpu_model() {
+    use attention_live::gpt2::engine::Engine;
+    use attention_live::gpt2::weights::Weights;
+    use attention_live::gpt2::{ForwardOptions, Gpt2};
+    use attention_live::gpu::gpt2::GpuGpt2;
+    use attention_live::gpu::ops::round_linear_to_f16;
+    let Some(gpu) = gpu() else { return };
+    if !gpu.f16 {
+        return eprintln!("skipped: {} has no shader-f16", gpu.name);
+    }
+    let s = session();
+    let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
+    let opts = ForwardOptions { all_logits: true, ..Default::default() };
+    let run = |m: &Gpt2, e: &Engine| block_on(e.forward(m, &ids, &mut e.new_cache(ids.len()), &opts)).unwrap().logits;
+    let max_diff = |a: &ndarray::Array2<f32>, b: &ndarray::Array2<f32>| (a - b).iter().fold(0.0f32, |m, e| m.max(e.abs()));
+    // Random f32 weights (the stories model's shape), and the same rounded to f16 on the CPU.
+    let model = Rc::new(Gpt2 { config: s.model.config.clone(), weights: Weights::random(&s.model.config, 5) });
+    let mut weights = model.weights.clone();
+    for b in &mut weights.h {
+        for lin in [&mut b.attn.c_attn, &mut b.attn.c_proj, &mut b.mlp.c_fc, &mut b.mlp.c_proj] {
+            *lin = round_linear_to_f16(lin);
+        }
+    }
+    let twin = Rc::new(Gpt2 { config: model.config.clone(), weights });
+    let half = block_on(GpuGpt2::upload_with(gpu.clone(), &model, Precision::F16)).unwrap();
+    assert_eq!(half.precision(), Precision::F16);
+    let gpu_half = run(&model, &Engine::Gpu(Rc::new(half)));
+    let (cpu_twin, cpu_exact) = (run(&twin, &Engine::Cpu(twin.clone())), run(&model, &Engine::Cpu(model.clone())));
+    let (err, rounding) = (max_diff(&gpu_half, &cpu_twin), max_diff(&cpu_twin, &cpu_exact));
+    eprintln!("f16 GPU vs its CPU twin: {err:.2e}; the twin vs the f32 model: {rounding:.2e}");
+    assert!(err < 1e-3, "f16 GPU vs CPU twin: {err}");
+    assert!(rounding > 10.0 * err, "the rounding ({rounding}) is what differs, not the kernels ({err})");
+    // The shipped model is F16 already: storing it as f16 on the GPU changes nothing.
+    let shipped = block_on(GpuGpt2::upload_with(gpu, &s.model, Precision::F16)).unwrap();
+    let (a, b) = (run(&s.model, &Engine::Gpu(Rc::new(shipped))), run(&s.model, &Engine::Cpu(s.model.clone())));
+    assert!(max_diff(&a, &b) < 1e-3);
 }

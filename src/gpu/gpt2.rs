@@ -10,12 +10,12 @@ use ndarray::{Array2, Array3};
 
 use super::kernels::{self, groups_for, Batch, Kernel};
 use super::ops::head_size;
-use super::{Gpu, GpuError};
+use super::{Gpu, GpuError, Precision, Weight};
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 
 struct GpuLinear {
-    weight: wgpu::Buffer,
+    weight: Weight,
     bias: wgpu::Buffer,
     n_in: usize,
     n_out: usize,
@@ -98,12 +98,24 @@ impl GpuGpt2 {
     /// Uploads the CPU model's weights (f32). Fails, without uploading, when a tensor exceeds the
     /// adapter's buffer limits or the heads are wider than the attention kernels take.
     pub async fn upload(gpu: Rc<Gpu>, model: &Gpt2) -> Result<GpuGpt2, GpuError> {
-        Self::upload_in_chunks(gpu, model, usize::MAX).await
+        Self::upload_in_chunks(gpu, model, usize::MAX, Precision::F32).await
+    }
+
+    /// `upload` with the weights of the matrix products (`c_attn`, `c_proj`, `c_fc`) stored in
+    /// `precision`: f16 halves them where the device has `shader-f16` (else they stay f32; see
+    /// `precision()`). Its CPU twin is the model with those weights rounded to f16.
+    pub async fn upload_with(gpu: Rc<Gpu>, model: &Gpt2, precision: Precision) -> Result<GpuGpt2, GpuError> {
+        Self::upload_in_chunks(gpu, model, usize::MAX, precision).await
+    }
+
+    /// The precision the weights of the matrix products ended up in.
+    pub fn precision(&self) -> Precision {
+        self.h.first().map_or(Precision::F32, |b| b.c_attn.weight.precision)
     }
 
     /// `upload` with the embedding table in chunks of at most `max_rows` rows (fewer if the
     /// adapter's limit asks): tests use it to run the chunked path on a small model.
-    pub async fn upload_in_chunks(gpu: Rc<Gpu>, model: &Gpt2, max_rows: usize) -> Result<GpuGpt2, GpuError> {
+    pub async fn upload_in_chunks(gpu: Rc<Gpu>, model: &Gpt2, max_rows: usize, precision: Precision) -> Result<GpuGpt2, GpuError> {
         let cfg = model.config.clone();
         head_size(cfg.n_embd, cfg.n_head)?;
         let w = &model.weights;
@@ -121,7 +133,7 @@ impl GpuGpt2 {
         let (wte, wpe, h, ln_f) = gpu
             .checked(|| {
                 let lin = |name: &str, l: &Linear| GpuLinear {
-                    weight: g.upload(name, l.weight.as_slice().expect("weights are in standard layout")),
+                    weight: g.upload_weight(name, l.weight.as_slice().expect("weights are in standard layout"), precision),
                     bias: g.upload(name, &l.bias.to_vec()),
                     n_in: l.weight.nrows(),
                     n_out: l.weight.ncols(),

@@ -12,6 +12,9 @@ use wgpu::util::DeviceExt;
 pub enum Kernel {
     Matmul,
     Matvec,
+    /// The same two with f16 weights (only on devices with `shader-f16`).
+    MatmulF16,
+    MatvecF16,
     Logits,
     LayerNorm,
     Gelu,
@@ -23,9 +26,11 @@ pub enum Kernel {
     Pool,
 }
 
-const SOURCES: [(Kernel, &str, &str); 11] = [
+const SOURCES: [(Kernel, &str, &str); 13] = [
     (Kernel::Matmul, "matmul", include_str!("wgsl/matmul.wgsl")),
     (Kernel::Matvec, "matvec", include_str!("wgsl/matvec.wgsl")),
+    (Kernel::MatmulF16, "matmul_f16", include_str!("wgsl/matmul.wgsl")),
+    (Kernel::MatvecF16, "matvec_f16", include_str!("wgsl/matvec.wgsl")),
     (Kernel::Logits, "logits", include_str!("wgsl/logits.wgsl")),
     (Kernel::LayerNorm, "layer_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/layer_norm.wgsl"))),
     (Kernel::Gelu, "gelu", include_str!("wgsl/gelu.wgsl")),
@@ -40,24 +45,38 @@ const SOURCES: [(Kernel, &str, &str); 11] = [
 /// Rows of A above which `Matmul` (64 × 64 tiles) beats `Matvec` (one row per workgroup).
 pub const MATVEC_MAX_ROWS: usize = 4;
 
+/// The declarations in front of a kernel's source: the weight type of the two products.
+/// (`enable` must come before every declaration.)
+pub fn weight_header(k: Kernel) -> &'static str {
+    match k {
+        Kernel::MatmulF16 | Kernel::MatvecF16 => "enable f16;\nalias WEIGHT = f16;\n",
+        _ => "alias WEIGHT = f32;\n",
+    }
+}
+
 pub(crate) struct Kernels {
-    pipelines: Vec<wgpu::ComputePipeline>,
+    /// None for the f16 kernels on a device without `shader-f16`.
+    pipelines: Vec<Option<wgpu::ComputePipeline>>,
 }
 
 impl Kernels {
-    pub(crate) fn new(device: &wgpu::Device) -> Self {
+    pub(crate) fn new(device: &wgpu::Device, f16: bool) -> Self {
         let pipelines = SOURCES
             .iter()
-            .map(|(_, name, src)| {
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl((*src).into()) });
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            .map(|(kernel, name, src)| {
+                if !f16 && matches!(kernel, Kernel::MatmulF16 | Kernel::MatvecF16) {
+                    return None;
+                }
+                let code = format!("{}{src}", weight_header(*kernel));
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(code.into()) });
+                Some(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
                     layout: None, // derived from the shader's bindings
                     module: &module,
                     entry_point: Some("main"),
                     compilation_options: Default::default(),
                     cache: None,
-                })
+                }))
             })
             .collect();
         Kernels { pipelines }
@@ -65,7 +84,8 @@ impl Kernels {
 
     fn get(&self, k: Kernel) -> &wgpu::ComputePipeline {
         let i = SOURCES.iter().position(|(kk, _, _)| *kk == k).expect("every kernel has a source");
-        &self.pipelines[i]
+        // f16 weights exist only on devices that compiled the f16 kernels (`Gpu::upload_weight`).
+        self.pipelines[i].as_ref().expect("f16 kernels are compiled where f16 weights can exist")
     }
 }
 
@@ -154,13 +174,16 @@ pub fn groups_for(n: usize, size: usize) -> u32 {
 }
 
 /// Records y = x W + b (or y += … when `accumulate`): x (m, k), W (k, n), y (m, n), choosing
-/// the matrix-vector kernel for a few rows and the tiled one otherwise.
+/// the matrix-vector kernel for a few rows and the tiled one otherwise, in W's precision.
 #[allow(clippy::too_many_arguments)]
-pub fn linear(batch: &mut Batch, x: &wgpu::Buffer, w: &wgpu::Buffer, b: &wgpu::Buffer, y: &wgpu::Buffer, m: usize, k: usize, n: usize, accumulate: bool) {
+pub fn linear(batch: &mut Batch, x: &wgpu::Buffer, w: &super::Weight, b: &wgpu::Buffer, y: &wgpu::Buffer, m: usize, k: usize, n: usize, accumulate: bool) {
     let params = [m as u32, n as u32, k as u32, accumulate as u32];
+    let f16 = w.precision == super::Precision::F16;
     if m <= MATVEC_MAX_ROWS {
-        batch.add(Kernel::Matvec, &params, &[x, w, b, y], [groups_for(n, 64), m as u32, 1]);
+        let kernel = if f16 { Kernel::MatvecF16 } else { Kernel::Matvec };
+        batch.add(kernel, &params, &[x, &w.buf, b, y], [groups_for(n, 64), m as u32, 1]);
     } else {
-        batch.add(Kernel::Matmul, &params, &[x, w, b, y], [groups_for(n, 64), groups_for(m, 64), 1]);
+        let kernel = if f16 { Kernel::MatmulF16 } else { Kernel::Matmul };
+        batch.add(kernel, &params, &[x, &w.buf, b, y], [groups_for(n, 64), groups_for(m, 64), 1]);
     }
 }

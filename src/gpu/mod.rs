@@ -57,6 +57,29 @@ impl std::fmt::Display for GpuError {
 impl std::error::Error for GpuError {}
 
 /// A device and queue with the kernels compiled.
+/// How the weights of the matrix products are stored on the GPU. Activations, sums, layer
+/// norms, embeddings and the KV cache stay f32 either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    #[default]
+    F32,
+    /// Half the memory and the bytes read per token; about 3 decimal digits per weight.
+    F16,
+}
+
+/// A weight matrix on the GPU and the precision it is stored in.
+pub struct Weight {
+    pub buf: wgpu::Buffer,
+    pub precision: Precision,
+}
+
+/// The f32 values an f16 weight holds: each rounded to the nearest f16 (the CPU twin of
+/// `Precision::F16`).
+pub fn round_to_f16(x: f32) -> f32 {
+    use crate::gpt2::safetensors::{f16_to_f32, f32_to_f16};
+    f16_to_f32(f32_to_f16(x))
+}
+
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -65,6 +88,8 @@ pub struct Gpu {
     /// A software adapter (lavapipe, SwiftShader): correct, but slower than the CPU path.
     pub software: bool,
     pub limits: wgpu::Limits,
+    /// The device has `shader-f16`: weights may be stored as f16 (`Precision::F16`).
+    pub f16: bool,
     pub(crate) kernels: kernels::Kernels,
     /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
     lost: Arc<Mutex<Option<String>>>,
@@ -83,7 +108,9 @@ impl Gpu {
         let name = describe(&info);
         let software = info.device_type == wgpu::DeviceType::Cpu;
         let limits = adapter.limits();
-        let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), ..Default::default() };
+        let f16 = adapter.features().contains(wgpu::Features::SHADER_F16);
+        let required_features = if f16 { wgpu::Features::SHADER_F16 } else { wgpu::Features::empty() };
+        let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), required_features, ..Default::default() };
         let (device, queue) = adapter.request_device(&desc).await.map_err(|e| GpuError::Device(e.to_string()))?;
         let lost = Arc::new(Mutex::new(None));
         let flag = lost.clone();
@@ -95,11 +122,11 @@ impl Gpu {
         // Errors are caught by error scopes around each run; anything else is logged, never a panic.
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| log(&format!("uncaptured GPU error: {e}"))));
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let kernels = kernels::Kernels::new(&device);
+        let kernels = kernels::Kernels::new(&device, f16);
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
         }
-        Ok(Gpu { device, queue, name, software, limits, kernels, lost })
+        Ok(Gpu { device, queue, name, software, limits, f16, kernels, lost })
     }
 
     /// `Err(Lost)` once the device has been lost.
@@ -122,6 +149,21 @@ impl Gpu {
     /// A storage buffer holding `data` (weights, inputs).
     pub fn upload(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
         self.upload_bytes(label, bytemuck::cast_slice(data))
+    }
+
+    /// A weight matrix in the asked precision. f16 falls back to f32 on a device without
+    /// `shader-f16` (the weight says which it got). The CPU twin of an f16 weight is the f32
+    /// matrix rounded to f16 and back (`round_to_f16`).
+    pub fn upload_weight(&self, label: &str, data: &[f32], precision: Precision) -> Weight {
+        match precision {
+            Precision::F16 if self.f16 => {
+                let halves: Vec<u16> = data.iter().map(|&x| crate::gpt2::safetensors::f32_to_f16(x)).collect();
+                let mut bytes: Vec<u8> = bytemuck::cast_slice(&halves).to_vec();
+                bytes.resize(bytes.len().div_ceil(4) * 4, 0); // buffer sizes are multiples of 4
+                Weight { buf: self.upload_bytes(label, &bytes), precision: Precision::F16 }
+            }
+            _ => Weight { buf: self.upload(label, data), precision: Precision::F32 },
+        }
     }
 
     pub fn upload_u32(&self, label: &str, data: &[u32]) -> wgpu::Buffer {

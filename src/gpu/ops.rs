@@ -8,7 +8,7 @@
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::kernels::{self, groups_for, Batch, Kernel};
-use super::{Gpu, GpuError};
+use super::{Gpu, GpuError, Precision};
 use crate::gpt2::ops as cpu;
 use crate::gpt2::weights::{LayerNorm, Linear};
 
@@ -123,15 +123,14 @@ fn flat(x: ArrayView2<f32>) -> Vec<f32> {
     x.iter().copied().collect()
 }
 
-impl Ops for Gpu {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-    async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
+impl Gpu {
+    /// `Ops::linear` with the weights stored in `precision` (f16 on a device with
+    /// `shader-f16`; its CPU twin is `cpu::linear` on `round_linear_to_f16(lin)`).
+    pub async fn linear_in(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>, precision: Precision) -> Result<Array2<f32>, GpuError> {
         let (m, k, n) = (x.nrows(), x.ncols(), lin.weight.ncols());
         let y = self.checked(|| {
             let xb = self.upload("x", &flat(x));
-            let wb = self.upload("w", &flat(lin.weight.view()));
+            let wb = self.upload_weight("w", &flat(lin.weight.view()), precision);
             let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
             let yb = match y0 {
                 Some(y0) => self.upload("y", &flat(y0)),
@@ -144,6 +143,20 @@ impl Ops for Gpu {
         })
         .await?;
         shape2(self.read(&y, 0, m * n).await?, m, n)
+    }
+}
+
+/// The CPU twin of a linear layer stored as f16 on the GPU: every weight rounded to f16.
+pub fn round_linear_to_f16(lin: &Linear) -> Linear {
+    Linear { weight: lin.weight.mapv(super::round_to_f16), bias: lin.bias.clone() }
+}
+
+impl Ops for Gpu {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
+        self.linear_in(x, lin, y0, Precision::F32).await
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         let (m, c, v) = (h.nrows(), h.ncols(), wte.nrows());

@@ -13,7 +13,9 @@ struct Params { m: u32, n: u32, k: u32, accumulate: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
+// WEIGHT is f32, or f16 on adapters with `shader-f16` (`kernels::weight_header`): half the
+// bytes to read, summed in f32 all the same.
+@group(0) @binding(2) var<storage, read> b: array<WEIGHT>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c: array<f32>;
 
@@ -45,7 +47,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let cb = idx % BN;
             var bv = 0.0;
             if (k0 + kb < p.k && col0 + cb < p.n) {
-                bv = b[(k0 + kb) * p.n + col0 + cb];
+                bv = f32(b[(k0 + kb) * p.n + col0 + cb]);
             }
             b_tile[kb * BN + cb] = bv;
         }

@@ -11,7 +11,9 @@ struct Params { m: u32, n: u32, k: u32, accumulate: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
+// WEIGHT is f32, or f16 on adapters with `shader-f16` (`kernels::weight_header`): half the
+// bytes to read, summed in f32 all the same.
+@group(0) @binding(2) var<storage, read> b: array<WEIGHT>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c: array<f32>;
 
@@ -24,7 +26,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var sum = 0.0;
     if (col < p.n) {
         for (var k = lid.y; k < p.k; k += 4u) {
-            sum = fma(a[row * p.k + k], b[k * p.n + col], sum);
+            sum = fma(a[row * p.k + k], f32(b[k * p.n + col]), sum);
         }
     }
     partial[lid.y * 64u + lid.x] = sum;
