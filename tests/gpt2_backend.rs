@@ -162,3 +162,19 @@ fn f16_weights_match_the_rounded_cpu_model() {
     let (a, b) = (run(&s.model, &Engine::Gpu(Rc::new(shipped))), run(&s.model, &Engine::Cpu(s.model.clone())));
     assert!(max_diff(&a, &b) < 1e-3);
 }
+
+/// The session stores an F16 checkpoint's weights as f16 where the device can (nothing
+/// changes), and keeps f32 weights f32.
+#[test]
+fn the_session_uses_f16_weights_only_where_nothing_changes() {
+    use attention_live::gpt2::weights::Weights;
+    use attention_live::gpt2::Gpt2;
+    use attention_live::gpu::gpt2::GpuGpt2;
+    let Some(gpu) = gpu() else { return };
+    let s = session();
+    block_on(s.attach_gpu(gpu.clone())).unwrap();
+    let want = if gpu.f16 { Precision::F16 } else { Precision::F32 };
+    assert_eq!(s.gpu_precision(), Some(want), "the bundled model ships in F16");
+    let random = Gpt2 { config: s.model.config.clone(), weights: Weights::random(&s.model.config, 2) };
+    assert_eq!(GpuGpt2::lossless_precision(&gpu, &random), Precision::F32, "random f32 weights are not f16 values");
+}

@@ -219,7 +219,10 @@ impl Session {
     /// Uploads the model to `gpu` and runs a self-test: a short prompt's logits on the GPU must
     /// match the CPU's. Only then does the GPU run this session's requests.
     pub async fn attach_gpu(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
-        let g = Rc::new(GpuGpt2::upload(gpu, &self.model).await?);
+        // f16 storage halves the weights' memory and the bytes read per token; only where it
+        // changes nothing (an F16 checkpoint on a device with shader-f16).
+        let precision = GpuGpt2::lossless_precision(&gpu, &self.model);
+        let g = Rc::new(GpuGpt2::upload_with(gpu, &self.model, precision).await?);
         let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32)).map(|i| (i * 97) % self.config().vocab_size as u32).collect();
         let opts = ForwardOptions::default();
         let cpu = self.model.forward(&ids, &mut self.model.new_cache(), &opts).map_err(|e| GpuError::SelfTest(e.to_string()))?;
@@ -231,6 +234,11 @@ impl Session {
         }
         *self.gpu.borrow_mut() = Some(g);
         Ok(())
+    }
+
+    /// How the attached GPU model stores its weights (None on the CPU).
+    pub fn gpu_precision(&self) -> Option<crate::gpu::Precision> {
+        self.gpu.borrow().as_ref().map(|g| g.precision())
     }
 
     /// Runs on the CPU from now on.

@@ -108,6 +108,15 @@ impl GpuGpt2 {
         Self::upload_in_chunks(gpu, model, usize::MAX, precision).await
     }
 
+    /// The precision that stores `model` on `gpu` without changing a single weight: f16 when
+    /// the device has `shader-f16` and every matrix-product weight is exactly an f16 value (a
+    /// checkpoint shipped in F16, like the bundled models), else f32.
+    pub fn lossless_precision(gpu: &Gpu, model: &Gpt2) -> Precision {
+        let exact = |l: &Linear| l.weight.iter().all(|&x| super::round_to_f16(x) == x);
+        let all = model.weights.h.iter().all(|b| exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj));
+        if gpu.f16 && all { Precision::F16 } else { Precision::F32 }
+    }
+
     /// The precision the weights of the matrix products ended up in.
     pub fn precision(&self) -> Precision {
         self.h.first().map_or(Precision::F32, |b| b.c_attn.weight.precision)

@@ -214,7 +214,8 @@ impl Worker {
                 if self.fault.take() {
                     s.inject_gpu_fault();
                 }
-                post(&Reply::Backend { backend: "webgpu".into(), detail: name, notice: None }, None)
+                let weights = if s.gpu_precision() == Some(crate::gpu::Precision::F16) { ", f16 weights" } else { "" };
+                post(&Reply::Backend { backend: "webgpu".into(), detail: format!("{name}{weights}"), notice: None }, None)
             }
             Err(e) => cpu(format!("{asked}{e}")),
         }
