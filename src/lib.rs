@@ -14,6 +14,7 @@ pub mod demos;
 pub mod gpt2;
 pub mod gpu;
 pub mod numerics;
+pub mod seq2seq;
 pub mod state;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,6 +1,8 @@
 """Trains the six small GRU encoder-decoder models of the seq2seq chapter on string reversal, offline, on CPU.
 
-Run:  /work/venv-ref/bin/python scripts/seq2seq/train.py     (TOTAL_TIME_PLACEHOLDER on 1 CPU thread)
+Run:  /work/venv-ref/bin/python scripts/seq2seq/train.py     (~39 min on 1 CPU thread: 2306 s measured;
+      per variant fixed 291 s, bahdanau 611 s, luong_dot 280 s, luong_general 272 s, luong_concat 532 s,
+      luong_local 309 s, each 7000 steps of batch 64, Adam lr 3e-3)
 Made with: Python 3.11.7, torch 2.15.0, safetensors 0.8.0, numpy 2.4.6; seeds fixed below
 (SEED_INIT for every variant's torch.manual_seed, SEED_DATA for the training stream, SEED_EVAL for
 the held-out curve, SEED_FIXTURE for the length-30 fixture input). Deterministic on 1 thread.

@@ -21,7 +21,10 @@ pub mod self_attention;
 pub mod sinusoidal;
 pub mod two_heads;
 pub mod wpe;
+pub mod alignment;
 pub mod attention_cost;
+pub mod bottleneck;
+pub mod rnn_problems;
 pub mod kv_cache;
 pub mod sliding_window;
 pub mod flash_steps;
@@ -44,6 +47,9 @@ pub struct DemoSpec {
 }
 
 pub static DEMOS: &[&DemoSpec] = &[
+    &rnn_problems::SPEC,
+    &alignment::SPEC,
+    &bottleneck::SPEC,
     &lookup::SPEC,
     &kernels::SPEC,
     &nadaraya_watson::SPEC,

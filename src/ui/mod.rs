@@ -5,5 +5,6 @@ pub mod controls;
 pub mod demo_frame;
 pub mod pages;
 pub mod plot;
+pub mod seq2seq_models;
 pub mod theme;
 pub mod views;

@@ -6,8 +6,6 @@ use std::sync::Arc;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use ndarray::Array2;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::demos::wpe::offset;
 use crate::gpt2::safetensors::SafeTensors;
@@ -25,13 +23,7 @@ struct Table {
 
 async fn fetch_wpe(name: &str) -> Result<Table, String> {
     let url = format!("/models/{name}/model.safetensors");
-    let window = web_sys::window().ok_or("no window")?;
-    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(&url)).await.map_err(|_| format!("could not fetch {url}"))?.unchecked_into();
-    if !resp.ok() {
-        return Err(format!("{url} answered HTTP {}", resp.status()));
-    }
-    let buf = JsFuture::from(resp.array_buffer().map_err(|_| "no body")?).await.map_err(|_| "the download broke off")?;
-    let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+    let bytes = crate::ui::browser::fetch_bytes(&url).await?;
     let st = SafeTensors::parse(&bytes).map_err(|e| e.to_string())?;
     let info = st.tensors.get("wpe.weight").or_else(|| st.tensors.get("transformer.wpe.weight")).ok_or("the model has no wpe.weight")?;
     let [p, d] = info.shape[..] else { return Err(format!("wpe.weight has shape {:?}", info.shape)) };
