@@ -94,6 +94,7 @@ fn inputs_are_checked_and_the_signal_is_measured_per_letter() {
     assert!(encode("  ").is_err());
     assert_eq!(target(&[3, 4, 5, 2]), [5, 4, 3, 2]);
     let m = models();
+    assert!(m.get(Variant::Bahdanau).greedy(&[]).out.is_empty(), "an empty source decodes to nothing, no panic");
     let src = encode("thequickbrownfoxjumpsoverthel").unwrap();
     let s = sensitivity(m.get(Variant::Fixed), &src);
     assert_eq!(s.len(), 29);

@@ -48,6 +48,9 @@ pub fn accuracy(model: &Seq2Seq, len: usize, n: usize, seed: u64) -> Accuracy {
 /// last state when letter j is replaced by each other letter. The fixed-context decoder sees
 /// only h_S, so a position that barely moves it is a position the decoder can hardly recover.
 pub fn sensitivity(model: &Seq2Seq, src: &[u32]) -> Vec<f64> {
+    if src.is_empty() {
+        return Vec::new();
+    }
     let last = |s: &[u32]| {
         let hs = model.encode(s);
         hs.row(hs.nrows() - 1).to_owned()

@@ -193,7 +193,11 @@ impl Seq2Seq {
     /// Greedy decoding of `src` (ids ending in `</s>`), at most S + 5 steps.
     pub fn greedy(&self, src: &[u32]) -> Decoded {
         let hs = self.encode(src);
-        let last = hs.row(hs.nrows().saturating_sub(1)).to_owned();
+        if src.is_empty() {
+            // Nothing read: nothing to write (`encode` in the chapter never gives this).
+            return Decoded { src: Vec::new(), enc_states: hs, out: Vec::new(), logits: Vec::new(), attn: Vec::new(), centres: Vec::new() };
+        }
+        let last = hs.row(hs.nrows() - 1).to_owned();
         let mut s = last.clone();
         let mut y = BOS;
         let mut d = Decoded { src: src.to_vec(), enc_states: hs.clone(), out: Vec::new(), logits: Vec::new(), attn: Vec::new(), centres: Vec::new() };
