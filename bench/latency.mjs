@@ -55,7 +55,9 @@ const cases = [
 ];
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 results.slider = [];
-for (const [name, path, sel, ready] of cases) {
+// BENCH_ONLY=<text> measures only the cases whose name contains it.
+const only = process.env.BENCH_ONLY;
+for (const [name, path, sel, ready] of cases.filter(([name]) => !only || name.includes(only))) {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(url + path);
   await page.waitForSelector(sel);

@@ -122,8 +122,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     });
 
     let report = RwSignal::new(None::<Arc<LowRank>>);
+    // Memos, so that moving the k slider re-runs neither the analysis nor the drawing of P.
+    let causal = Memo::new(move |_| values.with(|v| v.flag("causal")));
     Effect::new(move |_| {
-        let causal = values.with(|v| v.flag("causal"));
+        let causal = causal.get();
         qkv.with(|h| {
             if let Some(h) = h {
                 match analyze(h, causal) {
@@ -136,7 +138,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
         });
     });
-    let k = move || values.with(|v| v.int("k").max(1) as usize);
+    let k_memo = Memo::new(move |_| values.with(|v| v.int("k").max(1) as usize));
+    let k = move || k_memo.get();
 
     // P and its rank-k rebuild share one colour scale, up to P's largest weight, so that a
     // diffuse head is not drawn all dark. (P_k may dip slightly below 0: drawn as 0.)
@@ -149,14 +152,17 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let spec = HeatmapSpec { rows: n, cols: n, value: &value, vmin: 0.0, vmax, x_range: (0.0, n as f64), y_range: (n as f64, 0.0), x_integer: true, x_desc: "key position", y_desc: "query position", bar_label: "weight" };
         draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
     };
+    let vmax = |r: &LowRank| r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
     ctx.paint(move |pal| {
-        let (c, ck) = (p_canvas.get()?, pk_canvas.get()?);
+        let c = p_canvas.get()?;
         let pal = *pal;
-        report.with(|r| {
-            let r = r.as_ref()?;
-            let vmax = r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
-            Some(heat(&c, &pal, &r.weights, vmax).and_then(|_| heat(&ck, &pal, &r.approx(k()), vmax)))
-        })
+        report.with(|r| r.as_ref().map(|r| heat(&c, &pal, &r.weights, vmax(r))))
+    });
+    ctx.paint(move |pal| {
+        let ck = pk_canvas.get()?;
+        let pal = *pal;
+        let k = k();
+        report.with(|r| r.as_ref().map(|r| heat(&ck, &pal, &r.approx(k), vmax(r))))
     });
     let (sv_canvas, err_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
     ctx.paint(move |pal| {
