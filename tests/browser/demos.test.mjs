@@ -23,6 +23,12 @@ const snapshot = (page, id) => page.$eval(`#${id}`, (d) => ({
   canvases: [...d.querySelectorAll("canvas")].filter((c) => c.width > 0 && c.offsetParent).map((c) => c.toDataURL()),
 }));
 
+// Demos that fetch weights or ask a worker say "Loading…" or "Computing…" until their data is in.
+async function settled(page, id) {
+  await page.waitForFunction((id) => ![...document.querySelectorAll(`#${id} [role=status]`)].some((e) => /^(Loading|Computing)/.test(e.textContent)), id, { timeout: 60000 });
+  await page.waitForTimeout(100);
+}
+
 test("every demo: a control changes its plot and the URL, and its link restores it elsewhere", async () => {
   let demos = 0;
   for (const slug of written) {
@@ -35,6 +41,7 @@ test("every demo: a control changes its plot and the URL, and its link restores 
       // These read model files asynchronously: gpt2.test.mjs waits for them.
       if (id === "gpt2" || id === "wpe") continue;
       demos++;
+      await settled(page, id);
       const before = await snapshot(page, id);
       const p0 = await paints(page);
       // the first slider, else the first select, else the first checkbox
@@ -50,8 +57,12 @@ test("every demo: a control changes its plot and the URL, and its link restores 
         const s = d.querySelector(".controls select");
         if (s) { s.selectedIndex = (s.selectedIndex + 1) % s.options.length; s.dispatchEvent(new Event("change", { bubbles: true })); return s.id; }
         const c = d.querySelector(".controls input[type=checkbox]");
-        c.click();
-        return c.id;
+        if (c) { c.click(); return c.id; }
+        // A demo driven by text only (a word to read): shorten it.
+        const t = d.querySelector(".controls input[type=text], .controls textarea");
+        t.value = t.value.slice(0, Math.max(1, Math.floor(t.value.length / 2)));
+        t.dispatchEvent(new Event("input", { bubbles: true }));
+        return t.id;
       });
       await waitPaints(page, p0, 1).catch((e) => { throw new Error(`${slug}#${id}: moving ${moved} did not redraw (${e.message})`); });
       await page.waitForTimeout(50);
@@ -63,6 +74,7 @@ test("every demo: a control changes its plot and the URL, and its link restores 
       const fresh = await newPage(browser, { viewport: { width: 1280, height: 900 } });
       await fresh.goto(link);
       await fresh.waitForSelector(`#${id} canvas`);
+      await settled(fresh, id);
       await fresh.waitForTimeout(300);
       assert.deepEqual(await snapshot(fresh, id), after, `${slug}#${id}: the link restores the demo`);
       assert.deepEqual(fresh.errors, []);

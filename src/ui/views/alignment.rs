@@ -68,7 +68,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     let mats = Signal::derive(move || out.get().and_then(Result::ok).map_or_else(Vec::new, |a| vec![matrix(&a)]));
     view! {
-        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.6 MB)…"</p> })}
+        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })}
         <div class="alignment">{answers}</div>
         <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
         {move || ctx.show_numbers.get().then(|| out.get().and_then(Result::ok).map(|a| mat_table(&matrix(&a))))}

@@ -29,7 +29,10 @@ fn label(v: Variant) -> String {
     }
 }
 
-fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: &Curve, shown: [Variant; 2], token: bool, live: &[Live]) -> Result<(), String> {
+/// The curves, the lengths measured here as rings, and a dashed line at the length the button
+/// will measure next.
+#[allow(clippy::too_many_arguments)]
+fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: &Curve, shown: [Variant; 2], token: bool, live: &[Live], next: usize) -> Result<(), String> {
     let f = fit_canvas(c, 0.6, 240.0, 360.0);
     let root = area(c, pal)?;
     let colours = [pal.orange, pal.blue];
@@ -51,6 +54,8 @@ fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: 
         .x_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(err)?;
+    let x = next as f64;
+    chart.draw_series(DashedLineSeries::new([(x, 0.0), (x, 1.02)], f.px(4.0), f.px(3.0), pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
     for (&v, colour) in shown.iter().zip(colours) {
         let Some(s) = curve.variants.get(v.key()) else { continue };
         let ys = if token { &s.token } else { &s.exact };
@@ -74,9 +79,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     ctx.paint(move |pal| {
         let c = canvas.get()?;
         let pal = *pal;
-        let (v, token) = ctx.values.with(|x| (variant(x), x.text("measure") == "token"));
+        let (v, token, next) = ctx.values.with(|x| (variant(x), x.text("measure") == "token", x.int("length").clamp(1, 30) as usize));
         Some(curve.with_value(|cv| match cv {
-            Ok(cv) => live.with(|l| draw(&c, &pal, cv, [Variant::Fixed, v], token, l)),
+            Ok(cv) => live.with(|l| draw(&c, &pal, cv, [Variant::Fixed, v], token, l, next)),
             Err(e) => Err(e.clone()),
         }))
     });

@@ -2,9 +2,12 @@
 //! each processed tile, buttons to step, the check against the naive output and the counted
 //! memory traffic.
 
+use leptos::html::Canvas;
 use leptos::prelude::*;
+use plotters::prelude::*;
 
 use crate::demos::flash_steps::{from_values, FlashSteps, TOL};
+use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::state::Value;
 use crate::ui::demo_frame::DemoCtx;
 
@@ -24,8 +27,9 @@ fn count(x: u64) -> String {
 /// The row's keys as columns: tile, score, exp(s − m) for the keys seen so far (m = the
 /// running maximum now), and the naive weights.
 fn keys_table(o: &FlashSteps) -> impl IntoView {
-    let seen = o.steps.get(o.shown.wrapping_sub(1)).map_or(0, |s| s.keys.1);
-    let m = o.steps.get(o.shown.wrapping_sub(1)).map(|s| s.m_after);
+    let last = o.shown.checked_sub(1).and_then(|i| o.steps.get(i));
+    let seen = last.map_or(0, |s| s.keys.1);
+    let m = last.map(|s| s.m_after);
     let cell = |j: usize| if j < seen { "seen" } else { "unseen" };
     let tile_of = |j: usize| j / o.tile;
     let head = (0..o.n).map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{}", j + 1)}</th> }).collect_view();
@@ -47,6 +51,42 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
             </table>
         </div>
     }
+}
+
+/// The row's scores against the key index: keys seen so far filled, the rest hollow; the
+/// running maximum m after each processed tile as a step line; dashed lines between tiles.
+fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, o: &FlashSteps) -> Result<(), String> {
+    let f = fit_canvas(c, 0.45, 200.0, 280.0);
+    let root = area(c, pal)?;
+    let rest = legend_band(&root, &f, pal, &[(Mark::Dot, pal.blue, "score sⱼ (filled: tile processed)"), (Mark::Line, pal.orange, "running maximum m")])?;
+    let lo = o.scores.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
+    let hi = o.scores.iter().copied().fold(f64::NEG_INFINITY, f64::max).max(0.0);
+    let pad = 0.1 * (hi - lo).max(1e-6);
+    let mut chart = ChartBuilder::on(&rest)
+        .margin(f.px(10.0))
+        .x_label_area_size(f.px(34.0))
+        .y_label_area_size(f.px(46.0))
+        .build_cartesian_2d(0.5..o.n as f64 + 0.5, lo - pad..hi + pad)
+        .map_err(err)?;
+    style_mesh(&mut chart, &f, pal, "key j", "score")
+        .x_labels(o.n.min(16))
+        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
+        .draw()
+        .map_err(err)?;
+    for b in (o.tile..o.n).step_by(o.tile) {
+        let x = b as f64 + 0.5;
+        chart.draw_series(DashedLineSeries::new([(x, lo - pad), (x, hi + pad)], f.px(4.0), f.px(3.0), pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
+    }
+    let seen = o.shown.checked_sub(1).and_then(|i| o.steps.get(i)).map_or(0, |s| s.keys.1);
+    for (j, &s) in o.scores.iter().enumerate() {
+        let style = if j < seen { pal.blue.filled() } else { pal.blue.stroke_width(f.px(1.5)) };
+        chart.draw_series([Circle::new(((j + 1) as f64, s), f.px(4.5), style)]).map_err(err)?;
+    }
+    for st in &o.steps[..o.shown] {
+        let (a, b) = (st.keys.0 as f64 + 0.5, st.keys.1 as f64 + 0.5);
+        chart.draw_series(LineSeries::new([(a, st.m_after), (b, st.m_after)], pal.orange.stroke_width(f.px(2.5)))).map_err(err)?;
+    }
+    root.present().map_err(err)
 }
 
 fn steps_table(o: &FlashSteps) -> impl IntoView {
@@ -129,6 +169,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             )
         })
     };
+    let canvas = NodeRef::<Canvas>::new();
+    ctx.paint(move |pal| {
+        let c = canvas.get()?;
+        Some(out.with(|o| draw_scores(&c, pal, o)))
+    });
     let at_start = move || out.with(|o| o.shown == 0);
     let at_end = move || out.with(|o| o.shown >= o.steps.len());
     view! {
@@ -138,6 +183,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             <button type="button" on:click=move |_| step_by(16) disabled=at_end>"Run to the end"</button>
         </div>
         <p class="readout flash-status" role="status">{status}</p>
+        <canvas node_ref=canvas class="plot" role="img" aria-label="The row's scores by key, the tiles processed so far and the running maximum"></canvas>
         {move || out.with(keys_table)}
         {move || out.with(steps_table)}
         {check}

@@ -42,7 +42,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         })
     };
     view! {
-        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.6 MB)…"</p> })}
+        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })}
         {move || out.get().and_then(Result::err).map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         <p class="readout rnn-readout" role="status">{readout}</p>
         <div class="two-col">
