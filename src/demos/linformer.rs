@@ -3,12 +3,13 @@
 //! `analyze` (DOM-free, tested natively on the same model) computes the attention matrix, its
 //! singular values, the error of the best rank-k approximation and of Linformer's projection.
 
-use ndarray::{Array2, ArrayView2};
+use ndarray::Array2;
 use serde::Serialize;
 
 use super::DemoSpec;
 use crate::gpt2::session::HeadQkv;
-use crate::numerics::low_rank::{full_attention, linformer_errors, output_errors, svd, truncation_errors, Svd};
+use crate::numerics::attention::{attention, causal_mask, MaskFill};
+use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
 use crate::state::{Param, Values};
 
 pub static MODELS: &[(&str, &str)] = &[("stories", "Pet stories (4 layers × 4 heads)"), ("induction", "Induction (2 layers × 4 heads)")];
@@ -70,21 +71,6 @@ impl LowRank {
     }
 }
 
-/// softmax(QKᵀ/√d) with the causal mask: −∞ above the diagonal, so those weights are exactly 0.
-fn causal_weights(q: ArrayView2<f64>, k: ArrayView2<f64>) -> Array2<f64> {
-    let scale = 1.0 / (q.ncols() as f64).sqrt();
-    let mut w = q.dot(&k.t()) * scale;
-    for (i, mut row) in w.rows_mut().into_iter().enumerate() {
-        let m = row.iter().take(i + 1).fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-        for (j, x) in row.iter_mut().enumerate() {
-            *x = if j <= i { (*x - m).exp() } else { 0.0 };
-        }
-        let z = row.sum();
-        row /= z;
-    }
-    w
-}
-
 pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
     let n = h.tokens.len();
     let mat = |x: &[f32]| Array2::from_shape_vec((n, h.d), x.iter().map(|&v| f64::from(v)).collect()).map_err(|e| format!("the worker sent a malformed matrix: {e}"));
@@ -92,7 +78,9 @@ pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
     if n == 0 {
         return Err("the text has no tokens".into());
     }
-    let p = if causal { causal_weights(q.view(), k.view()) } else { full_attention(q.view(), k.view(), v.view()).0 };
+    // With the causal mask, keys after the query get −∞ before the softmax, so weight exactly 0.
+    let mask = causal_mask(n);
+    let p = attention(q.view(), k.view(), v.view(), causal.then(|| mask.view()), MaskFill::NegInf, true).weights;
     let s = svd(p.view());
     Ok(LowRank {
         tokens: h.tokens.iter().map(|t| t.text.clone()).collect(),

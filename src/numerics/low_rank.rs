@@ -92,20 +92,11 @@ pub fn output_errors(p: ArrayView2<f64>, values: ArrayView2<f64>) -> Vec<f64> {
     out
 }
 
-/// softmax(Q Kᵀ/√d) V without a mask: the all-pairs attention of an encoder. (n, d) each.
+/// softmax(Q Kᵀ/√d) V without a mask, the all-pairs attention of an encoder: (weights, output).
+/// (`numerics::attention::attention`, which subtracts each row's maximum before exp.)
 pub fn full_attention(q: ArrayView2<f64>, k: ArrayView2<f64>, v: ArrayView2<f64>) -> (Array2<f64>, Array2<f64>) {
-    let scale = 1.0 / (q.ncols() as f64).sqrt();
-    // (n, d) x (d, m) -> (n, m)
-    let mut w = q.dot(&k.t()) * scale;
-    for mut row in w.rows_mut() {
-        // Subtract the row's maximum before exp: same softmax, no overflow.
-        let m = row.fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-        row.mapv_inplace(|x| (x - m).exp());
-        let z = row.sum();
-        row /= z;
-    }
-    let out = w.dot(&v);
-    (w, out)
+    let a = super::attention::attention(q, k, v, None, super::attention::MaskFill::NegInf, true);
+    (a.weights, a.output)
 }
 
 /// The (k, n) projection that averages k contiguous segments of the n positions (segment
