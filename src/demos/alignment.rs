@@ -41,6 +41,14 @@ impl Alignment {
     }
 }
 
+/// What the page calls a model: "fixed context", or its entry in `ATTENTION`.
+pub fn model_label(v: Variant) -> &'static str {
+    match v {
+        Variant::Fixed => "fixed context",
+        v => ATTENTION.iter().find(|o| o.0 == v.key()).map_or("attention", |o| o.1),
+    }
+}
+
 pub fn variant(v: &Values) -> Variant {
     Variant::parse(v.text("model")).unwrap_or(Variant::Bahdanau)
 }

@@ -88,7 +88,7 @@ pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
         weights: p.rows().into_iter().map(|r| r.to_vec()).collect(),
         sigma: s.sigma.to_vec(),
         matrix_error: truncation_errors(s.sigma.as_slice().unwrap_or(&[])),
-        output_error: output_errors(p.view(), v.view()),
+        output_error: output_errors(p.view(), &s, v.view()),
         linformer_error: (!causal).then(|| linformer_errors(q.view(), k.view(), v.view())),
         svd: s,
     })

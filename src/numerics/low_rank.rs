@@ -73,8 +73,8 @@ pub fn truncation_errors(sigma: &[f64]) -> Vec<f64> {
 /// replaced by its best rank-k approximation. It has Linformer's shape: weights over k
 /// columns (P V_k, n × k) times k projected values (F V with F = V_kᵀ, k × d).
 /// Non-increasing in k: each step removes a term σᵢ² ‖vᵢᵀ V‖² ≥ 0 from the squared error.
-pub fn output_errors(p: ArrayView2<f64>, values: ArrayView2<f64>) -> Vec<f64> {
-    let s = svd(p);
+/// `s` is P's SVD (`svd(p)`), which callers need for the singular values anyway.
+pub fn output_errors(p: ArrayView2<f64>, s: &Svd, values: ArrayView2<f64>) -> Vec<f64> {
     // (n, n) x (n, d) -> (n, d)
     let exact = p.dot(&values);
     let norm = exact.iter().map(|x| x * x).sum::<f64>().sqrt();

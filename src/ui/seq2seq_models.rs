@@ -3,7 +3,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use leptos::prelude::*;
+
 use crate::seq2seq::Models;
+use crate::ui::demo_frame::DemoCtx;
 
 pub const URL: &str = "/models/seq2seq/model.safetensors";
 
@@ -20,4 +23,22 @@ pub async fn models() -> Result<Rc<Models>, String> {
     let m = Rc::new(Models::load(&bytes).map_err(|e| format!("{URL}: {e}"))?);
     LOADED.with(|l| *l.borrow_mut() = Some(m.clone()));
     Ok(m)
+}
+
+/// A signal that holds the models once they are in; a failure is shown as the demo's error.
+pub fn load_models(ctx: DemoCtx) -> RwSignal<Option<Rc<Models>>, LocalStorage> {
+    let loaded = RwSignal::new_local(None);
+    leptos::task::spawn_local(async move {
+        match models().await {
+            Ok(m) => loaded.set(Some(m)),
+            Err(e) => ctx.error.set(Some(format!("Could not load the seq2seq models: {e}"))),
+        }
+    });
+    loaded
+}
+
+/// "Loading…" while the models are on their way (the demo walk in the browser tests waits for it
+/// to go).
+pub fn loading_note(models: RwSignal<Option<Rc<Models>>, LocalStorage>) -> impl IntoView {
+    move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })
 }

@@ -1,14 +1,14 @@
 //! View of `alignment`: both models' answers for the reader's word and the attention model's
 //! alignment matrix (output steps × input positions).
 
-use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
 use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
-use crate::demos::alignment::{run, variant, Alignment, ATTENTION};
-use crate::seq2seq::{label, Models};
+use crate::demos::alignment::{model_label, run, variant, Alignment};
+use crate::seq2seq::label;
+use crate::ui::seq2seq_models::{load_models, loading_note};
 use crate::ui::demo_frame::DemoCtx;
 
 /// The attention model's weights, rows labelled by what it wrote and columns by what it read.
@@ -19,18 +19,6 @@ fn matrix(a: &Alignment) -> Mat {
     Mat::new("attention weights α (rows: output letters, columns: input letters)", rows, true).labels(&outs, &ins)
 }
 
-/// Loads the shared seq2seq weights once the view mounts.
-pub fn load_models(ctx: DemoCtx) -> RwSignal<Option<Rc<Models>>, LocalStorage> {
-    let models = RwSignal::new_local(None);
-    leptos::task::spawn_local(async move {
-        match crate::ui::seq2seq_models::models().await {
-            Ok(m) => models.set(Some(m)),
-            Err(e) => ctx.error.set(Some(format!("Could not load the seq2seq models: {e}"))),
-        }
-    });
-    models
-}
-
 pub fn view(ctx: DemoCtx) -> AnyView {
     let models = load_models(ctx);
     let out = Memo::new(move |_| models.with(|m| m.as_ref().map(|m| ctx.values.with(|v| run(m, v).map(Arc::new)))).map(|r| r.map_err(|e| e.to_string())));
@@ -39,10 +27,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             ctx.computed.set(serde_json::to_value(&*a).ok());
         }
     });
-    let model_name = move || ctx.values.with(|v| {
-        let key = variant(v).key();
-        ATTENTION.iter().find(|o| o.0 == key).map_or("attention", |o| o.1).to_string()
-    });
+    let model_name = move || ctx.values.with(|v| model_label(variant(v)));
     let answers = move || {
         out.get().map(|r| match r {
             Ok(a) => {
@@ -68,7 +53,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     let mats = Signal::derive(move || out.get().and_then(Result::ok).map_or_else(Vec::new, |a| vec![matrix(&a)]));
     view! {
-        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })}
+        {loading_note(models)}
         <div class="alignment">{answers}</div>
         <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
         {move || ctx.show_numbers.get().then(|| out.get().and_then(Result::ok).map(|a| mat_table(&matrix(&a))))}

@@ -5,8 +5,8 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
 
-use super::alignment::load_models;
-use crate::demos::alignment::ATTENTION;
+use crate::ui::seq2seq_models::load_models;
+use crate::demos::alignment::model_label;
 use crate::demos::bottleneck::{curve, variant, Curve, LIVE_SAMPLES};
 use crate::seq2seq::eval::{accuracy, Accuracy};
 use crate::seq2seq::Variant;
@@ -22,13 +22,6 @@ struct Live {
     acc: Accuracy,
 }
 
-fn label(v: Variant) -> String {
-    match v {
-        Variant::Fixed => "fixed context".into(),
-        v => ATTENTION.iter().find(|o| o.0 == v.key()).map_or("attention", |o| o.1).to_string(),
-    }
-}
-
 /// The curves, the lengths measured here as rings, and a dashed line at the length the button
 /// will measure next.
 #[allow(clippy::too_many_arguments)]
@@ -36,8 +29,7 @@ fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: 
     let f = fit_canvas(c, 0.6, 240.0, 360.0);
     let root = area(c, pal)?;
     let colours = [pal.orange, pal.blue];
-    let names: Vec<String> = shown.iter().map(|&v| label(v)).collect();
-    let mut items: Vec<(Mark, RGBColor, &str)> = names.iter().zip(colours).map(|(n, c)| (Mark::Line, c, n.as_str())).collect();
+    let mut items: Vec<(Mark, RGBColor, &str)> = shown.iter().zip(colours).map(|(&v, c)| (Mark::Line, c, model_label(v))).collect();
     if !live.is_empty() {
         items.push((Mark::Dot, pal.fg, "measured here"));
     }
@@ -127,7 +119,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             super::number_table(
                 format!("Measured in this browser, {LIVE_SAMPLES} random strings per length"),
                 ["model", "length", "whole word right", "letters right", "training script (200 strings)"].map(String::from).to_vec(),
-                rows.iter().map(|r| vec![label(r.variant), r.length.to_string(), format!("{:.0}%", r.acc.exact * 100.0), format!("{:.1}%", r.acc.token * 100.0), shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0))]).collect(),
+                rows.iter().map(|r| vec![model_label(r.variant).to_string(), r.length.to_string(), format!("{:.0}%", r.acc.exact * 100.0), format!("{:.1}%", r.acc.token * 100.0), shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0))]).collect(),
             )
         })
     };

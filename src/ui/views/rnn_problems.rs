@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use super::alignment::load_models;
+use crate::ui::seq2seq_models::{load_models, loading_note};
 use crate::demos::rnn_problems::{run, Problems};
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::bars::{draw_bars, Bars};
@@ -42,7 +42,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         })
     };
     view! {
-        {move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })}
+        {loading_note(models)}
         {move || out.get().and_then(Result::err).map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         <p class="readout rnn-readout" role="status">{readout}</p>
         <div class="two-col">
