@@ -16,7 +16,7 @@ fn matrix(a: &Alignment) -> Mat {
     let rows: Vec<Vec<f64>> = a.attention.attn.iter().map(|r| r.iter().map(|&x| f64::from(x)).collect()).collect();
     let outs: Vec<String> = a.attention.out.iter().map(|&i| label(i)).collect();
     let ins: Vec<String> = a.attention.src.iter().map(|&i| label(i)).collect();
-    Mat::new("attention weights α (rows: output letters, columns: input letters)", rows, true).labels(&outs, &ins)
+    Mat::new("weights α (rows: output, columns: input)", rows, true).labels(&outs, &ins)
 }
 
 pub fn view(ctx: DemoCtx) -> AnyView {
