@@ -2,34 +2,42 @@
 
 mod common;
 
-/// The browser's matrix product (`matmul_blocked`, used on wasm) equals ndarray's, on shapes
-/// that are not multiples of its blocks.
+/// The browser's matrix product (weights packed in column panels of 8, rows in blocks of 4, a
+/// lone row apart) equals ndarray's, on row counts that fill blocks exactly (4, 16), leave a
+/// padded block (2, 3, 7) or a lone row (1, 5, 17), and on widths that end in a partial panel.
 #[test]
-fn the_blocked_matmul_equals_ndarray() {
-    use attention_live::gpt2::ops::matmul_blocked;
+fn the_packed_matmul_equals_ndarray() {
+    use attention_live::gpt2::packed::PackedMatrix;
     use attention_live::numerics::rng::normal_matrix;
-    for (t, k, n) in [(1, 3, 5), (9, 33, 517), (20, 64, 1030)] {
+    for (t, k, n) in [(1, 3, 5), (2, 8, 8), (3, 33, 17), (4, 16, 24), (5, 9, 31), (7, 64, 70), (16, 64, 1030), (17, 33, 517)] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32);
+        let packed = PackedMatrix::pack(w.view());
+        assert_eq!(packed.unpack(), w, "unpack(pack(W)) = W");
         let want = x.dot(&w);
-        let got = matmul_blocked(x.view(), w.view());
+        let got = packed.matmul(x.view());
+        assert_eq!(got.dim(), (t, n));
         let e = want.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(e < 1e-4, "({t}, {k}, {n}): differs by {e}");
     }
 }
 
 /// Decoding one token at a time takes the one-row paths (`linear` without packing, the tied
-/// logits as dot products); they equal the full products.
+/// logits as dot products); they equal the full products, in both weight layouts.
 #[test]
 fn one_row_paths_equal_the_full_products() {
     use attention_live::gpt2::ops::{linear, tied_logits};
     use attention_live::gpt2::weights::Linear;
     use attention_live::numerics::rng::normal_matrix;
     let x = normal_matrix(1, 37, 3, 1.0).mapv(|v| v as f32);
-    let lin = Linear { weight: normal_matrix(37, 70, 4, 1.0).mapv(|v| v as f32), bias: normal_matrix(1, 70, 5, 1.0).mapv(|v| v as f32).row(0).to_owned() };
-    let want = x.dot(&lin.weight) + &lin.bias;
-    let e = want.iter().zip(&linear(x.view(), &lin)).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
-    assert!(e < 1e-4, "linear differs by {e}");
+    let (w, bias) = (normal_matrix(37, 70, 4, 1.0).mapv(|v| v as f32), normal_matrix(1, 70, 5, 1.0).mapv(|v| v as f32).row(0).to_owned());
+    let want = x.dot(&w) + &bias;
+    for packed in [false, true] {
+        let lin = Linear::with_layout(w.clone(), bias.clone(), packed);
+        assert_eq!(*lin.weight(), w);
+        let e = want.iter().zip(&linear(x.view(), &lin)).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(e < 1e-4, "linear (packed: {packed}) differs by {e}");
+    }
     let wte = normal_matrix(101, 37, 6, 1.0).mapv(|v| v as f32);
     let want = x.dot(&wte.t());
     let e = want.iter().zip(&tied_logits(x.view(), &wte)).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);

@@ -3,8 +3,8 @@
 //! models, one F32 with the `transformer.` prefix, one F16 laid out like the public checkpoint.
 
 //!
-//! Every test body runs on each backend (`common::engines`): the CPU, and the GPU when an adapter
-//! exists.
+//! Every test body runs on each backend (`common::engines`): the CPU with row-major weights and
+//! with the browser's packed ones, and the GPU when an adapter exists.
 
 use std::rc::Rc;
 
@@ -48,7 +48,7 @@ fn full_pass_matches(name: &str) {
     let tokens = ids(&r["tokens"]);
     let opts = ForwardOptions { capture: Capture::All, all_logits: true, hidden_states: true, ..Default::default() };
     for engine in common::engines(&model) {
-        let b = engine.backend();
+        let b = common::label(&engine);
         let out = common::forward(&engine, &model, &tokens, &mut engine.new_cache(tokens.len()), &opts);
         let e = max_err(&out.logits, &floats(&r["logits"]));
         assert!(e < TOL, "{b} {name}: logits differ by {e}");
@@ -86,7 +86,7 @@ fn kv_cache_steps_equal_the_full_pass() {
         let opts = ForwardOptions { capture: Capture::Layer(1), ..Default::default() };
         let t = tokens.len();
         for engine in common::engines(&model) {
-            let b = engine.backend();
+            let b = common::label(&engine);
             let mut cache = engine.new_cache(t);
             for (i, &tok) in tokens.iter().enumerate() {
                 let out = common::forward(&engine, &model, &[tok], &mut cache, &opts);
@@ -115,7 +115,7 @@ fn head_ablation_matches_zeroing_the_heads_in_transformers() {
         let opts = ForwardOptions { ablate, all_logits: true, ..Default::default() };
         let tokens = ids(&r["tokens"]);
         for engine in common::engines(&model) {
-            let b = engine.backend();
+            let b = common::label(&engine);
             let out = common::forward(&engine, &model, &tokens, &mut engine.new_cache(tokens.len()), &opts);
             let e = max_err(&out.logits, &floats(&r["ablated_logits"]));
             assert!(e < TOL, "{b} {name}: ablated logits differ by {e}");
@@ -143,7 +143,7 @@ fn greedy_continuation_with_the_cache_matches_generate() {
                 got.push(next);
                 logits = common::forward(&engine, &model, &[next], &mut cache, &opts).logits;
             }
-            assert_eq!(got, want, "{} {name}", engine.backend());
+            assert_eq!(got, want, "{} {name}", common::label(&engine));
         }
     }
 }

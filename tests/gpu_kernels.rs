@@ -53,13 +53,13 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     for m in [1, 3, 70] {
         let (k, n) = (45, 67);
         let x = random(&mut rng, m, k, 1.0);
-        let lin = Linear { weight: random(&mut rng, k, n, 0.2), bias: Array1::from_shape_fn(n, |j| j as f32 * 0.01) };
+        let lin = Linear::new(random(&mut rng, k, n, 0.2), Array1::from_shape_fn(n, |j| j as f32 * 0.01));
         let y0 = random(&mut rng, m, n, 1.0);
         let want = |acc: bool| -> Vec<f64> {
             let mut out = Vec::new();
             for r in 0..m {
                 for j in 0..n {
-                    let dot: f64 = (0..k).map(|i| x[[r, i]] as f64 * lin.weight[[i, j]] as f64).sum();
+                    let dot: f64 = (0..k).map(|i| x[[r, i]] as f64 * lin.weight()[[i, j]] as f64).sum();
                     out.push(dot + lin.bias[j] as f64 + if acc { y0[[r, j]] as f64 } else { 0.0 });
                 }
             }
@@ -206,15 +206,15 @@ fn f16_weight_products_match_their_cpu_twin() {
     let mut rng = Rng::new(16);
     for (m, k, n) in [(1, 64, 96), (3, 77, 130), (70, 33, 65)] {
         let x = random(&mut rng, m, k, 1.0);
-        let lin = Linear { weight: random(&mut rng, k, n, 0.2), bias: Array1::from_shape_fn(n, |j| j as f32 * 0.01) };
+        let lin = Linear::new(random(&mut rng, k, n, 0.2), Array1::from_shape_fn(n, |j| j as f32 * 0.01));
         let twin = round_linear_to_f16(&lin);
         // The rounding is real: about 3 decimal digits per weight.
-        assert!(twin.weight.iter().zip(lin.weight.iter()).any(|(a, b)| a != b));
-        let want: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * twin.weight[[i, j]] as f64).sum::<f64>() + twin.bias[j] as f64).collect();
+        assert!(twin.weight().iter().zip(lin.weight().iter()).any(|(a, b)| a != b));
+        let want: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * twin.weight()[[i, j]] as f64).sum::<f64>() + twin.bias[j] as f64).collect();
         let y = pollster::block_on(gpu.linear_in(x.view(), &lin, None, Precision::F16)).unwrap();
         close(&format!("f16 linear {m}x{k}x{n}"), &gpu.name, y.as_slice().unwrap(), &want, TOL);
         // …and it is the rounding, not the kernel, that separates it from the f32 product.
-        let exact: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * lin.weight[[i, j]] as f64).sum::<f64>() + lin.bias[j] as f64).collect();
+        let exact: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * lin.weight()[[i, j]] as f64).sum::<f64>() + lin.bias[j] as f64).collect();
         let gap = y.iter().zip(&exact).map(|(a, b)| (*a as f64 - b).abs()).fold(0.0, f64::max);
         assert!(gap > 1e-5 && gap < 1e-2, "f16 vs f32 product: {gap}");
     }

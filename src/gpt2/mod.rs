@@ -4,6 +4,8 @@
 //! - `safetensors`: a strict reader of the `.safetensors` container (F32, F16, BF16);
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
 //! - `ops`: the CPU kernels (layer norm, GELU, causal attention, linear layers);
+//! - `packed` (with `f4`, its 4-lane vectors): the browser's matrix product, on weights
+//!   packed at load time;
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
 //! - `engine`: that forward pass on the CPU or on the GPU (`crate::gpu`), one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
@@ -15,9 +17,11 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod f4;
 pub mod manifest;
 pub mod model;
 pub mod ops;
+pub mod packed;
 pub mod safetensors;
 pub mod sample;
 pub mod session;

@@ -5,17 +5,75 @@
 //! `h.N.attn.masked_bias` (causal-mask buffers in the original checkpoint) are skipped;
 //! `lm_head.weight`, when present, must equal `wte` (GPT-2 ties them).
 
+use std::borrow::Cow;
+
 use ndarray::{Array1, Array2};
 
+use super::packed::PackedMatrix;
 use super::safetensors::SafeTensors;
 use super::{Config, LoadError};
 
 #[derive(Debug, Clone)]
 pub struct Linear {
     /// (in, out)
-    pub weight: Array2<f32>,
+    pub weight: LinearWeight,
     /// (out,)
     pub bias: Array1<f32>,
+}
+
+/// A linear layer's weight (in, out), stored the way the CPU kernel that multiplies by it
+/// reads fastest: row-major natively (ndarray's matrix product), packed in column panels in
+/// the browser (`packed`). Only one copy is kept: GPT-2 small's are 340 MB in f32.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinearWeight {
+    Plain(Array2<f32>),
+    Packed(PackedMatrix),
+}
+
+/// Whether `Linear::new` packs: in the browser's wasm build.
+pub const PACK_WEIGHTS: bool = cfg!(target_arch = "wasm32");
+
+impl Linear {
+    /// A layer in this build's layout (`PACK_WEIGHTS`).
+    pub fn new(weight: Array2<f32>, bias: Array1<f32>) -> Linear {
+        Linear::with_layout(weight, bias, PACK_WEIGHTS)
+    }
+
+    /// A layer in a chosen layout: tests run the browser's packed kernel natively with it.
+    pub fn with_layout(weight: Array2<f32>, bias: Array1<f32>, packed: bool) -> Linear {
+        let weight = if packed { LinearWeight::Packed(PackedMatrix::pack(weight.view())) } else { LinearWeight::Plain(weight) };
+        Linear { weight, bias }
+    }
+
+    /// (in, out)
+    pub fn dim(&self) -> (usize, usize) {
+        match &self.weight {
+            LinearWeight::Plain(w) => w.dim(),
+            LinearWeight::Packed(p) => p.dim(),
+        }
+    }
+
+    /// W (in, out), row-major: borrowed natively, unpacked into a copy in the browser (for
+    /// the GPU upload and the checkpoint writer, which want the checkpoint's layout).
+    pub fn weight(&self) -> Cow<'_, Array2<f32>> {
+        match &self.weight {
+            LinearWeight::Plain(w) => Cow::Borrowed(w),
+            LinearWeight::Packed(p) => Cow::Owned(p.unpack()),
+        }
+    }
+
+    /// Every stored weight value, in storage order (packed panels may end in padding zeros).
+    pub fn stored_weights(&self) -> &[f32] {
+        match &self.weight {
+            LinearWeight::Plain(w) => w.as_slice().expect("weights are in standard layout"),
+            LinearWeight::Packed(p) => p.stored(),
+        }
+    }
+
+    /// The same layer, in the same layout, with f applied to every weight (not the bias).
+    pub fn map_weights(&self, f: impl Fn(f32) -> f32) -> Linear {
+        Linear::with_layout(self.weight().mapv(f), self.bias.clone(), matches!(self.weight, LinearWeight::Packed(_)))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -80,7 +138,7 @@ impl Reader<'_, '_> {
         Ok(Array1::from(self.get(name, &[n])?))
     }
     fn linear(&self, name: &str, n_in: usize, n_out: usize) -> Result<Linear, LoadError> {
-        Ok(Linear { weight: self.matrix(&format!("{name}.weight"), n_in, n_out)?, bias: self.vector(&format!("{name}.bias"), n_out)? })
+        Ok(Linear::new(self.matrix(&format!("{name}.weight"), n_in, n_out)?, self.vector(&format!("{name}.bias"), n_out)?))
     }
     fn layer_norm(&self, name: &str, c: usize) -> Result<LayerNorm, LoadError> {
         Ok(LayerNorm { weight: self.vector(&format!("{name}.weight"), c)?, bias: self.vector(&format!("{name}.bias"), c)? })
@@ -134,12 +192,29 @@ impl Weights {
         let h = (0..cfg.n_layer)
             .map(|_| Block {
                 ln_1: ln(),
-                attn: Attn { c_attn: Linear { weight: m(c, 3 * c), bias: Array1::zeros(3 * c) }, c_proj: Linear { weight: m(c, c), bias: Array1::zeros(c) } },
+                attn: Attn { c_attn: Linear::new(m(c, 3 * c), Array1::zeros(3 * c)), c_proj: Linear::new(m(c, c), Array1::zeros(c)) },
                 ln_2: ln(),
-                mlp: Mlp { c_fc: Linear { weight: m(c, f), bias: Array1::zeros(f) }, c_proj: Linear { weight: m(f, c), bias: Array1::zeros(c) } },
+                mlp: Mlp { c_fc: Linear::new(m(c, f), Array1::zeros(f)), c_proj: Linear::new(m(f, c), Array1::zeros(c)) },
             })
             .collect();
         Weights { wte, wpe, h, ln_f: ln() }
+    }
+
+    /// The same weights with every linear layer in the chosen layout (`Linear::with_layout`):
+    /// the native tests run the browser's packed kernels with it.
+    pub fn with_layout(&self, packed: bool) -> Weights {
+        let relay = |l: &Linear| Linear::with_layout(l.weight().into_owned(), l.bias.clone(), packed);
+        let h = self
+            .h
+            .iter()
+            .map(|b| Block {
+                ln_1: b.ln_1.clone(),
+                attn: Attn { c_attn: relay(&b.attn.c_attn), c_proj: relay(&b.attn.c_proj) },
+                ln_2: b.ln_2.clone(),
+                mlp: Mlp { c_fc: relay(&b.mlp.c_fc), c_proj: relay(&b.mlp.c_proj) },
+            })
+            .collect();
+        Weights { wte: self.wte.clone(), wpe: self.wpe.clone(), h, ln_f: self.ln_f.clone() }
     }
 
     /// The tensors under their checkpoint names (no prefix), e.g. to write a checkpoint.
@@ -158,7 +233,7 @@ impl Weights {
                 out.push(v(format!("{p}.{name}.bias"), &ln.bias));
             }
             for (name, lin) in [("attn.c_attn", &b.attn.c_attn), ("attn.c_proj", &b.attn.c_proj), ("mlp.c_fc", &b.mlp.c_fc), ("mlp.c_proj", &b.mlp.c_proj)] {
-                out.push(m(format!("{p}.{name}.weight"), &lin.weight));
+                out.push(m(format!("{p}.{name}.weight"), &lin.weight()));
                 out.push(v(format!("{p}.{name}.bias"), &lin.bias));
             }
         }

@@ -112,7 +112,7 @@ impl GpuGpt2 {
     /// the device has `shader-f16` and every matrix-product weight is exactly an f16 value (a
     /// checkpoint shipped in F16, like the bundled models), else f32.
     pub fn lossless_precision(gpu: &Gpu, model: &Gpt2) -> Precision {
-        let exact = |l: &Linear| l.weight.iter().all(|&x| super::round_to_f16(x) == x);
+        let exact = |l: &Linear| l.stored_weights().iter().all(|&x| super::round_to_f16(x) == x);
         // Without shader-f16 the answer is f32 whatever the weights: skip the scan (85M values in GPT-2 small).
         let all = || model.weights.h.iter().all(|b| exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj));
         if gpu.f16 && all() { Precision::F16 } else { Precision::F32 }
@@ -143,10 +143,10 @@ impl GpuGpt2 {
         let (wte, wpe, h, ln_f) = gpu
             .checked(|| {
                 let lin = |name: &str, l: &Linear| GpuLinear {
-                    weight: g.upload_weight(name, l.weight.as_slice().expect("weights are in standard layout"), precision),
+                    weight: g.upload_weight(name, l.weight().as_slice().expect("weights are in standard layout"), precision),
                     bias: g.upload(name, &l.bias.to_vec()),
-                    n_in: l.weight.nrows(),
-                    n_out: l.weight.ncols(),
+                    n_in: l.dim().0,
+                    n_out: l.dim().1,
                 };
                 let ln = |name: &str, l: &LayerNorm| GpuLayerNorm { weight: g.upload(name, &l.weight.to_vec()), bias: g.upload(name, &l.bias.to_vec()) };
                 let blocks = w

@@ -127,10 +127,10 @@ impl Gpu {
     /// `Ops::linear` with the weights stored in `precision` (f16 on a device with
     /// `shader-f16`; its CPU twin is `cpu::linear` on `round_linear_to_f16(lin)`).
     pub async fn linear_in(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>, precision: Precision) -> Result<Array2<f32>, GpuError> {
-        let (m, k, n) = (x.nrows(), x.ncols(), lin.weight.ncols());
+        let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
         let y = self.checked(|| {
             let xb = self.upload("x", &flat(x));
-            let wb = self.upload_weight("w", &flat(lin.weight.view()), precision);
+            let wb = self.upload_weight("w", &flat(lin.weight().view()), precision);
             let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
             let yb = match y0 {
                 Some(y0) => self.upload("y", &flat(y0)),
@@ -148,7 +148,7 @@ impl Gpu {
 
 /// The CPU twin of a linear layer stored as f16 on the GPU: every weight rounded to f16.
 pub fn round_linear_to_f16(lin: &Linear) -> Linear {
-    Linear { weight: lin.weight.mapv(super::round_to_f16), bias: lin.bias.clone() }
+    lin.map_weights(super::round_to_f16)
 }
 
 impl Ops for Gpu {

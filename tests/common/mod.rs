@@ -13,11 +13,13 @@ use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
 use attention_live::gpu::gpt2::GpuGpt2;
 use attention_live::gpu::Gpu;
 
-/// The backends a model test runs on: the CPU always, the GPU when an adapter exists (Mesa's
+/// The backends a model test runs on: the CPU always, in both weight layouts (row-major, as
+/// natively, and packed, as in the browser), and the GPU when an adapter exists (Mesa's
 /// lavapipe here and in CI); otherwise it says "skipped: no adapter".
 #[allow(dead_code)]
 pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
-    let mut out = vec![Engine::Cpu(model.clone())];
+    let packed = Gpt2 { config: model.config.clone(), weights: model.weights.with_layout(true) };
+    let mut out = vec![Engine::Cpu(model.clone()), Engine::Cpu(Rc::new(packed))];
     match pollster::block_on(Gpu::new()) {
         Ok(gpu) => out.push(Engine::Gpu(Rc::new(pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU")))),
         Err(e) => eprintln!("GPU run skipped: no adapter ({e})"),
@@ -25,8 +27,18 @@ pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
     out
 }
 
+/// The backend's name for messages, telling the CPU's two weight layouts apart.
+#[allow(dead_code)]
+pub fn label(engine: &Engine) -> &'static str {
+    use attention_live::gpt2::weights::LinearWeight;
+    match engine {
+        Engine::Cpu(m) if m.weights.h.first().is_some_and(|b| matches!(b.attn.c_attn.weight, LinearWeight::Packed(_))) => "cpu (packed weights, the browser's layout)",
+        e => e.backend(),
+    }
+}
+
 /// One forward pass on `engine`, blocking.
 #[allow(dead_code)]
 pub fn forward(engine: &Engine, model: &Gpt2, tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> ForwardOutput {
-    pollster::block_on(engine.forward(model, tokens, cache, opts)).unwrap_or_else(|e| panic!("{}: {e}", engine.backend()))
+    pollster::block_on(engine.forward(model, tokens, cache, opts)).unwrap_or_else(|e| panic!("{}: {e}", label(engine)))
 }
