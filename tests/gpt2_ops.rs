@@ -80,3 +80,40 @@ fn forward_thumbnails_match_the_full_attention() {
         }
     }
 }
+
+/// The GELU's own exponential (a polynomial, so the browser can run it on four lanes) is within
+/// 3 units in the last place of e^x on [−80, 80] (below, results near f32's smallest normal lose
+/// digits, which the GELU never notices), and clamps beyond ±87.
+#[test]
+fn the_polynomial_exp_is_accurate_to_a_few_ulp() {
+    use attention_live::gpt2::gelu::exp;
+    let mut worst = 0.0f64;
+    for i in -80_000..=80_000 {
+        let x = i as f32 * 1e-3;
+        let want = (x as f64).exp();
+        let ulp = (want as f32).abs() * f32::EPSILON;
+        worst = worst.max(((exp(x) as f64) - want).abs() / ulp as f64);
+    }
+    assert!(worst <= 3.0, "worst error {worst} ulp");
+    assert_eq!(exp(0.0), 1.0);
+    assert_eq!(exp(1000.0), exp(87.0));
+    assert!(exp(87.0).is_finite() && exp(-1000.0) > 0.0);
+}
+
+/// gelu_new = 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))), the formula printed in the GPT-2
+/// chapter, computed here in f64 with the library tanh; and the four-lane form (which the
+/// browser uses) gives the same values on a slice whose length is not a multiple of four.
+#[test]
+fn gelu_matches_the_tanh_formula() {
+    use attention_live::gpt2::gelu::{gelu_in_place, gelu_new};
+    let xs: Vec<f32> = (-1000..=1000).map(|i| i as f32 * 0.01).chain([-1e4, -60.0, 60.0, 1e4]).collect();
+    for &x in &xs {
+        let xf = x as f64;
+        let want = 0.5 * xf * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (xf + 0.044715 * xf.powi(3))).tanh());
+        let got = gelu_new(x) as f64;
+        assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "gelu({x}) = {got}, want {want}");
+    }
+    let mut lanes = xs[..2003].to_vec();
+    gelu_in_place(&mut lanes);
+    assert!(lanes.iter().zip(&xs).all(|(&g, &x)| g == gelu_new(x)));
+}

@@ -3,7 +3,7 @@
 //! - `config`: the hyper-parameters (`Config`, with presets), read from `config.json`;
 //! - `safetensors`: a strict reader of the `.safetensors` container (F32, F16, BF16);
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
-//! - `ops`: the CPU kernels (layer norm, GELU, causal attention, linear layers);
+//! - `ops`: the CPU kernels (layer norm, causal attention, linear layers), and `gelu`;
 //! - `packed` (with `f4`, its 4-lane vectors): the browser's matrix product, on weights
 //!   packed at load time;
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
@@ -18,6 +18,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod f4;
+pub mod gelu;
 pub mod manifest;
 pub mod model;
 pub mod ops;

@@ -9,7 +9,7 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::ops::{causal_attention, gelu_new, layer_norm, linear, tied_logits};
+use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
 use super::safetensors::SafeTensors;
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
@@ -152,7 +152,8 @@ impl Gpt2 {
             thumbnails.extend(thumb);
             // MLP: (T, C) x (C, 4C) -> GELU -> (T, 4C) x (4C, C) -> (T, C)
             let h = layer_norm(x.view(), &block.ln_2, cfg.layer_norm_epsilon);
-            let a = linear(h.view(), &block.mlp.c_fc).mapv(gelu_new);
+            let mut a = linear(h.view(), &block.mlp.c_fc);
+            gelu_in_place(a.as_slice_mut().expect("a fresh array is contiguous"));
             x += &linear(a.view(), &block.mlp.c_proj);
             if opts.hidden_states {
                 hidden_states.push(x.clone());

@@ -34,8 +34,12 @@ impl PackedMatrix {
     pub fn pack(w: ArrayView2<f32>) -> PackedMatrix {
         let (rows, cols) = w.dim();
         let mut panels = vec![0.0f32; cols.div_ceil(PANEL) * rows * PANEL];
-        for ((kk, j), &v) in w.indexed_iter() {
-            panels[((j / PANEL) * rows + kk) * PANEL + j % PANEL] = v;
+        for (kk, row) in w.rows().into_iter().enumerate() {
+            // Row kk's columns 8p .. 8p + 8 go to row kk of panel p.
+            for (p, chunk) in row.to_vec().chunks(PANEL).enumerate() {
+                let at = (p * rows + kk) * PANEL;
+                panels[at..at + chunk.len()].copy_from_slice(chunk);
+            }
         }
         PackedMatrix { rows, cols, panels }
     }
