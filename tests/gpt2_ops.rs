@@ -22,6 +22,26 @@ fn the_packed_matmul_equals_ndarray() {
     }
 }
 
+/// The browser's loader packs each weight straight from the file (F32 and F16 checkpoints):
+/// the same weights as the row-major load, packed.
+#[test]
+fn loading_packed_gives_the_same_weights() {
+    use attention_live::gpt2::safetensors::SafeTensors;
+    use attention_live::gpt2::weights::{LinearWeight, Weights};
+    use attention_live::gpt2::Config;
+    for name in ["a", "b"] {
+        let (cfg, bytes) = common::checkpoint(&format!("tests/fixtures/gpt2/{name}"));
+        let (cfg, st) = (Config::from_json(&cfg).unwrap(), SafeTensors::parse(&bytes).unwrap());
+        let (plain, packed) = (Weights::from_safetensors_in(&st, &cfg, false).unwrap(), Weights::from_safetensors_in(&st, &cfg, true).unwrap());
+        for (p, q) in plain.h.iter().zip(&packed.h) {
+            for (a, b) in [(&p.attn.c_attn, &q.attn.c_attn), (&p.attn.c_proj, &q.attn.c_proj), (&p.mlp.c_fc, &q.mlp.c_fc), (&p.mlp.c_proj, &q.mlp.c_proj)] {
+                assert!(matches!(a.weight, LinearWeight::Plain(_)) && matches!(b.weight, LinearWeight::Packed(_)));
+                assert_eq!((a.weight(), &a.bias), (b.weight(), &b.bias), "{name}");
+            }
+        }
+    }
+}
+
 /// Decoding one token at a time takes the one-row paths (`linear` without packing, the tied
 /// logits as dot products); they equal the full products, in both weight layouts.
 #[test]

@@ -33,14 +33,25 @@ impl PackedMatrix {
     /// Packs W (in, out).
     pub fn pack(w: ArrayView2<f32>) -> PackedMatrix {
         let (rows, cols) = w.dim();
+        PackedMatrix::from_rows(rows, cols, |f| w.rows().into_iter().for_each(|r| f(&r.to_vec())))
+    }
+
+    /// Packs W (in, out) from its rows in order, which `each` hands to the callback it is given
+    /// (the model loader passes the checkpoint's rows straight from the file, so no row-major
+    /// copy of the matrix is ever allocated). Rows past `rows` and values past `cols` are ignored.
+    pub fn from_rows(rows: usize, cols: usize, each: impl FnOnce(&mut dyn FnMut(&[f32]))) -> PackedMatrix {
         let mut panels = vec![0.0f32; cols.div_ceil(PANEL) * rows * PANEL];
-        for (kk, row) in w.rows().into_iter().enumerate() {
-            // Row kk's columns 8p .. 8p + 8 go to row kk of panel p.
-            for (p, chunk) in row.to_vec().chunks(PANEL).enumerate() {
-                let at = (p * rows + kk) * PANEL;
-                panels[at..at + chunk.len()].copy_from_slice(chunk);
+        let mut kk = 0;
+        each(&mut |row| {
+            if kk < rows {
+                // Row kk's columns 8p .. 8p + 8 go to row kk of panel p.
+                for (p, chunk) in row[..cols.min(row.len())].chunks(PANEL).enumerate() {
+                    let at = (p * rows + kk) * PANEL;
+                    panels[at..at + chunk.len()].copy_from_slice(chunk);
+                }
+                kk += 1;
             }
-        }
+        });
         PackedMatrix { rows, cols, panels }
     }
 

@@ -116,8 +116,20 @@ impl<'a> SafeTensors<'a> {
 
     /// The tensor's values as f32 (F16 and BF16 are widened exactly).
     pub fn to_f32(&self, info: &TensorInfo) -> Vec<f32> {
-        let raw = &self.bytes[info.start..info.end];
-        match info.dtype {
+        Self::widen(&self.bytes[info.start..info.end], info.dtype)
+    }
+
+    /// Calls `f` on each row (the last dimension) of the tensor, widened to f32, in order: for
+    /// readers that lay the values out their own way, with one row as the only temporary.
+    pub fn for_each_row_f32(&self, info: &TensorInfo, mut f: impl FnMut(&[f32])) {
+        let row = info.shape.last().copied().unwrap_or(1).max(1) * info.dtype.size();
+        for raw in self.bytes[info.start..info.end].chunks(row) {
+            f(&Self::widen(raw, info.dtype));
+        }
+    }
+
+    fn widen(raw: &[u8], dtype: Dtype) -> Vec<f32> {
+        match dtype {
             Dtype::F32 => raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
             Dtype::F16 => raw.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))).collect(),
             Dtype::BF16 => raw.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect(),

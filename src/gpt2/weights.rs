@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use ndarray::{Array1, Array2};
 
 use super::packed::PackedMatrix;
-use super::safetensors::SafeTensors;
+use super::safetensors::{SafeTensors, TensorInfo};
 use super::{Config, LoadError};
 
 #[derive(Debug, Clone)]
@@ -119,16 +119,21 @@ pub struct Weights {
 struct Reader<'a, 'b> {
     st: &'b SafeTensors<'a>,
     prefix: &'static str,
+    /// Lay the linear layers' weights out packed (`LinearWeight::Packed`).
+    packed: bool,
 }
 
 impl Reader<'_, '_> {
-    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, LoadError> {
+    fn info(&self, name: &str, shape: &[usize]) -> Result<&TensorInfo, LoadError> {
         let full = format!("{}{name}", self.prefix);
         let info = self.st.tensors.get(&full).or_else(|| self.st.tensors.get(name)).ok_or_else(|| LoadError::Missing(name.to_string()))?;
         if info.shape != shape {
             return Err(LoadError::Shape { tensor: name.to_string(), expected: shape.to_vec(), found: info.shape.clone() });
         }
-        Ok(self.st.to_f32(info))
+        Ok(info)
+    }
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, LoadError> {
+        Ok(self.st.to_f32(self.info(name, shape)?))
     }
     fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, LoadError> {
         let v = self.get(name, &[rows, cols])?;
@@ -138,7 +143,15 @@ impl Reader<'_, '_> {
         Ok(Array1::from(self.get(name, &[n])?))
     }
     fn linear(&self, name: &str, n_in: usize, n_out: usize) -> Result<Linear, LoadError> {
-        Ok(Linear::new(self.matrix(&format!("{name}.weight"), n_in, n_out)?, self.vector(&format!("{name}.bias"), n_out)?))
+        let (wname, bias) = (format!("{name}.weight"), self.vector(&format!("{name}.bias"), n_out)?);
+        if !self.packed {
+            return Ok(Linear::with_layout(self.matrix(&wname, n_in, n_out)?, bias, false));
+        }
+        // Packed straight from the file: a row-major copy first would, per matrix, allocate and
+        // free as much again, and leave the browser's never-shrinking memory fragmented.
+        let info = self.info(&wname, &[n_in, n_out])?;
+        let packed = PackedMatrix::from_rows(n_in, n_out, |f| self.st.for_each_row_f32(info, f));
+        Ok(Linear { weight: LinearWeight::Packed(packed), bias })
     }
     fn layer_norm(&self, name: &str, c: usize) -> Result<LayerNorm, LoadError> {
         Ok(LayerNorm { weight: self.vector(&format!("{name}.weight"), c)?, bias: self.vector(&format!("{name}.bias"), c)? })
@@ -146,10 +159,16 @@ impl Reader<'_, '_> {
 }
 
 impl Weights {
-    /// Reads every tensor the config calls for, checking names and shapes.
+    /// Reads every tensor the config calls for, checking names and shapes, in this build's
+    /// layout (`PACK_WEIGHTS`).
     pub fn from_safetensors(st: &SafeTensors, cfg: &Config) -> Result<Self, LoadError> {
+        Weights::from_safetensors_in(st, cfg, PACK_WEIGHTS)
+    }
+
+    /// `from_safetensors` in a chosen layout: tests read the browser's packed one natively.
+    pub fn from_safetensors_in(st: &SafeTensors, cfg: &Config, packed: bool) -> Result<Self, LoadError> {
         let prefix = if st.tensors.keys().any(|k| k.starts_with("transformer.")) { "transformer." } else { "" };
-        let r = Reader { st, prefix };
+        let r = Reader { st, prefix, packed };
         let (c, f) = (cfg.n_embd, cfg.n_inner);
         // Tensors the config does not know of mean config and checkpoint disagree (e.g. more layers).
         for name in st.tensors.keys() {
