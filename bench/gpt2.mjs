@@ -80,7 +80,8 @@ async function run(name, link, download) {
   await page.context().close();
 }
 
-await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
+// BENCH_MODELS=124m measures only the random 124M (bench/vs-onnx.mjs uses it).
+if (process.env.BENCH_MODELS !== "124m") await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
 await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`, true);
 
 console.log(`backend: ${backend}; ${Object.values(results.models)[0]?.ran_on}`);
