@@ -7,10 +7,10 @@ scripts/setup.sh
 scripts/build.sh
 node bench/latency.mjs
 node bench/gpt2.mjs
-# ONNX Runtime Web on the same model (needs the ONNX export: python bench/export_onnx.py)
+# ONNX Runtime Web on the same model, back to back with ours (needs the ONNX export: python bench/export_onnx.py)
 if [ -f /tmp/attention-live-test-models/onnx/gpt2.onnx ]; then
   [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
-  node bench/onnx.mjs
+  node bench/vs-onnx.mjs
 fi
 cargo run --profile native --quiet --example gpt2_bench
 # The GPU backend: natively through wgpu (lavapipe here), and the chapter on WebGPU in Chromium
