@@ -123,22 +123,24 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
 
 /// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
 fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
-    // One offscreen canvas for every blit, resized as needed (not a new element per draw).
-    thread_local!(static OFF: std::cell::RefCell<Option<HtmlCanvasElement>> = const { std::cell::RefCell::new(None) });
+    // Offscreen canvases kept by size: resizing one reallocates its pixels, and a page often
+    // alternates sizes within a frame (a matrix, then its 1 × 64 colour bar, then another matrix).
+    thread_local!(static OFF: std::cell::RefCell<Vec<((usize, usize), HtmlCanvasElement)>> = const { std::cell::RefCell::new(Vec::new()) });
     let off = OFF.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if cell.is_none() {
-            *cell = leptos::prelude::document().create_element("canvas").ok().map(|e| e.unchecked_into());
+        let mut cache = cell.borrow_mut();
+        if let Some((_, c)) = cache.iter().find(|(size, _)| *size == (cols, rows)) {
+            return Some(c.clone());
         }
-        cell.clone()
+        let c: HtmlCanvasElement = leptos::prelude::document().create_element("canvas").ok()?.unchecked_into();
+        c.set_width(cols as u32);
+        c.set_height(rows as u32);
+        if cache.len() >= 8 {
+            cache.remove(0); // the oldest size: sliders that change a matrix's size make new ones
+        }
+        cache.push(((cols, rows), c.clone()));
+        Some(c)
     });
     let off = off.ok_or("no offscreen canvas")?;
-    if off.width() != cols as u32 {
-        off.set_width(cols as u32);
-    }
-    if off.height() != rows as u32 {
-        off.set_height(rows as u32);
-    }
     let octx = context(&off)?;
     let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(px), cols as u32, rows as u32)
         .map_err(|_| "cannot build the heatmap image")?;

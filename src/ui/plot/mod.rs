@@ -54,7 +54,13 @@ pub fn fit_canvas_with(canvas: &HtmlCanvasElement, height: impl Fn(f64) -> f64) 
     if canvas.height() != h {
         canvas.set_height(h);
     }
-    let _ = canvas.style().set_property("height", &format!("{css_h}px"));
+    // Only when it changes: setting it invalidates the layout, and the next canvas's
+    // client_width would then force the browser to lay the page out again (once per canvas).
+    let css = format!("{css_h}px");
+    let style = canvas.style();
+    if style.get_property_value("height").ok().as_deref() != Some(css.as_str()) {
+        let _ = style.set_property("height", &css);
+    }
     Frame { scale: dpr, w, h }
 }
 
