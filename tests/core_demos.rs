@@ -85,13 +85,13 @@ fn causal_demo_hides_the_future() {
 #[test]
 fn self_attention_stages_and_the_permutation_check() {
     for stage in ["xx", "qkv"] {
-        let s = self_attention::compute(stage, 5, 4, 1, 2, false, true, false);
+        let s = self_attention::compute(stage, 5, 4, 1, &[], 2, false, true, false);
         assert!(s.equivariance_gap < 1e-9, "{stage}: {}", s.equivariance_gap);
-        assert!(self_attention::compute(stage, 5, 4, 1, 2, false, false, true).equivariance_gap > 1e-3, "{stage} + PE");
-        assert!(self_attention::compute(stage, 5, 4, 1, 2, true, false, false).equivariance_gap > 1e-3, "{stage} + causal");
+        assert!(self_attention::compute(stage, 5, 4, 1, &[], 2, false, false, true).equivariance_gap > 1e-3, "{stage} + PE");
+        assert!(self_attention::compute(stage, 5, 4, 1, &[], 2, true, false, false).equivariance_gap > 1e-3, "{stage} + causal");
     }
-    assert!(self_attention::compute("fixed", 5, 4, 1, 2, false, false, false).equivariance_gap > 1e-3, "fixed A is tied to positions");
-    let s = self_attention::compute("qkv", 3, 4, 1, 2, false, false, false);
+    assert!(self_attention::compute("fixed", 5, 4, 1, &[], 2, false, false, false).equivariance_gap > 1e-3, "fixed A is tied to positions");
+    let s = self_attention::compute("qkv", 3, 4, 1, &[], 2, false, false, false);
     let names: Vec<&str> = s.matrices.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names[0], "X (input)");
     assert!(names.contains(&"Q = X W_Q") && names.contains(&"weights softmax(·)"));
@@ -102,7 +102,7 @@ fn self_attention_stages_and_the_permutation_check() {
         assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
     // shuffling reverses the token labels
-    assert_eq!(self_attention::compute("qkv", 3, 4, 1, 2, false, true, false).tokens, ["t₃", "t₂", "t₁"]);
+    assert_eq!(self_attention::compute("qkv", 3, 4, 1, &[], 2, false, true, false).tokens, ["t₃", "t₂", "t₁"]);
 }
 
 #[test]
@@ -172,4 +172,37 @@ fn numbers_quoted_in_scoring_and_masking() {
     let closed = causal::compute(6, true);
     assert_ne!(closed.weights[0], closed.weights[4]);
     assert_eq!(closed.masked.iter().flatten().filter(|s| **s == f64::NEG_INFINITY).count(), 15);
+}
+
+/// X typed into the page: a typed cell replaces the seed's; the "xx" stage's first score is
+/// then the typed row's squared length (hand arithmetic: X = [[1, 2], [0, 0.5]]:
+/// (X Xᵀ)₀₀ = 1² + 2² = 5, (X Xᵀ)₀₁ = 1·0 + 2·0.5 = 1); cells outside n × d are kept out.
+#[test]
+fn typed_x_replaces_the_drawn_cells() {
+    let typed = vec![vec![1.0, 2.0], vec![0.0, 0.5]];
+    let s = self_attention::compute("xx", 2, 2, 1, &typed, 2, false, false, false);
+    assert!(s.typed);
+    assert_eq!(s.x, typed);
+    let scores = s.matrices.iter().find(|m| m.name == "X Xᵀ").unwrap();
+    assert_eq!(scores.rows[0][..2], [5.0, 1.0]);
+    // Growing n and d keeps the typed cells and draws the rest from the seed.
+    let drawn = self_attention::input(3, 3, 1, &[]);
+    let grown = self_attention::input(3, 3, 1, &typed);
+    assert_eq!((grown[[0, 0]], grown[[0, 1]], grown[[1, 1]]), (1.0, 2.0, 0.5));
+    assert_eq!((grown[[0, 2]], grown[[2, 2]]), (drawn[[0, 2]], drawn[[2, 2]]));
+    // Shrinking keeps what fits.
+    assert_eq!(self_attention::input(1, 1, 1, &typed)[[0, 0]], 1.0);
+}
+
+/// The URL form of a typed matrix: read back as written, refused with a reason otherwise.
+#[test]
+fn cells_parse_and_refuse_with_reasons() {
+    use attention_live::state::{format_cells, parse_cells};
+    let m = vec![vec![1.0, -0.25], vec![3.5, 0.0]];
+    assert_eq!(parse_cells(&format_cells(&m), 8, 8, 99.0).unwrap(), m);
+    assert_eq!(parse_cells("", 8, 8, 99.0).unwrap(), Vec::<Vec<f64>>::new());
+    for (raw, why) in [("1,2;3", "row 2 has 1 cells, row 1 has 2"), ("1,x", "not a number"), ("1,200", "outside"), ("1,NaN", "outside"), ("1;2;3", "more than 2")] {
+        let e = parse_cells(raw, 2, 2, 99.0).unwrap_err();
+        assert!(e.contains(why), "{raw}: {e}");
+    }
 }

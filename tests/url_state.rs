@@ -58,6 +58,13 @@ fn random_value(kind: Kind, rng: &mut Rng) -> Value {
         }
         Kind::Seed { .. } => Value::Seed(rng.next_u64() as u32),
         Kind::Bool { .. } => Value::Bool(rng.next_u64() % 2 == 0),
+        Kind::Cells { max_rows, max_cols, limit } => {
+            // Whole hundredths, which the URL form (4 decimals) keeps exactly.
+            let (r, c) = (rng.next_u64() as usize % (max_rows + 1), 1 + rng.next_u64() as usize % max_cols);
+            let cell = |rng: &mut Rng| ((rng.uniform() * 2.0 - 1.0) * limit * 100.0).round() / 100.0;
+            let rows: Vec<Vec<f64>> = (0..r).map(|_| (0..c).map(|_| cell(rng)).collect()).collect();
+            Value::Text(attention_live::state::format_cells(&rows))
+        }
     }
 }
 
@@ -104,4 +111,17 @@ fn random_garbage_never_panics_and_always_yields_valid_state() {
             assert!((spec.data)(&v).is_ok());
         }
     }
+}
+
+/// A typed matrix in a link that cannot be read falls back to none (X drawn from the seed), and
+/// the notice says which cell is wrong.
+#[test]
+fn malformed_typed_cells_fall_back_with_a_notice() {
+    let spec = find("self-attn").unwrap();
+    let (v, notices) = Values::from_pairs(spec.id, spec.params, &pairs("self-attn.x=1,2;3,zz"));
+    assert_eq!(v.text("x"), "");
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].message().contains("\"zz\" is not a number"), "{}", notices[0].message());
+    let (v, notices) = Values::from_pairs(spec.id, spec.params, &pairs("self-attn.x=1,2;3,0.5"));
+    assert_eq!((v.text("x"), notices.len()), ("1,2;3,0.5", 0));
 }

@@ -24,11 +24,16 @@ pub static PARAMS: &[Param] = &[
     Param::int("n", "Tokens n", 2, 8, 3),
     Param::int("d", "Width d", 2, 8, 4),
     Param::seed("seed", "Input X", 1),
+    // X as typed into the page's cells; empty: X is drawn from the seed.
+    Param::cells("x", "Typed X", 8, 8, X_LIMIT),
     Param::seed("wseed", "Weights", 2),
     Param::boolean("causal", "Causal mask", false),
     Param::boolean("shuffle", "Shuffle the tokens", false),
     Param::boolean("pe", "Add positional encodings", false),
 ];
+
+/// The largest |x| a typed cell of X may hold.
+pub const X_LIMIT: f64 = 99.0;
 
 /// One matrix shown on the page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +55,11 @@ pub struct SelfAttention {
     pub matrices: Vec<Shown>,
     /// max |f(P X) − P f(X)|: 0 (to rounding) when the stage is permutation-equivariant.
     pub equivariance_gap: f64,
+    /// The input X (n, d) in the tokens' original order, before shuffling and encodings: the
+    /// matrix the page's cells edit.
+    pub x: Vec<Vec<f64>>,
+    /// Whether any cell of X was typed in (else all of X comes from the seed).
+    pub typed: bool,
 }
 
 fn shown(name: &str, shape: String, m: ArrayView2<f64>, weights: bool) -> Shown {
@@ -132,9 +142,22 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
     }
 }
 
-pub fn compute(stage: &str, n: usize, d: usize, seed: u32, wseed: u32, causal: bool, shuffle: bool, pe: bool) -> SelfAttention {
+/// X (n, d): drawn from the seed, with any typed cells in place of the drawn ones (typed
+/// cells outside n × d are ignored, so shrinking and growing n or d keeps the edits that fit).
+pub fn input(n: usize, d: usize, seed: u32, typed: &[Vec<f64>]) -> Array2<f64> {
+    let mut x = tidy(normal_matrix(n, d, seed as u64, 1.0));
+    for (i, row) in typed.iter().enumerate().take(n) {
+        for (j, &v) in row.iter().enumerate().take(d) {
+            x[[i, j]] = v;
+        }
+    }
+    x
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], wseed: u32, causal: bool, shuffle: bool, pe: bool) -> SelfAttention {
     let names = ["t₁", "t₂", "t₃", "t₄", "t₅", "t₆", "t₇", "t₈"];
-    let x0 = tidy(normal_matrix(n, d, seed as u64, 1.0)); // (n, d): token rows, in the original order
+    let x0 = input(n, d, seed, typed); // (n, d): token rows, in the original order
     let s = 1.0 / (d as f64).sqrt();
     let w = (normal_matrix(d, d, wseed as u64, s), normal_matrix(d, d, wseed as u64 ^ 1, s), normal_matrix(d, d, wseed as u64 ^ 2, s), normal_matrix(n, n, wseed as u64 ^ 3, 1.0));
     let order: Vec<usize> = if shuffle { shuffled(n) } else { (0..n).collect() };
@@ -163,12 +186,16 @@ pub fn compute(stage: &str, n: usize, d: usize, seed: u32, wseed: u32, causal: b
         order,
         matrices,
         equivariance_gap: gap,
+        x: x0.rows().into_iter().map(|r| r.to_vec()).collect(),
+        typed: !typed.is_empty(),
     }
 }
 
 pub fn from_values(v: &Values) -> SelfAttention {
     let p = |k| v.int(k).clamp(1, 8) as usize;
-    compute(v.text("stage"), p("n"), p("d"), v.seed("seed"), v.seed("wseed"), v.flag("causal"), v.flag("shuffle"), v.flag("pe"))
+    // The URL layer has checked the cells already; anything else set in code counts as none.
+    let typed = crate::state::parse_cells(v.text("x"), 8, 8, X_LIMIT).unwrap_or_default();
+    compute(v.text("stage"), p("n"), p("d"), v.seed("seed"), &typed, v.seed("wseed"), v.flag("causal"), v.flag("shuffle"), v.flag("pe"))
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -2,7 +2,7 @@
 pub mod params;
 pub mod query;
 
-pub use params::{fmt_num, format_value, Kind, Notice, Param, Value};
+pub use params::{fmt_num, format_cells, format_value, parse_cells, Kind, Notice, Param, Value};
 
 /// The values of one demo's parameters, in the order of its `params` list.
 #[derive(Debug, Clone)]

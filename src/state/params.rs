@@ -20,6 +20,11 @@ pub enum Kind {
     Seed { default: u32 },
     /// On or off.
     Bool { default: bool },
+    /// A small matrix of numbers, at most `max_rows` × `max_cols`, each within ±`limit`, that
+    /// the demo's own view edits cell by cell (there is no generic control). URL form: rows
+    /// separated by `;`, cells by `,` (`1,0.5;-2,0`); empty means "none typed in", and the demo
+    /// draws its own. Stored as `Value::Text`.
+    Cells { max_rows: usize, max_cols: usize, limit: f64 },
 }
 
 /// One control of a demo.
@@ -91,6 +96,9 @@ impl Param {
     pub const fn seed(key: &'static str, label: &'static str, default: u32) -> Self {
         Param { key, label, kind: Kind::Seed { default } }
     }
+    pub const fn cells(key: &'static str, label: &'static str, max_rows: usize, max_cols: usize, limit: f64) -> Self {
+        Param { key, label, kind: Kind::Cells { max_rows, max_cols, limit } }
+    }
     pub const fn boolean(key: &'static str, label: &'static str, default: bool) -> Self {
         Param { key, label, kind: Kind::Bool { default } }
     }
@@ -103,6 +111,7 @@ impl Param {
             Kind::Text { default, .. } => Value::Text(default.to_string()),
             Kind::Seed { default } => Value::Seed(default),
             Kind::Bool { default } => Value::Bool(default),
+            Kind::Cells { .. } => Value::Text(String::new()),
         }
     }
 
@@ -153,6 +162,7 @@ impl Param {
                 "0" | "false" => Ok(Value::Bool(false)),
                 _ => Err("not 1 or 0".into()),
             },
+            Kind::Cells { max_rows, max_cols, limit } => parse_cells(raw, max_rows, max_cols, limit).map(|_| Value::Text(raw.to_string())),
         }
     }
 
@@ -165,6 +175,43 @@ impl Param {
             _ => self.default_value(),
         }
     }
+}
+
+/// Reads a `Kind::Cells` value: rows separated by `;`, cells by `,`, every row as long as the
+/// first; empty is no rows. Says what is wrong otherwise.
+pub fn parse_cells(raw: &str, max_rows: usize, max_cols: usize, limit: f64) -> Result<Vec<Vec<f64>>, String> {
+    if raw.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<&str> = raw.split(';').collect();
+    if rows.len() > max_rows {
+        return Err(format!("{} rows, more than {max_rows}", rows.len()));
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<&str> = row.split(',').collect();
+        if cells.len() > max_cols {
+            return Err(format!("row {} has {} cells, more than {max_cols}", i + 1, cells.len()));
+        }
+        let mut r = Vec::with_capacity(cells.len());
+        for c in cells {
+            let x: f64 = c.trim().parse().map_err(|_| format!("row {}: \"{}\" is not a number", i + 1, c.chars().take(12).collect::<String>()))?;
+            if !x.is_finite() || x.abs() > limit {
+                return Err(format!("row {}: {c} is outside −{} to {}", i + 1, fmt_num(limit), fmt_num(limit)));
+            }
+            r.push(x);
+        }
+        if let Some(first) = out.first().map(Vec::len).filter(|&n| n != r.len()) {
+            return Err(format!("row {} has {} cells, row 1 has {first}", i + 1, r.len()));
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// The URL form of a matrix for `Kind::Cells` (`parse_cells` reads it back, to 4 decimals).
+pub fn format_cells(rows: &[Vec<f64>]) -> String {
+    rows.iter().map(|r| r.iter().map(|&x| fmt_num(x)).collect::<Vec<_>>().join(",")).collect::<Vec<_>>().join(";")
 }
 
 /// The URL form of a value; `Param::parse` reads it back exactly.

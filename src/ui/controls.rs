@@ -42,6 +42,9 @@ pub fn display(v: &Value) -> String {
 
 #[component]
 pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Values>) -> impl IntoView {
+    if matches!(param.kind, Kind::Cells { .. }) {
+        return ().into_any(); // edited cell by cell in the demo's own view
+    }
     let id = format!("{demo_id}-{}", param.key);
     let key = param.key;
     let current = move || values.with(|v| v.get(key).cloned().unwrap_or_else(|| param.default_value()));
@@ -124,6 +127,7 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
                 on:change=move |ev| set(Value::Bool(event_target_checked(&ev))) />
         }
         .into_any(),
+        Kind::Cells { .. } => ().into_any(),
     };
     view! {
         <div class="control">
@@ -134,4 +138,5 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
             {widget}
         </div>
     }
+    .into_any()
 }

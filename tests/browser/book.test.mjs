@@ -266,3 +266,48 @@ test("phone width (390 px): no horizontal overflow on any written chapter", asyn
     await page.context().close();
   }
 });
+
+test("self-attention: typed cells of X change the matrices and the link, bad input is refused in place, a link restores them", async () => {
+  const page = await open("/self-attention/");
+  await page.waitForSelector("#self-attn .x-cells input");
+  const canvas = () => canvasData(page, "#self-attn canvas");
+  const before = await canvas();
+  // Row 1 := row 2 in stage 2: the two tokens then get the same weights (hand check below).
+  await page.selectOption("#self-attn-stage", "xx");
+  const row2 = await page.$$eval("#self-attn .x-cells tr:nth-child(3) input", (xs) => xs.map((x) => x.value));
+  const cells = await page.$$("#self-attn .x-cells tr:nth-child(2) input");
+  for (let j = 0; j < cells.length; j++) {
+    await cells[j].fill(row2[j]);
+    await cells[j].press("Tab");
+  }
+  await page.waitForTimeout(200);
+  assert.notEqual(await canvas(), before, "the matrices were redrawn");
+  const x = new URL(page.url()).searchParams.get("self-attn.x");
+  assert.ok(x && x.split(";")[0] === x.split(";")[1], `both rows in the link: ${x}`);
+  // Focus moved on with Tab: the fields were not rebuilt under the keyboard.
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "X row 2 column 1");
+  // Show numbers: the weights matrix's first two rows are equal.
+  await page.click("#self-attn .show-numbers");
+  const weights = await page.$$eval("#self-attn table", (ts) => {
+    const t = ts.find((t) => /weights softmax/.test(t.querySelector("caption")?.textContent || ""));
+    return [...t.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent));
+  });
+  assert.deepEqual(weights[0].slice(1), weights[1].slice(1), "equal rows of X attend alike");
+  // A value out of range: a message in place, nothing else changes.
+  const link = page.url();
+  await cells[0].fill("1000");
+  await cells[0].press("Enter");
+  assert.match(await page.$eval("#self-attn .x-editor [role=alert]", (e) => e.textContent), /not a number from −99 to 99/);
+  assert.equal(page.url(), link);
+  // The link restores the typed X in a fresh context.
+  const fresh = await open(link.replace(base, ""));
+  await fresh.waitForSelector("#self-attn .x-cells input");
+  assert.deepEqual(await fresh.$$eval("#self-attn .x-cells tr:nth-child(2) input", (xs) => xs.map((x) => x.value)), row2);
+  // A new input seed draws a new X: the typed cells go, and so does the link's copy.
+  await fresh.click("#self-attn-seed");
+  await fresh.waitForTimeout(200);
+  assert.equal(new URL(fresh.url()).searchParams.get("self-attn.x"), null);
+  assert.equal(await fresh.$("#self-attn .x-reset"), null);
+  await page.context().close();
+  await fresh.context().close();
+});

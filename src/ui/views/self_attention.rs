@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 
 use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
-use crate::demos::self_attention::{from_values, SelfAttention};
+use crate::demos::self_attention::{from_values, SelfAttention, X_LIMIT};
+use crate::state::{fmt_num, format_cells, Value};
 use crate::ui::demo_frame::DemoCtx;
 
 fn mat(o: &SelfAttention, i: usize) -> Mat {
@@ -20,6 +21,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
     let mats = Signal::derive(move || out.with(|o| (0..o.matrices.len()).map(|i| mat(o, i)).collect::<Vec<_>>()));
     view! {
+        {x_editor(ctx, out)}
         <MatrixGrid ctx=ctx mats=mats/>
         <p class="readout">{move || out.with(|o| {
             let verdict = if o.equivariance_gap < 1e-9 {
@@ -32,4 +34,66 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.matrices.len()).map(|i| mat_table(&mat(o, i))).collect_view()))}
     }
     .into_any()
+}
+
+/// X as a grid of number fields (rows = tokens in their original order). A committed value
+/// (Enter, Tab or leaving the field) replaces that cell, and the whole X then lives in the link;
+/// "Use the seed's X", or a new seed, drops the typed cells. The fields are keyed by X's shape,
+/// so editing one does not rebuild the others (focus stays where the keyboard put it).
+fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
+    let error = RwSignal::new(None::<String>);
+    let set_cell = move |i: usize, j: usize, raw: String| match raw.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v.abs() <= X_LIMIT => {
+            error.set(None);
+            let mut x = out.with_untracked(|o| o.x.clone());
+            if let Some(cell) = x.get_mut(i).and_then(|r| r.get_mut(j)) {
+                *cell = (v * 100.0).round() / 100.0 + 0.0; // hundredths; + 0.0 turns −0 into 0
+                ctx.values.update(|vals| vals.set("x", Value::Text(format_cells(&x))));
+            }
+        }
+        _ => error.set(Some(format!("“{}” is not a number from −{l} to {l}: X is unchanged.", raw.trim(), l = fmt_num(X_LIMIT)))),
+    };
+    // A new seed draws a new X: typed cells would hide it, so they go.
+    let seed = Memo::new(move |_| ctx.values.with(|v| v.seed("seed")));
+    Effect::new(move |prev: Option<u32>| {
+        let s = seed.get();
+        if prev.is_some_and(|p| p != s) && ctx.values.with_untracked(|v| !v.text("x").is_empty()) {
+            ctx.values.update(|v| v.set("x", Value::Text(String::new())));
+        }
+        s
+    });
+    let shape = Memo::new(move |_| out.with(|o| (o.x.len(), o.x.first().map_or(0, Vec::len))));
+    let cell = move |i: usize, j: usize| out.with(|o| o.x.get(i).and_then(|r| r.get(j)).map_or(String::new(), |&x| fmt_num(x)));
+    view! {
+        <div class="x-editor">
+            <p class="x-editor-title">"Input X (one row per token): type in any cell"</p>
+            <div class="x-cells-scroll">
+                <table class="x-cells">
+                    {move || {
+                        let (n, d) = shape.get();
+                        view! {
+                            <tr><th></th>{(1..=d).map(|j| view! { <th scope="col">{j}</th> }).collect_view()}</tr>
+                            {(0..n).map(|i| view! {
+                                <tr>
+                                    <th scope="row">{format!("t{}", i + 1)}</th>
+                                    {(0..d).map(|j| view! {
+                                        <td><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
+                                            aria-label=format!("X row {} column {}", i + 1, j + 1)
+                                            prop:value=move || cell(i, j)
+                                            on:change=move |ev| set_cell(i, j, event_target_value(&ev)) /></td>
+                                    }).collect_view()}
+                                </tr>
+                            }).collect_view()}
+                        }
+                    }}
+                </table>
+            </div>
+            {move || out.with(|o| o.typed).then(|| view! {
+                <button type="button" class="x-reset" on:click=move |_| ctx.values.update(|v| v.set("x", Value::Text(String::new())))>
+                    "Use the seed's X"
+                </button>
+            })}
+            {move || error.get().map(|e| view! { <p class="notice error" role="alert">{e}</p> })}
+        </div>
+    }
 }
