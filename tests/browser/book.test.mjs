@@ -274,8 +274,8 @@ test("self-attention: typed cells of X change the matrices and the link, bad inp
   const before = await canvas();
   // Row 1 := row 2 in stage 2: the two tokens then get the same weights (hand check below).
   await page.selectOption("#self-attn-stage", "xx");
-  const row2 = await page.$$eval("#self-attn .x-cells tr:nth-child(3) input", (xs) => xs.map((x) => x.value));
-  const cells = await page.$$("#self-attn .x-cells tr:nth-child(2) input");
+  const row2 = await page.$$eval("#self-attn .x-cells tr:nth-child(3) td:not([hidden]) input", (xs) => xs.map((x) => x.value));
+  const cells = await page.$$("#self-attn .x-cells tr:nth-child(2) td:not([hidden]) input");
   for (let j = 0; j < cells.length; j++) {
     await cells[j].fill(row2[j]);
     await cells[j].press("Tab");
@@ -302,7 +302,7 @@ test("self-attention: typed cells of X change the matrices and the link, bad inp
   // The link restores the typed X in a fresh context.
   const fresh = await open(link.replace(base, ""));
   await fresh.waitForSelector("#self-attn .x-cells input");
-  assert.deepEqual(await fresh.$$eval("#self-attn .x-cells tr:nth-child(2) input", (xs) => xs.map((x) => x.value)), row2);
+  assert.deepEqual(await fresh.$$eval("#self-attn .x-cells tr:nth-child(2) td:not([hidden]) input", (xs) => xs.map((x) => x.value)), row2);
   // A new input seed draws a new X: the typed cells go, and so does the link's copy.
   await fresh.click("#self-attn-seed");
   await fresh.waitForTimeout(200);

@@ -38,9 +38,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
 /// X as a grid of number fields (rows = tokens in their original order). A committed value
 /// (Enter, Tab or leaving the field) replaces that cell, and the whole X then lives in the link;
-/// "Use the seed's X", or a new seed, drops the typed cells. The fields are keyed by X's shape,
-/// so editing one does not rebuild the others (focus stays where the keyboard put it).
+/// "Use the seed's X", or a new seed, drops the typed cells. The fields are
+/// never rebuilt, so editing one leaves focus where the keyboard put it.
 fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
+    const MAX: usize = 8; // the n and d sliders' maximum
     let error = RwSignal::new(None::<String>);
     let set_cell = move |i: usize, j: usize, raw: String| match raw.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v.abs() <= X_LIMIT => {
@@ -62,6 +63,8 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
         }
         s
     });
+    // All 8 × 8 fields always exist; those outside X's shape are hidden, so the n and d
+    // sliders toggle attributes instead of rebuilding the table.
     let shape = Memo::new(move |_| out.with(|o| (o.x.len(), o.x.first().map_or(0, Vec::len))));
     let cell = move |i: usize, j: usize| out.with(|o| o.x.get(i).and_then(|r| r.get(j)).map_or(String::new(), |&x| fmt_num(x)));
     view! {
@@ -69,23 +72,18 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
             <p class="x-editor-title">"Input X (one row per token): type in any cell"</p>
             <div class="x-cells-scroll">
                 <table class="x-cells">
-                    {move || {
-                        let (n, d) = shape.get();
-                        view! {
-                            <tr><th></th>{(1..=d).map(|j| view! { <th scope="col">{j}</th> }).collect_view()}</tr>
-                            {(0..n).map(|i| view! {
-                                <tr>
-                                    <th scope="row">{format!("t{}", i + 1)}</th>
-                                    {(0..d).map(|j| view! {
-                                        <td><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
-                                            aria-label=format!("X row {} column {}", i + 1, j + 1)
-                                            prop:value=move || cell(i, j)
-                                            on:change=move |ev| set_cell(i, j, event_target_value(&ev)) /></td>
-                                    }).collect_view()}
-                                </tr>
+                    <tr><th></th>{(0..MAX).map(|j| view! { <th scope="col" hidden={move || j >= shape.get().1}>{j + 1}</th> }).collect_view()}</tr>
+                    {(0..MAX).map(|i| view! {
+                        <tr hidden={move || i >= shape.get().0}>
+                            <th scope="row">{format!("t{}", i + 1)}</th>
+                            {(0..MAX).map(|j| view! {
+                                <td hidden={move || j >= shape.get().1}><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
+                                    aria-label=format!("X row {} column {}", i + 1, j + 1)
+                                    prop:value=move || cell(i, j)
+                                    on:change=move |ev| set_cell(i, j, event_target_value(&ev)) /></td>
                             }).collect_view()}
-                        }
-                    }}
+                        </tr>
+                    }).collect_view()}
                 </table>
             </div>
             {move || out.with(|o| o.typed).then(|| view! {
