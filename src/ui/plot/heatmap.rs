@@ -122,7 +122,7 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
 }
 
 /// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
-fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
+pub fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
     // Offscreen canvases kept by size: resizing one reallocates its pixels, and a page often
     // alternates sizes within a frame (a matrix, then its 1 × 64 colour bar, then another matrix).
     thread_local!(static OFF: std::cell::RefCell<Vec<((usize, usize), HtmlCanvasElement)>> = const { std::cell::RefCell::new(Vec::new()) });

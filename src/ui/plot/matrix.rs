@@ -7,7 +7,7 @@ use ndarray::ArrayView2;
 use web_sys::HtmlCanvasElement;
 
 use super::colormap::viridis;
-use super::heatmap::context;
+use super::heatmap::{blit_pixels, context, CellRect};
 use super::Frame;
 use crate::ui::theme::Palette;
 
@@ -62,12 +62,12 @@ pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &Mat
     let ctx = context(canvas)?;
     ctx.save();
     let _ = ctx.translate(panel.x, panel.y);
-    let r = draw_at_origin(&ctx, f, pal, p, panel);
+    let r = draw_at_origin(canvas, &ctx, f, pal, p, panel);
     ctx.restore();
     r
 }
 
-fn draw_at_origin(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
+fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
     let (nr, nc) = p.m.dim();
     let s = f.scale;
     let font = |px: f64| format!("{}px sans-serif", (px * s).round());
@@ -102,6 +102,49 @@ fn draw_at_origin(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Pale
     // Printing a value costs one fillText per cell (tens of µs each without a GPU): only
     // where the caller allows it and the cell is big enough to read.
     let annotate = p.annotate && cell >= 34.0 * s;
+    let colour_of = |i: usize, j: usize| {
+        let (undefined, v) = (p.undefined_rows.is_some_and(|u| u.get(i).copied().unwrap_or(false)), p.m[[i, j]]);
+        if undefined || !v.is_finite() {
+            [pal.grid.0, pal.grid.1, pal.grid.2]
+        } else {
+            match p.scale {
+                Scale::Signed => diverging(v / vmax),
+                Scale::Weights => viridis(v),
+            }
+        }
+    };
+    if !annotate {
+        // Colours only: the whole matrix as one image scaled up with smoothing off, then the
+        // 1-pixel gaps between cells as one stroked path (a fillStyle and a fillRect per cell
+        // cost most of a 12-matrix frame).
+        let mut px = Vec::with_capacity(nr * nc * 4);
+        for i in 0..nr {
+            for j in 0..nc {
+                let [r, g, b] = colour_of(i, j);
+                px.extend_from_slice(&[r, g, b, 255]);
+            }
+        }
+        let rect = CellRect { x: left + panel.x, y: top + panel.y, w: nc as f64 * cell, h: nr as f64 * cell };
+        // The image is drawn untransformed (blit_pixels sets no transform), hence + panel.x/y.
+        ctx.save();
+        ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0).map_err(|_| "cannot reset the canvas transform")?;
+        let blitted = blit_pixels(canvas, rect, nc, nr, &px);
+        ctx.restore();
+        blitted?;
+        ctx.set_stroke_style_str(&rgb([pal.bg.0, pal.bg.1, pal.bg.2]));
+        ctx.set_line_width(1.0 * s);
+        ctx.begin_path();
+        for j in 0..=nc {
+            ctx.move_to(left + j as f64 * cell, top);
+            ctx.line_to(left + j as f64 * cell, top + nr as f64 * cell);
+        }
+        for i in 0..=nr {
+            ctx.move_to(left, top + i as f64 * cell);
+            ctx.line_to(left + nc as f64 * cell, top + i as f64 * cell);
+        }
+        ctx.stroke();
+        return Ok(cell);
+    }
     ctx.set_text_align("center");
     ctx.set_font(&font(if cell >= 44.0 * s { 11.0 } else { 9.5 }));
     for i in 0..nr {
@@ -109,29 +152,20 @@ fn draw_at_origin(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Pale
         for j in 0..nc {
             let v = p.m[[i, j]];
             let (x, y) = (left + j as f64 * cell, top + i as f64 * cell);
-            let colour = if undefined || !v.is_finite() {
-                [pal.grid.0, pal.grid.1, pal.grid.2]
-            } else {
-                match p.scale {
-                    Scale::Signed => diverging(v / vmax),
-                    Scale::Weights => viridis(v),
-                }
-            };
+            let colour = colour_of(i, j);
             ctx.set_fill_style_str(&rgb(colour));
             ctx.fill_rect(x + 0.5 * s, y + 0.5 * s, cell - 1.0 * s, cell - 1.0 * s);
-            if annotate {
-                let text = if undefined {
-                    "0/0".to_string()
-                } else if v == f64::NEG_INFINITY {
-                    "−∞".to_string()
-                } else {
-                    short(v)
-                };
-                // dark text on light cells, light on dark
-                let lum = 0.299 * colour[0] as f64 + 0.587 * colour[1] as f64 + 0.114 * colour[2] as f64;
-                ctx.set_fill_style_str(if lum > 140.0 { "#111" } else { "#f5f5f5" });
-                let _ = ctx.fill_text(&text, x + cell / 2.0, y + cell / 2.0);
-            }
+            let text = if undefined {
+                "0/0".to_string()
+            } else if v == f64::NEG_INFINITY {
+                "−∞".to_string()
+            } else {
+                short(v)
+            };
+            // dark text on light cells, light on dark
+            let lum = 0.299 * colour[0] as f64 + 0.587 * colour[1] as f64 + 0.114 * colour[2] as f64;
+            ctx.set_fill_style_str(if lum > 140.0 { "#111" } else { "#f5f5f5" });
+            let _ = ctx.fill_text(&text, x + cell / 2.0, y + cell / 2.0);
         }
     }
     Ok(cell)
