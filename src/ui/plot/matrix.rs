@@ -72,7 +72,10 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
     let s = f.scale;
     let font = |px: f64| format!("{}px sans-serif", (px * s).round());
     ctx.set_font(&font(12.0));
-    let label_w = p.rows.iter().map(|r| ctx.measure_text(r).map(|m| m.width()).unwrap_or(0.0)).fold(0.0, f64::max) + 8.0 * s;
+    // One measurement, of the longest label (by characters): labels are short and alike, and
+    // measureText per label was a tenth of a 12-matrix frame.
+    let longest = p.rows.iter().max_by_key(|r| r.chars().count()).map_or("", String::as_str);
+    let label_w = ctx.measure_text(longest).map(|m| m.width()).unwrap_or(0.0) + 8.0 * s;
     let (top, left) = (40.0 * s, label_w.max(12.0 * s));
     let cell = ((panel.w - left - 6.0 * s) / nc.max(1) as f64).min((panel.h - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
     let rgb = |c: [u8; 3]| format!("rgb({}, {}, {})", c[0], c[1], c[2]);
