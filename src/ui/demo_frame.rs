@@ -205,8 +205,10 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
     if list.is_empty() {
         return Err("this demo has no plot".into());
     }
+    // A canvas that keeps spare rows below its drawing (`MatrixGrid`) says how many are in use.
+    let used = |c: &web_sys::HtmlCanvasElement| c.get_attribute("data-used-h").and_then(|s| s.parse().ok()).map_or(c.height(), |u: u32| u.min(c.height()));
     let w = list.iter().map(|c| c.width()).max().unwrap_or(0);
-    let h: u32 = list.iter().map(|c| c.height()).sum();
+    let h: u32 = list.iter().map(used).sum();
     let out: web_sys::HtmlCanvasElement =
         document().create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
     out.set_width(w);
@@ -214,8 +216,10 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
     let ctx = super::plot::heatmap::context(&out)?;
     let mut y = 0.0;
     for c in list {
-        ctx.draw_image_with_html_canvas_element(c, 0.0, y).map_err(|_| "cannot copy a plot")?;
-        y += c.height() as f64;
+        let (cw, ch) = (c.width() as f64, used(c) as f64);
+        ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(c, 0.0, 0.0, cw, ch, 0.0, y, cw, ch)
+            .map_err(|_| "cannot copy a plot")?;
+        y += ch;
     }
     Ok(out)
 }

@@ -20,7 +20,16 @@ after(async () => { await browser?.close(); server?.close(); });
 
 const snapshot = (page, id) => page.$eval(`#${id}`, (d) => ({
   controls: [...d.querySelectorAll(".controls input, .controls select")].map((e) => e.type === "checkbox" ? e.checked : e.value),
-  canvases: [...d.querySelectorAll("canvas")].filter((c) => c.width > 0 && c.offsetParent).map((c) => c.toDataURL()),
+  canvases: [...d.querySelectorAll("canvas")].filter((c) => c.width > 0 && c.offsetParent).map((c) => {
+    // A matrix grid's canvas keeps spare rows below its drawing (it only grows, to avoid a
+    // reallocation per move) and says how many are in use: compare that part only.
+    const used = Number(c.dataset.usedH || c.height);
+    if (used >= c.height) return c.toDataURL();
+    const part = document.createElement("canvas");
+    [part.width, part.height] = [c.width, used];
+    part.getContext("2d").drawImage(c, 0, 0, c.width, used, 0, 0, c.width, used);
+    return part.toDataURL();
+  }),
 }));
 
 // Demos that fetch weights or ask a worker say "Loading…" or "Computing…" until their data is in.
