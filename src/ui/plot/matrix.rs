@@ -127,13 +127,8 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
                 px.extend_from_slice(&[r, g, b, 255]);
             }
         }
-        let rect = CellRect { x: left + panel.x, y: top + panel.y, w: nc as f64 * cell, h: nr as f64 * cell };
-        // The image is drawn untransformed (blit_pixels sets no transform), hence + panel.x/y.
-        ctx.save();
-        ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0).map_err(|_| "cannot reset the canvas transform")?;
-        let blitted = blit_pixels(canvas, rect, nc, nr, &px);
-        ctx.restore();
-        blitted?;
+        // In panel coordinates: drawImage follows the context's translation to the panel.
+        blit_pixels(canvas, CellRect { x: left, y: top, w: nc as f64 * cell, h: nr as f64 * cell }, nc, nr, &px)?;
         ctx.set_stroke_style_str(&rgb([pal.bg.0, pal.bg.1, pal.bg.2]));
         ctx.set_line_width(1.0 * s);
         ctx.begin_path();

@@ -7,7 +7,7 @@ use web_sys::{HtmlCanvasElement, HtmlElement};
 
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
-use crate::ui::plot::Frame;
+use crate::ui::plot::fit_canvas_growing;
 
 /// A matrix with everything needed to draw it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -51,34 +51,6 @@ pub fn MatrixGrid(ctx: DemoCtx, #[prop(into)] mats: Signal<Vec<Mat>>, #[prop(def
     view! { <div class="matrix-clip" node_ref=clip><canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas></div> }
 }
 
-/// Like `plot::fit_canvas_with`, except that the canvas's pixel height only grows while its
-/// width stays: resizing a canvas reallocates its pixels (3.3 ms of a 12.6 ms `self-attn` frame
-/// when the height followed the d slider). `clip`, a box with `overflow: hidden`, takes the CSS
-/// height in use and hides the rest; the canvas records that height (`data-used-h`), which
-/// "Download image" crops to.
-fn fit_growing(c: &HtmlCanvasElement, clip: &HtmlElement, height: impl Fn(f64) -> f64) -> Frame {
-    let dpr = window().device_pixel_ratio().clamp(1.0, 3.0);
-    let css_w = f64::from(c.client_width().max(120));
-    let css_h = height(css_w);
-    let (w, h) = ((css_w * dpr).round() as u32, (css_h * dpr).round() as u32);
-    if c.width() != w {
-        c.set_width(w); // a new width: start again at the height needed now
-        c.set_height(h);
-    } else if c.height() < h {
-        c.set_height(h);
-    }
-    let set = |e: &HtmlElement, css: String| {
-        let style = e.style();
-        if style.get_property_value("height").ok().as_deref() != Some(css.as_str()) {
-            let _ = style.set_property("height", &css);
-        }
-    };
-    set(c, format!("{}px", c.height() as f64 / dpr));
-    set(clip, format!("{css_h}px"));
-    let _ = c.set_attribute("data-used-h", &h.to_string());
-    Frame { scale: dpr, w, h }
-}
-
 /// Most cells a grid prints values into (the default self-attention stage has 144).
 const ANNOTATE_BUDGET: usize = 160;
 
@@ -95,7 +67,7 @@ fn draw_grid(c: &HtmlCanvasElement, clip: &HtmlElement, pal: &crate::ui::theme::
         (k, w, heights)
     };
     const LEGEND: f64 = 24.0; // CSS pixels for the colour key under the grid
-    let f = fit_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
+    let f = fit_canvas_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
     let (k, w, heights) = layout(f.w as f64 / f.scale);
     let ctx = crate::ui::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
