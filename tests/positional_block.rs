@@ -16,6 +16,18 @@ fn sinusoidal_table_matches_the_closed_form() {
             assert!((pe[[pos, 2 * i + 1]] - angle.cos()).abs() < 1e-12);
         }
     }
+    // The table steps down each column by rotation and re-anchors every 16 positions: check
+    // the largest table the book draws (and longer) against sin/cos computed afresh per cell.
+    for (len, d, base) in [(1024, 512, 10000.0), (128, 8, 100.0), (37, 7, 100000.0)] {
+        let pe = table(len, d, base);
+        for pos in 0..len {
+            for j in 0..d {
+                let angle = pos as f64 * frequency(j / 2, d, base);
+                let want = if j % 2 == 0 { angle.sin() } else { angle.cos() };
+                assert!((pe[[pos, j]] - want).abs() < 1e-12, "PE({pos}, {j}) for d = {d}, base = {base}");
+            }
+        }
+    }
     // hand values: PE(1, 0) = sin 1 = 0.841471, PE(1, 1) = cos 1 = 0.540302
     assert!((pe[[1, 0]] - 0.841471).abs() < 1e-6 && (pe[[1, 1]] - 0.540302).abs() < 1e-6);
 }
