@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-use super::colormap::viridis;
+use super::colormap::{level_index, viridis, viridis_table};
 use super::{err, style_mesh, Area, Frame};
 use crate::ui::theme::Palette;
 
@@ -108,17 +108,17 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
     if rows == 0 || cols == 0 {
         return Ok(());
     }
-    let mut px = vec![0u8; rows * cols * 4];
-    for r in 0..rows {
-        for c in 0..cols {
+    let (lut, bg) = (viridis_table(), [pal.bg.0, pal.bg.1, pal.bg.2, 255]);
+    let scale = 255.0 / (spec.vmax - spec.vmin).max(1e-12); // value -> level on 0..=255
+    // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
+    let mut px = vec![[0u8; 4]; rows * cols];
+    for (r, row) in px.chunks_exact_mut(cols).enumerate() {
+        for (c, p) in row.iter_mut().enumerate() {
             let v = (spec.value)(r, c);
-            let rgb = if v.is_nan() { [pal.bg.0, pal.bg.1, pal.bg.2] } else { viridis((v - spec.vmin) / (spec.vmax - spec.vmin).max(1e-12)) };
-            let o = (r * cols + c) * 4;
-            px[o..o + 3].copy_from_slice(&rgb);
-            px[o + 3] = 255;
+            *p = if v.is_nan() { bg } else { lut[level_index((v - spec.vmin) * scale)] };
         }
     }
-    blit_pixels(canvas, rect, cols, rows, &px)
+    blit_pixels(canvas, rect, cols, rows, px.as_flattened())
 }
 
 /// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
