@@ -25,6 +25,9 @@ pub fn App() -> impl IntoView {
     let resize = RwSignal::new(0u32);
     let handle = window_event_listener(leptos::ev::resize, move |_| resize.update(|n| *n = n.wrapping_add(1)));
     on_cleanup(move || handle.remove());
+    // A plot whose width changed without a window resize (a scroll bar, a panel opening)
+    // redraws too.
+    crate::ui::plot::widths::on_change(move || resize.update(|n| *n = n.wrapping_add(1)));
     provide_context(AppCtx { theme, resize });
     view! {
         <Router>

@@ -39,6 +39,7 @@ impl DemoCtx {
         Effect::new(move |_| {
             self.resize.track();
             let pal = self.theme.get().palette();
+            crate::ui::plot::interned::prepare(&pal);
             if let Some(r) = draw(&pal) {
                 self.report(r);
                 mark_paint();

@@ -85,7 +85,7 @@ impl Theme {
 }
 
 /// Colours for plots, chosen for contrast on each theme's background.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Palette {
     pub bg: RGBColor,
     pub fg: RGBColor,

@@ -54,14 +54,19 @@ impl DrawingBackend for FastCanvas {
         self.inner.draw_circle(center, radius, style, fill)
     }
     fn draw_text<S: BackendTextStyle>(&mut self, text: &str, style: &S, pos: BackendCoord) -> Res<()> {
+        font_of(style); // interned before CanvasBackend::draw_text sends it
         self.inner.draw_text(text, style, pos)
     }
 
     fn estimate_text_size<S: BackendTextStyle>(&self, text: &str, style: &S) -> Res<(u32, u32)> {
-        // The same font string CanvasBackend::draw_text sets.
-        self.ctx.set_font(&format!("{} {}px {}", style.style().as_str(), style.size(), style.family().as_str()));
+        self.ctx.set_font(&font_of(style));
         let width = self.ctx.measure_text(text).map(|m| m.width()).unwrap_or(style.size() * 0.6 * text.chars().count() as f64);
         // A line box is about 1.2 em tall, as the span measurement gave.
         Ok((width.ceil() as u32, (style.size() * 1.2).ceil() as u32))
     }
+}
+
+/// The font string CanvasBackend::draw_text sets for `style`, interned (see `interned`).
+fn font_of<S: BackendTextStyle>(style: &S) -> String {
+    super::interned::font(format!("{} {}px {}", style.style().as_str(), style.size(), style.family().as_str()))
 }

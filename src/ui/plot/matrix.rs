@@ -8,6 +8,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::colormap::viridis;
 use super::heatmap::{blit_pixels, context, CellRect};
+use super::interned;
 use super::Frame;
 use crate::ui::theme::Palette;
 
@@ -70,7 +71,7 @@ pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &Mat
 fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
     let (nr, nc) = p.m.dim();
     let s = f.scale;
-    let font = |px: f64| format!("{}px sans-serif", (px * s).round());
+    let font = |px: f64| interned::font(format!("{}px sans-serif", (px * s).round()));
     ctx.set_font(&font(12.0));
     // One measurement, of the longest label (by characters): labels are short and alike, and
     // measureText per label was a tenth of a 12-matrix frame.
@@ -79,13 +80,12 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
     let (top, left) = (40.0 * s, label_w.max(12.0 * s));
     let cell = ((panel.w - left - 6.0 * s) / nc.max(1) as f64).min((panel.h - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
     let rgb = |c: [u8; 3]| format!("rgb({}, {}, {})", c[0], c[1], c[2]);
-    let fg = rgb([pal.fg.0, pal.fg.1, pal.fg.2]);
-    let muted = rgb([pal.muted.0, pal.muted.1, pal.muted.2]);
+    let (fg, muted) = (interned::rgb(pal.fg), interned::rgb(pal.muted));
     // title
     ctx.set_fill_style_str(&fg);
     ctx.set_text_align("left");
     ctx.set_text_baseline("top");
-    ctx.set_font(&format!("600 {}", font(13.0)));
+    ctx.set_font(&interned::font(format!("600 {}", font(13.0))));
     let _ = ctx.fill_text(p.title, 2.0 * s, 2.0 * s);
     // column labels
     ctx.set_font(&font(11.0));
@@ -129,7 +129,7 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
         }
         // In panel coordinates: drawImage follows the context's translation to the panel.
         blit_pixels(canvas, CellRect { x: left, y: top, w: nc as f64 * cell, h: nr as f64 * cell }, nc, nr, &px)?;
-        ctx.set_stroke_style_str(&rgb([pal.bg.0, pal.bg.1, pal.bg.2]));
+        ctx.set_stroke_style_str(&interned::rgb(pal.bg));
         ctx.set_line_width(1.0 * s);
         ctx.begin_path();
         for j in 0..=nc {
@@ -173,8 +173,8 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
 /// (viridis, 0 to 1) and/or the signed scale (blue, white, red, per matrix ± its largest |v|).
 pub fn draw_legend(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, x: f64, y: f64, weights: bool, signed: bool) {
     let s = f.scale;
-    let fg = format!("rgb({}, {}, {})", pal.muted.0, pal.muted.1, pal.muted.2);
-    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    let fg = interned::rgb(pal.muted);
+    ctx.set_font(&interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_text_baseline("middle");
     ctx.set_text_align("left");
     let (bar_w, bar_h, steps) = (90.0 * s, 10.0 * s, 30);

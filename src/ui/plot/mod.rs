@@ -3,8 +3,10 @@
 pub mod backend;
 pub mod colormap;
 pub mod heatmap;
+pub mod interned;
 pub mod bars;
 pub mod matrix;
+pub mod widths;
 
 use leptos::prelude::window;
 use plotters::coord::Shift;
@@ -78,7 +80,7 @@ pub fn fit_canvas_growing(canvas: &HtmlCanvasElement, clip: &HtmlElement, height
 /// size in canvas pixels.
 fn measure(canvas: &HtmlCanvasElement, height: impl Fn(f64) -> f64) -> (f64, f64, u32, u32) {
     let dpr = window().device_pixel_ratio().clamp(1.0, 3.0);
-    let css_w = f64::from(canvas.client_width().max(120));
+    let css_w = widths::css_width(canvas).max(120.0);
     let css_h = height(css_w);
     (dpr, css_h, (css_w * dpr).round() as u32, (css_h * dpr).round() as u32)
 }

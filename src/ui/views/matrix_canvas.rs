@@ -70,7 +70,7 @@ fn draw_grid(c: &HtmlCanvasElement, clip: &HtmlElement, pal: &crate::ui::theme::
     let f = fit_canvas_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
     let (k, w, heights) = layout(f.w as f64 / f.scale);
     let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, c.height() as f64); // all of it: the part below f.h too
     // Printed values cost a fillText each: only for grids small enough to stay under a frame.
     let annotate = ms.iter().map(|m| { let (r, c, _) = dims(m); r * c }).sum::<usize>() <= ANNOTATE_BUDGET;

@@ -335,7 +335,7 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
 fn mark_query(canvas: &web_sys::HtmlCanvasElement, f: &Frame, pal: &Palette, rect: CellRect, q: f64) -> Result<(), String> {
     let ctx = crate::ui::plot::heatmap::context(canvas)?;
     let y = rect.y + rect.h * (1.0 - q / X_MAX);
-    ctx.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+    ctx.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
     ctx.set_line_width(f.scale * 1.5);
     ctx.begin_path();
     ctx.move_to(rect.x - 6.0 * f.scale, y);

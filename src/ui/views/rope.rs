@@ -29,7 +29,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             // mark the chosen (m, n)
             let g = context(&c)?;
             let (cw, ch) = (rect.w / N as f64, rect.h / N as f64);
-            g.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+            g.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
             g.set_line_width(2.5 * f.scale);
             g.stroke_rect(rect.x + o.n as f64 * cw, rect.y + o.m as f64 * ch, cw, ch);
             Ok(())

@@ -80,7 +80,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let k = (k.max(1) as usize).min(p - 1) as f64;
             let (cw, ch) = (rect.w / p as f64, rect.h / p as f64);
             let g = crate::ui::plot::heatmap::context(&r)?;
-            g.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+            g.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
             g.set_line_width(2.0 * f.scale);
             g.begin_path();
             g.move_to(rect.x + k * cw, rect.y);

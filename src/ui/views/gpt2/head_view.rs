@@ -23,7 +23,7 @@ pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     let s = f.scale;
     let w = f.w as f64 / s;
     let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     let (left, right) = (w * 0.36, w * 0.64);
     let y = |i: usize| (HEAD_VIEW_TOP + (i as f64 + 0.5) * HEAD_VIEW_ROW) * s;
@@ -32,12 +32,12 @@ pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     for (i, tok) in r.a.tokens.iter().enumerate() {
         let text = tok.text.replace(' ', "·").replace('\n', "↵");
         let strong = i == sel;
-        let colour = if strong { format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2) } else { format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2) };
+        let colour = if strong { crate::ui::plot::interned::rgb(pal.orange) } else { crate::ui::plot::interned::rgb(pal.fg) };
         ctx.set_fill_style_str(&colour);
         ctx.set_text_align("right");
         let _ = ctx.fill_text(&text, (left - 6.0) * s, y(i));
         ctx.set_text_align("left");
-        ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
+        ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
         let _ = ctx.fill_text(&text, (right + 6.0) * s, y(i));
     }
     ctx.set_line_width(2.0 * s);

@@ -28,10 +28,10 @@ pub fn draw_model_view(
     let cell = cell_for(f.w as f64 / s);
     layout.set_value((LABEL, LABEL, cell, nl, nh));
     let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.bg.0, pal.bg.1, pal.bg.2));
+    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
-    ctx.set_fill_style_str(&format!("rgb({}, {}, {})", pal.fg.0, pal.fg.1, pal.fg.2));
+    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
     for h in 0..nh {
         let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
     }
@@ -79,7 +79,7 @@ pub fn draw_model_view(
                 ctx.stroke();
             }
             if (l, h) == selected {
-                ctx.set_stroke_style_str(&format!("rgb({}, {}, {})", pal.orange.0, pal.orange.1, pal.orange.2));
+                ctx.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
                 ctx.set_line_width(3.0 * s);
                 ctx.stroke_rect(x - 1.5 * s, y - 1.5 * s, px as f64 + 3.0 * s, px as f64 + 3.0 * s);
             }
