@@ -14,13 +14,6 @@ pub fn local_set(key: &str, value: &str) {
     }
 }
 
-/// Replaces the current history entry's URL: no new back-button entry, no scroll.
-pub fn replace_url(url: &str) {
-    if let Ok(h) = window().history() {
-        let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(url));
-    }
-}
-
 pub fn location_origin() -> String {
     window().location().origin().unwrap_or_default()
 }

@@ -1,4 +1,5 @@
 //! The browser app (wasm only): Leptos components, canvas plots, URL and storage glue.
+pub mod address_bar;
 pub mod app;
 pub mod browser;
 pub mod controls;

@@ -8,7 +8,8 @@ use leptos_router::hooks::{use_location, use_navigate};
 use wasm_bindgen::JsCast;
 
 use super::app::AppCtx;
-use super::browser::{local_get, local_set, replace_url};
+use super::address_bar;
+use super::browser::{local_get, local_set};
 use super::demo_frame::{DemoFrame, DemoHome};
 use crate::chapters::{self, Chapter, Segment, CHAPTERS, HOME_HTML};
 use crate::demos::{self, DemoSpec};
@@ -182,8 +183,9 @@ fn mount_demos(ids: &[&'static str], search: &str) -> (Vec<Mounted>, Vec<Notice>
     (mounted, stray)
 }
 
-/// Keeps the address bar equal to the demos' state (changed values only). Skips the first run,
-/// so a link's own text stays until the reader changes something.
+/// Keeps the address bar equal to the demos' state (changed values only; written at most every
+/// quarter second, see `address_bar`). Skips the first run, so a link's own text stays until
+/// the reader changes something.
 fn sync_url(path: String, keep: Vec<(String, String)>, states: Vec<(&'static str, RwSignal<Values>)>) {
     Effect::new(move |prev: Option<()>| {
         let mut pairs = keep.clone();
@@ -192,8 +194,7 @@ fn sync_url(path: String, keep: Vec<(String, String)>, states: Vec<(&'static str
         }
         if prev.is_some() {
             let q = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            let hash = window().location().hash().unwrap_or_default();
-            replace_url(&format!("{path}{}{q}{hash}", if q.is_empty() { "" } else { "?" }));
+            address_bar::set(format!("{path}{}{q}", if q.is_empty() { "" } else { "?" }));
         }
     });
 }

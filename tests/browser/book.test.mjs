@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, paints, waitPaints } from "./browser.mjs";
+import { launch, newPage, paints, waitPaints, settledUrl } from "./browser.mjs";
 
 const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
@@ -47,7 +47,7 @@ test("home page: pitch, contents with 'coming' markers, start link", async () =>
   ORDER.forEach((c, i) => assert.equal(items[i].includes("coming"), !c.written, c.slug));
   await page.click("a.start");
   await page.waitForSelector(".chapter h1");
-  assert.equal(new URL(page.url()).pathname, `/${ORDER.find((c) => c.written).slug}/`);
+  assert.equal(new URL(await settledUrl(page)).pathname, `/${ORDER.find((c) => c.written).slug}/`);
   await page.context().close();
 });
 
@@ -78,8 +78,12 @@ test("a slider changes the canvas and the URL while dragging, without adding his
   for (let i = 0; i < 5; i++) await page.keyboard.press("ArrowRight"); // 5 `input` events
   await waitPaints(page, p0, 5);
   assert.notEqual(await canvasData(page, "#nw canvas"), before, "canvas changed");
-  const url = new URL(page.url());
-  assert.ok(url.searchParams.get("nw.sigma"), "sigma is in the URL");
+  // The address is written at most every quarter second while the slider moves: once those
+  // 5 moves have settled, it holds the last value, not an earlier one.
+  const shown = Number(await page.$eval("#nw-sigma", (e) => e.getAttribute("aria-valuetext")));
+  const url = new URL(await settledUrl(page));
+  const inUrl = Number(url.searchParams.get("nw.sigma"));
+  assert.ok(Math.abs(inUrl - shown) <= 1e-9 * shown, `the URL holds the slider's final value: ${inUrl} vs ${shown}`);
   assert.equal(url.pathname, "/kernel-regression/", "the ← → keys on a slider did not change chapter");
   assert.equal(await page.evaluate(() => history.length), hist, "history not flooded");
   assert.equal(await page.evaluate(() => scrollY), y0, "no scroll jump");
@@ -274,15 +278,15 @@ test("self-attention: typed cells of X change the matrices and the link, bad inp
   const before = await canvas();
   // Row 1 := row 2 in stage 2: the two tokens then get the same weights (hand check below).
   await page.selectOption("#self-attn-stage", "xx");
-  const row2 = await page.$$eval("#self-attn .x-cells tr:nth-child(3) td:not([hidden]) input", (xs) => xs.map((x) => x.value));
-  const cells = await page.$$("#self-attn .x-cells tr:nth-child(2) td:not([hidden]) input");
+  const row2 = await page.$$eval("#self-attn .x-cells tr:nth-child(3) input:not([tabindex='-1'])", (xs) => xs.map((x) => x.value));
+  const cells = await page.$$("#self-attn .x-cells tr:nth-child(2) input:not([tabindex='-1'])");
   for (let j = 0; j < cells.length; j++) {
     await cells[j].fill(row2[j]);
     await cells[j].press("Tab");
   }
   await page.waitForTimeout(200);
   assert.notEqual(await canvas(), before, "the matrices were redrawn");
-  const x = new URL(page.url()).searchParams.get("self-attn.x");
+  const x = new URL(await settledUrl(page)).searchParams.get("self-attn.x");
   assert.ok(x && x.split(";")[0] === x.split(";")[1], `both rows in the link: ${x}`);
   // Focus moved on with Tab: the fields were not rebuilt under the keyboard.
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("aria-label")), "X row 2 column 1");
@@ -294,19 +298,19 @@ test("self-attention: typed cells of X change the matrices and the link, bad inp
   });
   assert.deepEqual(weights[0].slice(1), weights[1].slice(1), "equal rows of X attend alike");
   // A value out of range: a message in place, nothing else changes.
-  const link = page.url();
+  const link = await settledUrl(page);
   await cells[0].fill("1000");
   await cells[0].press("Enter");
   assert.match(await page.$eval("#self-attn .x-editor [role=alert]", (e) => e.textContent), /not a number from −99 to 99/);
-  assert.equal(page.url(), link);
+  assert.equal(await settledUrl(page), link);
   // The link restores the typed X in a fresh context.
   const fresh = await open(link.replace(base, ""));
   await fresh.waitForSelector("#self-attn .x-cells input");
-  assert.deepEqual(await fresh.$$eval("#self-attn .x-cells tr:nth-child(2) td:not([hidden]) input", (xs) => xs.map((x) => x.value)), row2);
+  assert.deepEqual(await fresh.$$eval("#self-attn .x-cells tr:nth-child(2) input:not([tabindex='-1'])", (xs) => xs.map((x) => x.value)), row2);
   // A new input seed draws a new X: the typed cells go, and so does the link's copy.
   await fresh.click("#self-attn-seed");
   await fresh.waitForTimeout(200);
-  assert.equal(new URL(fresh.url()).searchParams.get("self-attn.x"), null);
+  assert.equal(new URL(await settledUrl(fresh)).searchParams.get("self-attn.x"), null);
   assert.equal(await fresh.$("#self-attn .x-reset"), null);
   await page.context().close();
   await fresh.context().close();

@@ -33,6 +33,13 @@ export async function waitPaints(page, before, n = 1) {
   await page.waitForFunction(([b, k]) => (window.__alPaints || 0) >= b + k, [before, n], { timeout: 10000 });
 }
 
+/// The page's address once the app has written its latest state: while controls move it
+/// writes at most every quarter second (src/ui/address_bar.rs).
+export async function settledUrl(page) {
+  await page.waitForFunction(() => !window.__alUrlPending, null, { timeout: 5000 });
+  return page.url();
+}
+
 /// A browser with a profile on disk (a normal, non-incognito storage quota), for tests that
 /// store large files in Cache Storage.
 export function launchPersistent(userDataDir, opts = {}) {

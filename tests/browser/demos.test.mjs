@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, paints, waitPaints } from "./browser.mjs";
+import { launch, newPage, paints, waitPaints, settledUrl } from "./browser.mjs";
 
 const written = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
@@ -77,7 +77,7 @@ test("every demo: a control changes its plot and the URL, and its link restores 
       await page.waitForTimeout(50);
       const after = await snapshot(page, id);
       assert.notDeepEqual(after.canvases, before.canvases, `${slug}#${id}: moving ${moved} changed no plot`);
-      assert.ok([...new URL(page.url()).searchParams.keys()].some((k) => k.startsWith(`${id}.`)), `${slug}#${id}: URL holds its state`);
+      assert.ok([...new URL(await settledUrl(page)).searchParams.keys()].some((k) => k.startsWith(`${id}.`)), `${slug}#${id}: URL holds its state`);
       await page.click(`#${id} .copy-link`);
       const link = await page.$eval(`#${id} .link-field`, (e) => e.value);
       const fresh = await newPage(browser, { viewport: { width: 1280, height: 900 } });

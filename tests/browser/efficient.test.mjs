@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, settledUrl } from "./browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {
@@ -60,7 +60,7 @@ test("the cost plot redraws when the window changes, and the link keeps it", asy
   await page.waitForTimeout(300);
   assert.notEqual(await canvas(), before, "the sliding-window curve moved");
   const fresh = await newPage(plainBrowser);
-  await fresh.goto(page.url());
+  await fresh.goto(await settledUrl(page));
   await fresh.waitForSelector("#attention-cost canvas");
   assert.equal(await fresh.$eval("#attention-cost-window", (r) => r.value), "32");
   assert.deepEqual([...page.errors, ...fresh.errors], []);
@@ -80,9 +80,9 @@ test("the KV-cache calculator follows its controls and the link keeps them", asy
   await page.waitForFunction(() => /= 4\.00 GiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
   await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "1"; r.dispatchEvent(new Event("input", { bubbles: true })); });
   await page.waitForFunction(() => /= 128\.0 MiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
-  assert.equal(new URL(page.url()).searchParams.get("kv-cache.kv-heads"), "1");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("kv-cache.kv-heads"), "1");
   const fresh = await newPage(plainBrowser);
-  await fresh.goto(page.url());
+  await fresh.goto(await settledUrl(page));
   await fresh.waitForSelector("#kv-cache .kv-readout");
   assert.match(await fresh.$eval("#kv-cache .kv-readout", (e) => e.textContent), /× 1 KV heads ×/);
   assert.deepEqual([...page.errors, ...fresh.errors], []);
@@ -103,12 +103,12 @@ test("the FlashAttention step-through walks tile by tile, checks itself and keep
   const check = await page.$eval("#flash-steps .check", (e) => e.textContent);
   assert.match(check, /^✓ .*differ by at most [\d.]+e-\d+ ≤ 10⁻⁶/, check);
   assert.ok(await page.$eval("#flash-steps button:has-text('Next tile')", (b) => b.disabled), "nothing after the last tile");
-  assert.equal(new URL(page.url()).searchParams.get("flash-steps.step"), "3");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("flash-steps.step"), "3");
   // The final acc/ℓ printed is the naive row printed in the check.
   const final = /acc\/ℓ = (\([^)]*\))/.exec(await status())[1];
   assert.ok(check.includes(final), `${final} in ${check}`);
   const fresh = await newPage(plainBrowser);
-  await fresh.goto(page.url());
+  await fresh.goto(await settledUrl(page));
   await fresh.waitForSelector("#flash-steps .flash-status");
   assert.match(await fresh.$eval("#flash-steps .flash-status", (e) => e.textContent), /All 3 tiles done/);
   assert.deepEqual([...page.errors, ...fresh.errors], []);

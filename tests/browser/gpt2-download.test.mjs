@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "./static-server.mjs";
-import { launch, launchPersistent, newPage } from "./browser.mjs";
+import { launch, launchPersistent, newPage, settledUrl } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-models";
@@ -123,7 +123,7 @@ test("local files load from the picker; a link to them asks for the files again"
   await page.setInputFiles("#gpt2 input[type=file]", [`${root}static/models/induction/config.json`, `${root}static/models/induction/model.safetensors`]);
   await page.waitForFunction(() => /Loaded from local files/.test(document.querySelector("#gpt2 .model-status")?.textContent || ""), null, { timeout: 30000 });
   assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /2 layers × 4 heads/);
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.model"), "file");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.model"), "file");
   // A mismatched pair is refused with the reason, in place.
   await page.setInputFiles("#gpt2 input[type=file]", [`${root}static/models/stories/config.json`, `${root}static/models/induction/model.safetensors`]);
   await page.waitForSelector("#gpt2 .gpt2[data-status=failed]");

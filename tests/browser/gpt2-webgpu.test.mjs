@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, settledUrl } from "./browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {
@@ -73,19 +73,19 @@ test("with WebGPU the model runs on the GPU and answers as the CPU does", async 
 test("the backend control switches the backend and lives in the URL", async () => {
   const page = await open(gpuBrowser);
   assert.equal(await backend(page), "cpu");
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), null, "the default stays out of the URL");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.backend"), null, "the default stays out of the URL");
   let id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
   await page.selectOption("#gpt2-backend", "webgpu");
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "webgpu");
   id = await analysed(page, id);
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), "webgpu");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.backend"), "webgpu");
   await page.selectOption("#gpt2-backend", "cpu");
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu");
   await analysed(page, id);
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.backend"), "cpu");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.backend"), "cpu");
   // The link restores the choice in a fresh page.
   const fresh = await newPage(gpuBrowser);
-  await fresh.goto(page.url());
+  await fresh.goto(await settledUrl(page));
   await analysed(fresh);
   assert.equal(await backend(fresh), "cpu");
   assert.equal(await fresh.$eval("#gpt2-backend", (s) => s.value), "cpu");

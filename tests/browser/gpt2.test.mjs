@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, settledUrl } from "./browser.mjs";
 
 const card = JSON.parse(fs.readFileSync(new URL("../../static/models/stories/card.json", import.meta.url), "utf8"));
 const hfTokens = JSON.parse(fs.readFileSync(new URL("../fixtures/gpt2/tokenizer.json", import.meta.url), "utf8"));
@@ -43,7 +43,7 @@ test("the bundled model loads in a worker; tokens match HF; She looks at cat in 
   assert.match(status, /4 layers × 4 heads/);
   // The default view is the card's She→cat head with "She" selected.
   const { layer, head } = card.she_cat_head;
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.layer"), null, "defaults stay out of the URL");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), null, "defaults stay out of the URL");
   const sel = cs.find((c) => c.selected);
   assert.equal(sel.text, "·She");
   const best = cs.reduce((a, b) => (b.w > a.w ? b : a));
@@ -66,7 +66,7 @@ test("clicking a head and a token, knocking out a head and generating update the
   const cell = Math.min(96, Math.max(24, (w - 26) / 4)); // the view's layout: 26 px labels, then 4 columns
   await page.locator("#gpt2 .model-view").click({ position: { x: 26 + 1.5 * cell, y: 26 + 1.5 * cell } });
   await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.head") === "1");
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.layer"), "1");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "1");
   // Click the chip "cat" to make it the query.
   await page.click("#gpt2 .chip:nth-child(2)");
   await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.token") === "1");
@@ -74,7 +74,7 @@ test("clicking a head and a token, knocking out a head and generating update the
   await page.click("#gpt2 .knock-out");
   await page.waitForFunction(() => document.querySelectorAll("#gpt2 .bar.intact").length === 10);
   id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.ablate"), "1.1");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.ablate"), "1.1");
   // Greedy generation appends text to the prompt, streamed into the URL.
   const before = await page.$eval("#gpt2 textarea", (t) => t.value);
   await page.click("#gpt2 .generate");
@@ -87,7 +87,7 @@ test("clicking a head and a token, knocking out a head and generating update the
   }, null, { timeout: 30000 });
   const prompt = await page.$eval("#gpt2 textarea", (t) => t.value);
   assert.ok(prompt.startsWith(before) && prompt.length > before.length + 10, `generated: ${prompt.slice(before.length)}`);
-  assert.equal(new URL(page.url()).searchParams.get("gpt2.prompt"), prompt);
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.prompt"), prompt);
   const shown = await chips(page);
   // The same link in a fresh browser shows the same tokens, selection and weights.
   await page.click("#gpt2 .copy-link");
@@ -164,7 +164,7 @@ test("the positional chapter plots a bundled model's learned wpe; the offset mar
   const after = await canvases();
   assert.equal(after[0], before[0], "the table itself does not change");
   assert.notEqual(after[1], before[1], "the marked diagonal moves");
-  assert.equal(new URL(page.url()).searchParams.get("wpe.offset"), "60");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("wpe.offset"), "60");
   await page.selectOption("#wpe select", "induction");
   await page.waitForFunction(() => /64 positions × 64 dimensions/.test(document.querySelector("#wpe .readout").textContent));
   assert.deepEqual(page.errors, []);

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, settledUrl } from "./browser.mjs";
 
 let server, base, browser;
 before(async () => {
@@ -36,7 +36,7 @@ test("both models reverse the reader's word and the alignment is drawn", async (
   [fixed, attention, correct] = await answers();
   assert.equal(correct, "lehtrevospmujxofnworbkciuqeht");
   const fresh = await newPage(browser);
-  await fresh.goto(page.url());
+  await fresh.goto(await settledUrl(page));
   await fresh.waitForSelector("#alignment .answers");
   assert.deepEqual(await fresh.$$eval("#alignment .answers dd", (d) => d.map((e) => e.textContent.trim())), [fixed, attention, correct]);
   assert.equal(await fresh.$eval("#alignment-model", (e) => e.value), "luong_local");
