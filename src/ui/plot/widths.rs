@@ -1,8 +1,8 @@
 //! The CSS width of each plot canvas, kept by one `ResizeObserver` instead of read with
 //! `clientWidth` at every draw.
 //!
-//! A slider move first changes the page (the value shown beside the slider, `self-attn`'s X
-//! fields shown or hidden), then redraws the plots. Reading `clientWidth` at that point makes
+//! A slider move first changes the page (the value shown beside the slider, the box around
+//! `self-attn`'s X fields), then redraws the plots. Reading `clientWidth` at that point makes
 //! the browser lay the page out in the middle of the move, and the plots' new heights make it
 //! lay it out again before the frame is painted: two layouts per move instead of one. In
 //! `self-attn` at n = d = 8 a layout of the chapter costs about 3 ms on this machine.
@@ -20,6 +20,10 @@ use web_sys::{Element, HtmlCanvasElement, ResizeObserver, ResizeObserverEntry};
 /// The expando property holding a canvas's last known CSS width.
 const KEY: &str = "__alCssWidth";
 
+fn key() -> JsValue {
+    wasm_bindgen::intern(KEY).into() // read at every draw: sent as a handle, not decoded
+}
+
 thread_local! {
     static OBSERVER: RefCell<Option<ResizeObserver>> = const { RefCell::new(None) };
     static ON_CHANGE: RefCell<Option<Box<dyn Fn()>>> = const { RefCell::new(None) };
@@ -33,11 +37,11 @@ pub fn on_change(hook: impl Fn() + 'static) {
 /// The canvas's CSS width (its `clientWidth`). The first call for a canvas reads it from the
 /// layout and starts observing the canvas; later calls return the observed value.
 pub fn css_width(canvas: &HtmlCanvasElement) -> f64 {
-    if let Some(w) = js_sys::Reflect::get(canvas, &KEY.into()).ok().and_then(|v| v.as_f64()) {
+    if let Some(w) = js_sys::Reflect::get(canvas, &key()).ok().and_then(|v| v.as_f64()) {
         return w;
     }
     let w = f64::from(canvas.client_width());
-    let _ = js_sys::Reflect::set(canvas, &KEY.into(), &w.into());
+    let _ = js_sys::Reflect::set(canvas, &key(), &w.into());
     observe(canvas);
     w
 }
@@ -66,14 +70,14 @@ fn changed(entries: js_sys::Array) {
         if !target.is_connected() {
             // Removed from the page (another chapter): the observer would keep it alive.
             OBSERVER.with(|o| o.borrow().as_ref().map(|o| o.unobserve(&target)));
-            let _ = js_sys::Reflect::delete_property(&target, &KEY.into());
+            let _ = js_sys::Reflect::delete_property(&target, &key());
             continue;
         }
         // After layout, so this read is free; clientWidth, as the draw measured before.
         let w = f64::from(target.client_width());
-        let old = js_sys::Reflect::get(&target, &KEY.into()).ok().and_then(|v| v.as_f64());
+        let old = js_sys::Reflect::get(&target, &key()).ok().and_then(|v| v.as_f64());
         if old != Some(w) {
-            let _ = js_sys::Reflect::set(&target, &KEY.into(), &w.into());
+            let _ = js_sys::Reflect::set(&target, &key(), &w.into());
             any = true;
         }
     }
