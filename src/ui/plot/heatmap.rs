@@ -52,8 +52,12 @@ pub fn draw_heatmap(
         .y_label_area_size(f.px(50.0))
         .build_cartesian_2d(spec.x_range.0..spec.x_range.1, spec.y_range.0..spec.y_range.1)
         .map_err(err)?;
+    // About one x label per 60 CSS pixels: at phone width, plotters' default of ten ran
+    // "100150200250" together on a 512-column axis.
+    let x_labels = ((f.w.saturating_sub(bar_w)) as f64 / f.scale / 60.0).clamp(2.0, 10.0) as usize;
     style_mesh(&mut chart, f, pal, spec.x_desc, spec.y_desc)
         .disable_mesh()
+        .x_labels(x_labels)
         .x_label_formatter(&|x| match spec.x_integer {
             true if (x - x.round()).abs() < 1e-9 => format!("{x:.0}"),
             true => String::new(),
