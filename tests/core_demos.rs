@@ -194,6 +194,35 @@ fn typed_x_replaces_the_drawn_cells() {
     assert_eq!(self_attention::input(1, 1, 1, &typed)[[0, 0]], 1.0);
 }
 
+/// Growing n or d adds rows or columns to the drawn X and weights and keeps the rest: X at
+/// (3, 4) is the top-left block of X at (5, 6), and the same for the fixed stage's logits,
+/// seen through A = softmax(logits): at n = 2 versus n = 3 the first row's two logits are the
+/// same, so the ratio A₀₀ / A₀₁ (= e^(l₀₀ − l₀₁)) is too.
+#[test]
+fn growing_n_or_d_keeps_the_drawn_cells() {
+    let small = self_attention::input(3, 4, 1, &[]);
+    let big = self_attention::input(5, 6, 1, &[]);
+    assert_eq!(small, big.slice(ndarray::s![..3, ..4]));
+    let a = |n| {
+        let s = self_attention::compute("fixed", n, 4, 1, &[], 2, false, false, false);
+        s.matrices.iter().find(|m| m.name == "A (fixed)").unwrap().rows.clone()
+    };
+    let (a2, a3) = (a(2), a(3));
+    assert!((a2[0][0] / a2[0][1] - a3[0][0] / a3[0][1]).abs() < 1e-12);
+    // W_Q at d = 4 is the top-left block of W_Q at d = 6 drawn with the same seed, rescaled
+    // from 1/√6 to 1/√4 (the entries are N(0, 1/d)).
+    let w = |d: usize| {
+        let s = self_attention::compute("qkv", 3, d, 1, &[], 2, false, false, false);
+        s.matrices.iter().find(|m| m.name == "W_Q").unwrap().rows.clone()
+    };
+    let (w4, w6) = (w(4), w(6));
+    for i in 0..4 {
+        for j in 0..4 {
+            assert!((w4[i][j] - w6[i][j] * (6.0f64 / 4.0).sqrt()).abs() < 1e-12, "W_Q[{i}][{j}]");
+        }
+    }
+}
+
 /// The URL form of a typed matrix: read back as written, refused with a reason otherwise.
 #[test]
 fn cells_parse_and_refuse_with_reasons() {

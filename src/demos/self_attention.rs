@@ -21,11 +21,11 @@ pub static STAGES: &[(&str, &str)] = &[
 
 pub static PARAMS: &[Param] = &[
     Param::choice("stage", "Stage", STAGES, 2),
-    Param::int("n", "Tokens n", 2, 8, 3),
-    Param::int("d", "Width d", 2, 8, 4),
+    Param::int("n", "Tokens n", 2, MAX as i64, 3),
+    Param::int("d", "Width d", 2, MAX as i64, 4),
     Param::seed("seed", "Input X", 1),
     // X as typed into the page's cells; empty: X is drawn from the seed.
-    Param::cells("x", "Typed X", 8, 8, X_LIMIT),
+    Param::cells("x", "Typed X", MAX, MAX, X_LIMIT),
     Param::seed("wseed", "Weights", 2),
     Param::boolean("causal", "Causal mask", false),
     Param::boolean("shuffle", "Shuffle the tokens", false),
@@ -142,10 +142,20 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
     }
 }
 
+/// The largest n and d the sliders allow.
+pub const MAX: usize = 8;
+
+/// The top-left (rows, cols) block of an 8 × 8 matrix of N(0, scale²) entries drawn from
+/// `seed`: growing or shrinking n or d adds or drops rows and columns and leaves the others as
+/// they were, so a reader sees the same tokens gain a dimension, not a new draw.
+fn drawn(rows: usize, cols: usize, seed: u64, scale: f64) -> Array2<f64> {
+    normal_matrix(MAX, MAX, seed, scale).slice(ndarray::s![..rows, ..cols]).to_owned()
+}
+
 /// X (n, d): drawn from the seed, with any typed cells in place of the drawn ones (typed
 /// cells outside n × d are ignored, so shrinking and growing n or d keeps the edits that fit).
 pub fn input(n: usize, d: usize, seed: u32, typed: &[Vec<f64>]) -> Array2<f64> {
-    let mut x = tidy(normal_matrix(n, d, seed as u64, 1.0));
+    let mut x = tidy(drawn(n, d, seed as u64, 1.0));
     for (i, row) in typed.iter().enumerate().take(n) {
         for (j, &v) in row.iter().enumerate().take(d) {
             x[[i, j]] = v;
@@ -159,7 +169,7 @@ pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], w
     let names = ["t₁", "t₂", "t₃", "t₄", "t₅", "t₆", "t₇", "t₈"];
     let x0 = input(n, d, seed, typed); // (n, d): token rows, in the original order
     let s = 1.0 / (d as f64).sqrt();
-    let w = (normal_matrix(d, d, wseed as u64, s), normal_matrix(d, d, wseed as u64 ^ 1, s), normal_matrix(d, d, wseed as u64 ^ 2, s), normal_matrix(n, n, wseed as u64 ^ 3, 1.0));
+    let w = (drawn(d, d, wseed as u64, s), drawn(d, d, wseed as u64 ^ 1, s), drawn(d, d, wseed as u64 ^ 2, s), drawn(n, n, wseed as u64 ^ 3, 1.0));
     let order: Vec<usize> = if shuffle { shuffled(n) } else { (0..n).collect() };
     let pe_table = sinusoidal(n, d, 10000.0);
     // The input as fed in: tokens permuted, then (optionally) position i's encoding added to row i.
@@ -192,9 +202,9 @@ pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], w
 }
 
 pub fn from_values(v: &Values) -> SelfAttention {
-    let p = |k| v.int(k).clamp(1, 8) as usize;
+    let p = |k| v.int(k).clamp(1, MAX as i64) as usize;
     // The URL layer has checked the cells already; anything else set in code counts as none.
-    let typed = crate::state::parse_cells(v.text("x"), 8, 8, X_LIMIT).unwrap_or_default();
+    let typed = crate::state::parse_cells(v.text("x"), MAX, MAX, X_LIMIT).unwrap_or_default();
     compute(v.text("stage"), p("n"), p("d"), v.seed("seed"), &typed, v.seed("wseed"), v.flag("causal"), v.flag("shuffle"), v.flag("pe"))
 }
 

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
-use crate::demos::self_attention::{from_values, SelfAttention, X_LIMIT};
+use crate::demos::self_attention::{from_values, SelfAttention, MAX, X_LIMIT};
 use crate::state::{fmt_num, format_cells, Value};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -41,7 +41,6 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 /// "Use the seed's X", or a new seed, drops the typed cells. The fields are
 /// never rebuilt, so editing one leaves focus where the keyboard put it.
 fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
-    const MAX: usize = 8; // the n and d sliders' maximum
     let error = RwSignal::new(None::<String>);
     let set_cell = move |i: usize, j: usize, raw: String| match raw.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v.abs() <= X_LIMIT => {
@@ -72,7 +71,11 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
     let shape = Memo::new(move |_| out.with(|o| (o.x.len(), o.x.first().map_or(0, Vec::len))));
     let row_out: Vec<Memo<bool>> = (0..MAX).map(|i| Memo::new(move |_| i >= shape.get().0)).collect();
     let col_out: Vec<Memo<bool>> = (0..MAX).map(|j| Memo::new(move |_| j >= shape.get().1)).collect();
-    let cell = move |i: usize, j: usize| out.with(|o| o.x.get(i).and_then(|r| r.get(j)).map_or(String::new(), |&x| fmt_num(x)));
+    // One memo per field: a move that leaves a cell's text as it was leaves its field alone
+    // (setting a field's value, even to the same text, makes the browser lay it out again).
+    let cells: Vec<Memo<String>> = (0..MAX * MAX)
+        .map(|k| Memo::new(move |_| out.with(|o| o.x.get(k / MAX).and_then(|r| r.get(k % MAX)).map_or(String::new(), |&x| fmt_num(x)))))
+        .collect();
     view! {
         <div class="x-editor">
             <p class="x-editor-title">"Input X (one row per token): type in any cell"</p>
@@ -85,14 +88,14 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
                         {row_out.iter().enumerate().map(|(i, &out_i)| view! {
                             <tr aria-hidden=move || out_i.get().then_some("true")>
                                 <th scope="row">{format!("t{}", i + 1)}</th>
-                                {col_out.iter().enumerate().map(|(j, &out_j)| view! {
+                                {col_out.iter().enumerate().map(|(j, &out_j)| { let cell = cells[i * MAX + j]; view! {
                                     <td><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
                                         aria-label=format!("X row {} column {}", i + 1, j + 1)
                                         tabindex=move || (out_i.get() || out_j.get()).then_some("-1")
                                         aria-hidden=move || out_j.get().then_some("true")
-                                        prop:value=move || cell(i, j)
+                                        prop:value=move || cell.get()
                                         on:change=move |ev| set_cell(i, j, event_target_value(&ev)) /></td>
-                                }).collect_view()}
+                                }}).collect_view()}
                             </tr>
                         }).collect_view()}
                     </table>
