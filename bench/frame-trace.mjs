@@ -10,6 +10,7 @@
 // FRAME_CSS='<css>' adds a style sheet first (to measure the page without a rule, say).
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
+import { installSliderMoves } from "./slider-moves.mjs";
 
 const path = process.argv[2] || "/self-attention/?self-attn.n=8&self-attn.d=8";
 const sel = process.argv[3] || "#self-attn-d";
@@ -41,27 +42,12 @@ await page.waitForFunction(() => (window.__alPaints || 0) > 0);
 if (process.env.FRAME_CSS) await page.addStyleTag({ content: process.env.FRAME_CSS });
 await page.$eval(sel, (e) => e.scrollIntoView());
 
-// Moves as bench/latency.mjs makes them: one per frame, from a requestAnimationFrame callback,
-// the next once the frame's rendering is done.
+// Moves as bench/latency.mjs makes them: one per frame, the next once the frame's rendering is
+// done (bench/slider-moves.mjs).
+await installSliderMoves(page);
 const move = (n) => page.evaluate(async ([sel, n]) => {
   const el = document.querySelector(sel);
-  const [min, max] = [Number(el.min), Number(el.max)];
-  const step = Number(el.step) > 0 ? Number(el.step) : (max - min) / 100;
-  const steps = Math.round((max - min) / step);
-  const stride = Math.max(1, Math.floor(steps / 50));
-  let pos = 0, dir = 1;
-  for (let i = 0; i < n; i++) {
-    pos += dir * stride;
-    if (pos > steps) { pos = 2 * steps - pos; dir = -1; }
-    if (pos < 0) { pos = -pos; dir = 1; }
-    await new Promise((r) => requestAnimationFrame(() => {
-      el.value = String(min + pos * step);
-      el.dispatchEvent(new Event("input", { bubbles: true }));
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => r();
-      ch.port2.postMessage(0);
-    }));
-  }
+  for (const value of window.__alSliderValues(el, n)) await window.__alMoveInFrame(el, value);
 }, [sel, n]);
 
 await move(20);

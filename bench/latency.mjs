@@ -10,6 +10,7 @@ import zlib from "node:zlib";
 import os from "node:os";
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
+import { installSliderMoves } from "./slider-moves.mjs";
 
 const dist = new URL("../dist", import.meta.url).pathname;
 const { server, url } = await startServer(dist);
@@ -67,37 +68,15 @@ for (const [name, path, sel, ready] of cases.filter(([name]) => !only || name.in
   // Demos whose data arrives from a worker: wait until it has.
   if (ready) await page.waitForFunction(ready, null, { timeout: 60000 });
   await page.$eval(sel, (e) => e.scrollIntoView());
+  await installSliderMoves(page);
   const { out: times, warm } = await page.evaluate(async ([sel, WARMUP]) => {
     const el = document.querySelector(sel);
-    const [min, max] = [Number(el.min), Number(el.max)];
-    const step = Number(el.step) > 0 ? Number(el.step) : (max - min) / 100;
-    const steps = Math.round((max - min) / step);
-    // Bounce across the whole range in strides, so that every move changes the value.
-    const stride = Math.max(1, Math.floor(steps / 50));
-    let pos = 0, dir = 1;
     const out = [], warm = [];
     // The first WARMUP moves are not counted: V8 first runs wasm in its baseline compiler and
     // optimises the functions that turn out hot, so the first moves after a load are slower
     // (they are reported separately as warm-up).
-    for (let i = 0; i < WARMUP + 100; i++) {
-      pos += dir * stride;
-      if (pos > steps) { pos = 2 * steps - pos; dir = -1; }
-      if (pos < 0) { pos = -pos; dir = 1; }
-      // Each move runs at the start of a frame, as Chromium dispatches real pointer and key
-      // input: inside a requestAnimationFrame callback. Leptos runs its effects as microtasks,
-      // so every plot has been drawn when the callback returns; the browser then does the
-      // frame's style, layout and paint in the same task, and a message posted from the
-      // callback arrives once those are done. (A MessageChannel, not setTimeout: nested timers
-      // are clamped to 4 ms.)
-      const [drawn, frame] = await new Promise((r) => requestAnimationFrame(() => {
-        el.value = String(min + pos * step);
-        const before = window.__alPaints;
-        const t0 = performance.now();
-        el.dispatchEvent(new Event("input", { bubbles: true }));
-        const ch = new MessageChannel();
-        ch.port1.onmessage = () => r([window.__alPaints > before ? window.__alLastPaint - t0 : null, performance.now() - t0]);
-        ch.port2.postMessage(0);
-      }));
+    for (const [i, value] of window.__alSliderValues(el, WARMUP + 100).entries()) {
+      const { drawn, frame } = await window.__alMoveInFrame(el, value);
       if (drawn !== null) (i < WARMUP ? warm : out).push([drawn, frame]);
     }
     return { out, warm };
