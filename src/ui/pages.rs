@@ -249,6 +249,13 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
         })
         .collect_view();
     let (prev, next) = chapters::neighbours(index);
+    // Prose far from the viewport skips rendering (static/style.css, `.laid-out`), but only
+    // from the second frame on: the first lays the whole chapter out, so each prose run's real
+    // height is remembered and the page keeps its true length as the reader scrolls.
+    let laid_out = RwSignal::new(false);
+    request_animation_frame(move || request_animation_frame(move || {
+        laid_out.try_set(true);
+    }));
     view! {
         <Header/>
         <div class="layout">
@@ -258,7 +265,7 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
                     <Toc current=chapter.slug/>
                 </details>
             </aside>
-            <main class="chapter">
+            <main class="chapter" class:laid-out=move || laid_out.get()>
                 <p class="chapter-number">{format!("Chapter {number}")}</p>
                 <h1>{chapter.title}</h1>
                 {notice_box(stray)}

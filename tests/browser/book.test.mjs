@@ -271,6 +271,26 @@ test("phone width (390 px): no horizontal overflow on any written chapter", asyn
   }
 });
 
+test("prose far from the viewport is skipped, and the page keeps its true length as the reader scrolls", async () => {
+  // At phone width self-attention's prose runs are far taller than the 600px guess for a run
+  // never laid out: the chapter lays every run out before skipping any (static/style.css).
+  const page = await open("/self-attention/", { viewport: { width: 390, height: 844 } });
+  await page.waitForSelector("main.chapter.laid-out");
+  const height = () => page.evaluate(() => document.documentElement.scrollHeight);
+  const before = await height();
+  const skipped = await page.$$eval(".chapter > .prose", (ps) => ps.filter((p) => getComputedStyle(p).contentVisibility === "auto").length);
+  assert.ok(skipped >= 2, `prose runs with content-visibility: auto: ${skipped}`);
+  for (const f of [0.3, 0.6, 0.9]) {
+    await page.evaluate((f) => scrollTo(0, document.documentElement.scrollHeight * f), f);
+    await page.waitForTimeout(100);
+    assert.equal(await height(), before, `after scrolling to ${f * 100}%`);
+  }
+  // The same length with every run rendered.
+  await page.$$eval(".chapter > .prose", (ps) => ps.forEach((p) => { p.style.contentVisibility = "visible"; }));
+  assert.equal(await height(), before, "with every prose run rendered");
+  await page.context().close();
+});
+
 test("self-attention: typed cells of X change the matrices and the link, bad input is refused in place, a link restores them", async () => {
   const page = await open("/self-attention/");
   await page.waitForSelector("#self-attn .x-cells input");
