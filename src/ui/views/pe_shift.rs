@@ -34,13 +34,13 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &PeShift) -> Resu
     let rows = pairs.div_ceil(cols);
     let f = fit_canvas_with(canvas, |w| (w / cols as f64) * rows as f64 + 8.0);
     let ctx = context(canvas)?;
-    let rgb = |c: plotters::style::RGBColor| format!("rgb({}, {}, {})", c.0, c.1, c.2);
+    let rgb = crate::ui::plot::interned::rgb; // palette colours: interned by DemoCtx::paint
     ctx.set_fill_style_str(&rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     let cell = f.w as f64 / cols as f64;
     let s = f.scale;
     let r = cell * 0.3;
-    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_font(&crate::ui::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_text_align("center");
     for i in 0..pairs {
         let (cx, cy) = (cell * ((i % cols) as f64 + 0.5), cell * ((i / cols) as f64 + 0.45));

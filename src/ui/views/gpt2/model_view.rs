@@ -30,7 +30,7 @@ pub fn draw_model_view(
     let ctx = crate::ui::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
-    ctx.set_font(&format!("{}px sans-serif", (11.0 * s).round()));
+    ctx.set_font(&crate::ui::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
     for h in 0..nh {
         let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
