@@ -30,9 +30,15 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
 fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &PeShift) -> Result<(), String> {
     let pairs = o.omega.len();
-    let cols = 4usize.min(pairs);
-    let rows = pairs.div_ceil(cols);
-    let f = fit_canvas_with(canvas, |w| (w / cols as f64) * rows as f64 + 8.0);
+    // At least 125 CSS px per circle (four to a row on a laptop, two on a phone), so the labels
+    // under the circles do not run together; the legend has a band of its own above them.
+    const LEGEND: f64 = 22.0;
+    let cols_for = |css_w: f64| ((css_w / 125.0) as usize).clamp(1, 4).min(pairs.max(1));
+    let f = fit_canvas_with(canvas, |w| {
+        let cols = cols_for(w);
+        LEGEND + (w / cols as f64) * pairs.div_ceil(cols) as f64 + 8.0
+    });
+    let cols = cols_for(f.w as f64 / f.scale);
     let ctx = context(canvas)?;
     let rgb = crate::ui::plot::interned::rgb; // palette colours: interned by DemoCtx::paint
     ctx.set_fill_style_str(&rgb(pal.bg));
@@ -43,7 +49,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &PeShift) -> Resu
     ctx.set_font(&crate::ui::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_text_align("center");
     for i in 0..pairs {
-        let (cx, cy) = (cell * ((i % cols) as f64 + 0.5), cell * ((i / cols) as f64 + 0.45));
+        let (cx, cy) = (cell * ((i % cols) as f64 + 0.5), LEGEND * s + cell * ((i / cols) as f64 + 0.45));
         ctx.set_stroke_style_str(&rgb(pal.grid));
         ctx.set_line_width(1.5 * s);
         ctx.begin_path();
