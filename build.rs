@@ -14,6 +14,8 @@ fn main() {
     let dir = Path::new("chapters");
     let order = fs::read_to_string(dir.join("ORDER")).expect("chapters/ORDER is missing");
     let mut code = String::from("pub static CHAPTERS: &[Chapter] = &[\n");
+    // Every problem in every chapter, listed together: a malformed chapter fails the build.
+    let mut refused = Vec::new();
     for (lineno, line) in order.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -29,9 +31,7 @@ fn main() {
             println!("cargo:rerun-if-changed=chapters/{source}");
             let md = fs::read_to_string(dir.join(source)).unwrap_or_else(|e| panic!("chapters/{source}: {e}"));
             let rendered = render_chapter(&md);
-            for p in &rendered.problems {
-                println!("cargo:warning=chapters/{source}: {p}");
-            }
+            refused.extend(rendered.problems.iter().map(|p| format!("chapters/{source}: {p}")));
             let mut segs = String::from("Some(&[");
             for s in rendered.segments {
                 let _ = match s {
@@ -49,6 +49,10 @@ fn main() {
     let home = fs::read_to_string(dir.join("home.md")).unwrap_or_default();
     let mut problems = Vec::new();
     let home_html = render::markdown_to_html(&home, &mut problems);
+    refused.extend(problems.iter().map(|p| format!("chapters/home.md: {}", p.message)));
+    if !refused.is_empty() {
+        panic!("the chapters have {} problem(s):\n{}", refused.len(), refused.join("\n"));
+    }
     writeln!(code, "pub static HOME_HTML: &str = {home_html:?};").unwrap();
     let out = Path::new(&env::var("OUT_DIR").unwrap()).join("chapters_gen.rs");
     fs::write(out, code).unwrap();

@@ -16,21 +16,65 @@ use crate::demos::{self, DemoSpec};
 use crate::state::query::{build_query, parse_query};
 use crate::state::{Notice, Values};
 
-fn visited() -> HashSet<String> {
-    local_get("visited").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(String::from).collect()
+/// The chapters the reader has read to the end (kept in this browser only).
+fn read_chapters() -> HashSet<String> {
+    local_get("read").unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
-fn mark_visited(slug: &str) {
-    let mut v = visited();
+fn mark_read(slug: &str) {
+    let mut v = read_chapters();
     if v.insert(slug.to_string()) {
         let mut list: Vec<String> = v.into_iter().collect();
         list.sort();
-        local_set("visited", &list.join(","));
+        local_set("read", &list.join(","));
     }
+}
+
+/// Marks the chapter read once `end` (the links to the next chapter, after the last paragraph)
+/// comes into view: opening a chapter is not reading it.
+fn mark_read_at(end: NodeRef<leptos::html::Nav>, slug: &'static str) {
+    Effect::new(move |done: Option<bool>| {
+        if done == Some(true) {
+            return true;
+        }
+        let Some(el) = end.get() else { return false };
+        let cb = wasm_bindgen::closure::Closure::<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>::new(
+            move |entries: js_sys::Array, obs: web_sys::IntersectionObserver| {
+                let seen = entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting());
+                if seen {
+                    mark_read(slug);
+                    obs.disconnect();
+                }
+            },
+        );
+        if let Ok(obs) = web_sys::IntersectionObserver::new(cb.as_ref().unchecked_ref()) {
+            obs.observe(&el);
+            on_cleanup(move || obs.disconnect());
+        }
+        cb.forget(); // one small closure per chapter opened; the observer holds it until disconnected
+        true
+    });
+}
+
+/// Wider than a phone or a narrow window (the sidebar's breakpoint in static/style.css): the
+/// contents start open beside the chapter; below it they start folded above it.
+fn wide_screen() -> bool {
+    window().match_media("(min-width: 901px)").ok().flatten().is_none_or(|m| m.matches())
 }
 
 fn set_title(t: &str) {
     document().set_title(&format!("{t} — Attention, live"));
+}
+
+/// Whether an interactive element has the keyboard focus: anything focused but the page itself
+/// or an element focused only by script (`tabindex="-1"`, e.g. a heading scrolled to).
+fn interactive_focus() -> bool {
+    let Some(el) = document().active_element() else { return false };
+    match el.tag_name().as_str() {
+        "BODY" | "HTML" => false,
+        "A" | "BUTTON" | "INPUT" | "SELECT" | "TEXTAREA" | "SUMMARY" => true,
+        _ => el.get_attribute("tabindex").as_deref() != Some("-1") || el.get_attribute("contenteditable").is_some(),
+    }
 }
 
 /// Chapter slug of the current path, if it is one.
@@ -42,7 +86,8 @@ fn current_chapter(path: &str) -> Option<(usize, &'static Chapter)> {
 pub fn Page() -> impl IntoView {
     let loc = use_location();
     let navigate = use_navigate();
-    // ← and → move between chapters, unless the focus is in a control that uses the arrows.
+    // ← and → move between chapters, only while nothing interactive has the focus: a reader
+    // stepping through a demo's buttons or chips with the arrows must not lose the demo.
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.alt_key() || ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.default_prevented() {
             return;
@@ -52,10 +97,8 @@ pub fn Page() -> impl IntoView {
             "ArrowLeft" => false,
             _ => return,
         };
-        if let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
-            if matches!(el.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA") || el.is_content_editable() {
-                return;
-            }
+        if interactive_focus() {
+            return;
         }
         let path = window().location().pathname().unwrap_or_default();
         let target = match current_chapter(&path) {
@@ -113,7 +156,7 @@ fn Header() -> impl IntoView {
 /// The table of contents, with "coming", "read" and "you are here" markers.
 #[component]
 fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
-    let seen = visited();
+    let seen = read_chapters();
     let done = CHAPTERS.iter().filter(|c| c.is_written() && seen.contains(c.slug)).count();
     let total = CHAPTERS.iter().filter(|c| c.is_written()).count();
     view! {
@@ -128,7 +171,7 @@ fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
                             <li class:here=here class:read=read>
                                 <a href=format!("/{}/", c.slug) aria-current=here.then_some("page")>{c.title}</a>
                                 {here.then(|| view! { <span class="tag here-tag">"you are here"</span> })}
-                                {(read && !here).then(|| view! { <span class="tag read-tag" title="visited">"✓ read"</span> })}
+                                {(read && !here).then(|| view! { <span class="tag read-tag" title="read to the end">"✓ read"</span> })}
                             </li>
                         }.into_any()
                     } else {
@@ -211,7 +254,8 @@ fn notice_box(stray: Vec<Notice>) -> impl IntoView {
 
 fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &str) -> impl IntoView {
     set_title(chapter.title);
-    mark_visited(chapter.slug);
+    let end = NodeRef::<leptos::html::Nav>::new();
+    mark_read_at(end, chapter.slug);
     let ids: Vec<&'static str> = chapter.demo_ids().collect();
     let (mounted, stray) = mount_demos(&ids, search);
     sync_url(format!("/{}/", chapter.slug), Vec::new(), mounted.iter().map(|m| (m.spec.id, m.values)).collect());
@@ -260,7 +304,7 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
         <Header/>
         <div class="layout">
             <aside class="sidebar">
-                <details class="toc-details" open=true>
+                <details class="toc-details" open=wide_screen()>
                     <summary>"Contents"</summary>
                     <Toc current=chapter.slug/>
                 </details>
@@ -270,7 +314,7 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
                 <h1>{chapter.title}</h1>
                 {notice_box(stray)}
                 {body}
-                <nav class="chapter-nav" aria-label="Chapters">
+                <nav class="chapter-nav" aria-label="Chapters" node_ref=end>
                     {prev.map(|c| view! { <a class="prev" rel="prev" href=format!("/{}/", c.slug)>{format!("← {}", c.title)}</a> })}
                     <span class="spacer"></span>
                     {next.map(|c| view! { <a class="next" rel="next" href=format!("/{}/", c.slug)>{format!("{} →", c.title)}</a> })}
