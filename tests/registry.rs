@@ -104,3 +104,17 @@ fn previous_and_next_skip_unwritten_chapters() {
     let (prev, _) = neighbours(written[1]);
     assert_eq!(prev.unwrap().slug, CHAPTERS[written[0]].slug);
 }
+
+#[test]
+fn malformed_chapters_are_refused_with_their_line() {
+    // A carriage return where `\r` of `\rVert` was meant: it rendered as the letters "V e r t".
+    let r = render_chapter("Intro.\n\nThe norm $\\lVert x \rVert$ here.\n");
+    assert!(r.problems.iter().any(|p| p.starts_with("line 3, column 20: control character U+000D")), "{:?}", r.problems);
+    // A command the renderer does not know, named with its line.
+    let r = render_chapter("One.\n\nTwo\nthree $\\frob{x}$.\n");
+    assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+    assert!(r.problems[0].starts_with("line 4: bad LaTeX") && r.problems[0].contains("frob"), "{:?}", r.problems);
+    // A display equation on a later line, in a block after a directive.
+    let r = render_chapter("A.\n\n{{demo: nw}}\n\nB\n\n$$\n\\nosuchthing\n$$\n");
+    assert!(r.problems.len() == 1 && r.problems[0].starts_with("line 7:"), "{:?}", r.problems);
+}

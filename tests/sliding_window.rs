@@ -48,11 +48,11 @@ fn stacked_layers_reach_back_l_times_w_minus_one() {
 
 #[test]
 fn the_demo_counts_what_it_highlights() {
-    let s = compute(16, 4, 2, 16);
+    let s = compute(16, 4, 2, 15);
     assert_eq!((s.query, s.reached, s.receptive_field), (15, 7, 7));
     assert_eq!(s.first_layer.iter().filter(|l| l.is_some()).count(), 7);
-    // Near the start the field is cut to the tokens that exist: query 3 reaches tokens 1..3.
-    let s = compute(16, 4, 2, 3);
+    // Near the start the field is cut to the tokens that exist: query 2 reaches tokens 0..=2.
+    let s = compute(16, 4, 2, 2);
     assert_eq!(s.reached, 3);
     // Out-of-range inputs are clamped, never a panic.
     let s = compute(500, 0, 0, 99);

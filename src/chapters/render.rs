@@ -41,21 +41,25 @@ pub fn parse_directive(line: &str) -> Option<Result<String, String>> {
 }
 
 pub fn render_chapter(md: &str) -> Rendered {
-    let mut out = Rendered::default();
+    let mut out = Rendered { problems: control_characters(md), ..Rendered::default() };
     let mut block = String::new();
+    let mut block_start = 1; // the chapter's line number of the block's first line
     let mut in_fence = false;
-    for line in md.lines() {
+    for (i, line) in md.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
         }
         let directive = if in_fence { None } else { parse_directive(line) };
         match directive {
             None => {
+                if block.is_empty() {
+                    block_start = i + 1;
+                }
                 block.push_str(line);
                 block.push('\n');
             }
             Some(d) => {
-                flush(&mut block, &mut out);
+                flush(&mut block, block_start, &mut out);
                 out.segments.push(match d {
                     Ok(id) => RawSegment::Demo(id),
                     Err(msg) => RawSegment::Bad(msg),
@@ -63,22 +67,53 @@ pub fn render_chapter(md: &str) -> Rendered {
             }
         }
     }
-    flush(&mut block, &mut out);
+    flush(&mut block, block_start, &mut out);
     out
 }
 
-fn flush(block: &mut String, out: &mut Rendered) {
+/// Control characters other than tab and newline. A stray one is invisible in an editor and
+/// silently breaks an equation: `\rVert` written through a tool that turned `\r` into a
+/// carriage return renders as the letters "V e r t".
+fn control_characters(md: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, line) in md.split('\n').enumerate() {
+        for (col, ch) in line.chars().enumerate() {
+            if ch.is_control() && ch != '\t' {
+                found.push(format!("line {}, column {}: control character U+{:04X}", i + 1, col + 1, ch as u32));
+            }
+        }
+    }
+    found
+}
+
+fn flush(block: &mut String, first_line: usize, out: &mut Rendered) {
     if block.trim().is_empty() {
         block.clear();
         return;
     }
-    let html = markdown_to_html(block, &mut out.problems);
+    let mut problems = Vec::new();
+    let html = markdown_to_html(block, &mut problems);
+    for p in problems {
+        // The block is a verbatim run of the chapter's lines: find the equation's line in it.
+        let line = p.tex.as_deref().and_then(|tex| block.find(tex)).map(|at| first_line + block[..at].matches('\n').count());
+        out.problems.push(match line {
+            Some(line) => format!("line {line}: {}", p.message),
+            None => p.message,
+        });
+    }
     out.segments.push(RawSegment::Html(html));
     block.clear();
 }
 
+/// Something in a chapter the renderer refused: the equation's source when it is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub tex: Option<String>,
+    pub message: String,
+}
+
 /// Markdown to HTML with `$…$` and `$$…$$` rendered as MathML.
-pub fn markdown_to_html(md: &str, problems: &mut Vec<String>) -> String {
+pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
     let opts = Options::ENABLE_MATH | Options::ENABLE_TABLES | Options::ENABLE_SMART_PUNCTUATION | Options::ENABLE_STRIKETHROUGH;
     let events = Parser::new_ext(md, opts).map(|ev| match ev {
         Event::InlineMath(tex) => Event::InlineHtml(CowStr::from(tex_to_mathml(&tex, false, problems))),
@@ -90,20 +125,27 @@ pub fn markdown_to_html(md: &str, problems: &mut Vec<String>) -> String {
     html
 }
 
-/// LaTeX to MathML Core. On a parse error the problem is recorded and a plain-text
-/// placeholder is emitted instead of raw LaTeX.
-pub fn tex_to_mathml(tex: &str, display: bool, problems: &mut Vec<String>) -> String {
+/// LaTeX to MathML Core. On a parse error, an unknown command or an error element in the
+/// output, the problem is recorded (the build refuses it) and a plain-text placeholder is
+/// emitted instead of raw LaTeX.
+pub fn tex_to_mathml(tex: &str, display: bool, problems: &mut Vec<Problem>) -> String {
     let storage = Storage::new();
     let events: Vec<_> = TexParser::new(tex, &storage).collect();
-    let errors: Vec<String> = events.iter().filter_map(|e| e.as_ref().err().map(|e| e.to_string())).collect();
+    let mut errors: Vec<String> = events.iter().filter_map(|e| e.as_ref().err().map(|e| e.to_string())).collect();
     let config = RenderConfig {
         display_mode: if display { DisplayMode::Block } else { DisplayMode::Inline },
         ..Default::default()
     };
     let mut mathml = String::new();
-    if errors.is_empty() && push_mathml(&mut mathml, events.into_iter(), config).is_ok() {
+    if errors.is_empty() && push_mathml(&mut mathml, events.into_iter(), config).is_err() {
+        errors.push("the MathML writer failed".to_string());
+    }
+    if errors.is_empty() && mathml.contains("<merror") {
+        errors.push("the MathML contains an error element".to_string());
+    }
+    if errors.is_empty() {
         return mathml;
     }
-    problems.push(format!("bad LaTeX {tex:?}: {}", errors.join("; ")));
+    problems.push(Problem { tex: Some(tex.to_string()), message: format!("bad LaTeX {tex:?}: {}", errors.join("; ")) });
     "<span class=\"math-error\">[equation could not be rendered]</span>".to_string()
 }

@@ -46,7 +46,7 @@ pub fn from_values(v: &Values) -> PeShift {
 pub static SPEC: DemoSpec = DemoSpec {
     id: "pe-shift",
     title: "Shifting a position is a rotation",
-    caption: "One circle per frequency pair: the dot is (cos ωᵢp, sin ωᵢp), the ring the pair at p + k. Every pair turns by ωᵢk, whatever p is.",
+    caption: "One circle per frequency pair, its first coordinate across and its second up: the blue dot is pair i at position p, (sin ωᵢp, cos ωᵢp), and the orange dot the same pair at p + k. Every pair turns by ωᵢk, whatever p is.",
     params: PARAMS,
     data: |v| super::to_json(&from_values(v)),
     #[cfg(target_arch = "wasm32")]

@@ -15,7 +15,7 @@ pub static PARAMS: &[Param] = &[
     Param::int("n", "Tokens", 4, 32, 16),
     Param::int("window", "Window w", 1, 16, 4),
     Param::int("layers", "Layers stacked", 1, 8, 2),
-    Param::int("query", "Query position", 1, 32, 16),
+    Param::int("query", "Query position", 0, 31, 15),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,7 +38,7 @@ pub struct SlidingWindow {
 
 pub fn compute(n: usize, w: usize, layers: usize, query: usize) -> SlidingWindow {
     let n = n.clamp(1, WORDS.len());
-    let query = query.clamp(1, n) - 1;
+    let query = query.min(n - 1); // 0-based, like every position in the book
     let ones = |m: ndarray::Array2<bool>| m.rows().into_iter().map(|r| r.iter().map(|&b| f64::from(u8::from(b))).collect()).collect();
     let reach = reachable(n, w, layers);
     let reached = reach.row(query).iter().filter(|&&b| b).count();
@@ -57,13 +57,13 @@ pub fn compute(n: usize, w: usize, layers: usize, query: usize) -> SlidingWindow
 
 pub fn from_values(v: &Values) -> SlidingWindow {
     let c = |k: &str| v.int(k).max(1) as usize;
-    compute(c("n"), c("window"), c("layers"), c("query"))
+    compute(c("n"), c("window"), c("layers"), v.int("query").max(0) as usize)
 }
 
 pub static SPEC: DemoSpec = DemoSpec {
     id: "sliding-window",
     title: "A sliding window, layer on layer",
-    caption: "Left: one layer's mask, each query sees itself and the w − 1 tokens before it. Right: what has reached each position after the stacked layers. Below: the chosen query's tokens, numbered by the layer at which each first reaches it.",
+    caption: "The first matrix is one layer's mask: each query sees itself and the w − 1 tokens before it. The second shows what has reached each position after the stacked layers. Below them, the chosen query's tokens, numbered by the layer at which each first reaches it.",
     params: PARAMS,
     data: |v| super::to_json(&from_values(v)),
     #[cfg(target_arch = "wasm32")]

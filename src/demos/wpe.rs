@@ -25,7 +25,7 @@ fn data(v: &Values) -> Result<serde_json::Value, String> {
 pub static SPEC: DemoSpec = DemoSpec {
     id: "wpe",
     title: "A learned position table",
-    caption: "The wpe table of a small GPT-2 trained for this book: one learned vector per position (left), and the cosine similarity of every pair of positions (right).",
+    caption: "The wpe table of a small GPT-2 trained for this book: one learned vector per position (the first map), and the cosine similarity of every pair of positions (the second).",
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]

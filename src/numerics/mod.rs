@@ -10,3 +10,4 @@ pub mod flash;
 pub mod kv_cache;
 pub mod window;
 pub mod low_rank;
+pub mod format;

@@ -35,7 +35,7 @@ pub fn display(v: &Value) -> String {
         }
         Value::Int(x) => x.to_string(),
         Value::Choice(s) | Value::Text(s) => s.clone(),
-        Value::Seed(s) => s.to_string(),
+        Value::Seed(s) => format!("seed {s}"),
         Value::Bool(b) => if *b { "on" } else { "off" }.into(),
     }
 }

@@ -151,6 +151,9 @@ pub fn DemoFrame(
         status.set("Back to the defaults.".into());
     };
 
+    // On a phone the six actions fold into one menu (static/style.css shows the toggle there).
+    let menu_open = RwSignal::new(false);
+    let actions_id = format!("{}-actions", spec.id);
     let title_id = format!("{}-title", spec.id);
     let labelled_by = title_id.clone();
     let view_body = (spec.view)(ctx);
@@ -158,7 +161,14 @@ pub fn DemoFrame(
         <section class="demo" class:embed=home.embed id=spec.id aria-labelledby=labelled_by node_ref=root>
             <header class="demo-head">
                 <h3 id=title_id>{spec.title}</h3>
-                <div class="demo-actions" role="toolbar" aria-label=format!("{} actions", spec.title)>
+                <button type="button" class="demo-menu-toggle" aria-controls=actions_id.clone()
+                    aria-expanded=move || menu_open.get().to_string()
+                    on:click=move |_| menu_open.update(|o| *o = !*o)>
+                    "Share and export ▾"
+                </button>
+                <div class="demo-actions" class:open=move || menu_open.get() id=actions_id role="toolbar"
+                    aria-label=format!("{} actions", spec.title)
+                    on:keydown=move |ev| if ev.key() == "Escape" { menu_open.set(false); }>
                     <button type="button" class="copy-link" on:click=on_copy_link>"Copy link"</button>
                     <button type="button" class="copy-embed" on:click=on_copy_embed>"Embed"</button>
                     <button type="button" class="download-data" on:click=on_data>"Download data"</button>

@@ -21,14 +21,19 @@ pub struct CellRect {
 pub struct HeatmapSpec<'a> {
     pub rows: usize,
     pub cols: usize,
-    /// Value at (row, col), row 0 drawn at the top; NaN is drawn as the background.
+    /// Value at (row, col) of the data; NaN is drawn as the background.
     pub value: &'a dyn Fn(usize, usize) -> f64,
     /// The colour scale runs from vmin to vmax.
     pub vmin: f64,
     pub vmax: f64,
-    /// Axis ranges, (lo, hi) as usual: x left to right, y bottom to top.
+    /// Axis ranges, (lo, hi): x left to right; y is the range that data rows 0..rows cover, row r
+    /// spanning lo + r (hi − lo) / rows upwards.
     pub x_range: (f64, f64),
     pub y_range: (f64, f64),
+    /// Data row 0 at the top, as in a matrix (the y axis then runs downwards); otherwise at the
+    /// bottom, as in a plot. One flag sets both the image's row order and the axis, so the tick
+    /// labels cannot disagree with the rows.
+    pub rows_down: bool,
     /// Label the x axis with whole numbers (an index axis).
     pub x_integer: bool,
     pub x_desc: &'a str,
@@ -46,11 +51,13 @@ pub fn draw_heatmap(
 ) -> Result<CellRect, String> {
     let bar_w = f.px(78.0);
     let (main, bar) = root.split_horizontally(f.w.saturating_sub(bar_w));
+    let (y_top, y_bottom) = y_edges(spec.y_range, spec.rows_down);
     let mut chart = ChartBuilder::on(&main)
         .margin(f.px(8.0))
         .x_label_area_size(f.px(40.0))
         .y_label_area_size(f.px(50.0))
-        .build_cartesian_2d(spec.x_range.0..spec.x_range.1, spec.y_range.0..spec.y_range.1)
+        // plotters puts a range's start at the bottom: a reversed range runs the axis downwards
+        .build_cartesian_2d(spec.x_range.0..spec.x_range.1, y_bottom..y_top)
         .map_err(err)?;
     // About one x label per 60 CSS pixels: at phone width, plotters' default of ten ran
     // "100150200250" together on a 512-column axis.
@@ -61,18 +68,22 @@ pub fn draw_heatmap(
         .x_label_formatter(&|x| match spec.x_integer {
             true if (x - x.round()).abs() < 1e-9 => format!("{x:.0}"),
             true => String::new(),
-            false => format!("{x}"),
+            false => crate::numerics::format::tick(*x),
         })
         // An index axis on y too (positions): whole numbers without ".0".
         .y_label_formatter(&|y| match spec.x_integer && (y - y.round()).abs() < 1e-9 {
             true => format!("{y:.0}"),
-            false => format!("{y}"),
+            false => crate::numerics::format::tick(*y),
         })
         .draw()
         .map_err(err)?;
     let (xr, yr) = chart.plotting_area().get_pixel_range();
     let rect = CellRect { x: xr.start as f64, y: yr.start as f64, w: (xr.end - xr.start) as f64, h: (yr.end - yr.start) as f64 };
     blit(canvas, rect, spec, pal)?;
+    // The axis as drawn, for tests that check a marker against the ticks: the cells' rectangle
+    // in canvas pixels and the y values at its top and bottom edges.
+    let _ = canvas.set_attribute("data-cells", &format!("{} {} {} {}", rect.x, rect.y, rect.w, rect.h));
+    let _ = canvas.set_attribute("data-y", &format!("{y_top} {y_bottom}"));
 
     // Colour bar: 64 bands from 0 to vmax, with its own axis.
     let mut cb = ChartBuilder::on(&bar)
@@ -105,6 +116,24 @@ pub fn draw_heatmap(
     Ok(rect)
 }
 
+/// The y axis's values at the top and bottom edges of the cells.
+pub fn y_edges((lo, hi): (f64, f64), rows_down: bool) -> (f64, f64) {
+    if rows_down {
+        (lo, hi)
+    } else {
+        (hi, lo)
+    }
+}
+
+/// The data row drawn as the `image_row`-th row from the top.
+pub fn data_row(image_row: usize, rows: usize, rows_down: bool) -> usize {
+    if rows_down {
+        image_row
+    } else {
+        rows - 1 - image_row
+    }
+}
+
 /// Paints the matrix into an offscreen canvas at one pixel per cell, then scales it into the
 /// plotting rectangle with smoothing off, so each cell stays a crisp block.
 fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Palette) -> Result<(), String> {
@@ -116,7 +145,8 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
     let scale = 255.0 / (spec.vmax - spec.vmin).max(1e-12); // value -> level on 0..=255
     // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
     let mut px = vec![[0u8; 4]; rows * cols];
-    for (r, row) in px.chunks_exact_mut(cols).enumerate() {
+    for (image_row, row) in px.chunks_exact_mut(cols).enumerate() {
+        let r = data_row(image_row, rows, spec.rows_down);
         for (c, p) in row.iter_mut().enumerate() {
             let v = (spec.value)(r, c);
             *p = if v.is_nan() { bg } else { lut[level_index((v - spec.vmin) * scale)] };

@@ -58,6 +58,15 @@ fn cell_size(w: f64, label_w: f64, nc: usize) -> f64 {
     ((w - label_w - 6.0) / nc.max(1) as f64).clamp(8.0, 46.0)
 }
 
+/// Label every `k`-th row or column so that labels `label` pixels long never overlap on cells
+/// `cell` pixels apart.
+pub fn label_stride(label: f64, cell: f64) -> usize {
+    if cell <= 0.0 || !label.is_finite() {
+        return 1;
+    }
+    ((label / cell).ceil() as usize).max(1)
+}
+
 /// Draws the matrix in `panel` of the canvas. Returns the cell size in canvas pixels.
 pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
     let ctx = context(canvas)?;
@@ -92,13 +101,18 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
     ctx.set_fill_style_str(&muted);
     ctx.set_text_align("center");
     ctx.set_text_baseline("bottom");
-    for (j, c) in p.cols.iter().enumerate().take(nc) {
+    // Every k-th label when they would run together (words over narrow columns): k from the
+    // widest label, so no two drawn labels touch.
+    let widest = p.cols.iter().max_by_key(|c| c.chars().count()).map_or("", String::as_str);
+    let col_w = ctx.measure_text(widest).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
+    let col_step = label_stride(col_w, cell);
+    for (j, c) in p.cols.iter().enumerate().take(nc).step_by(col_step) {
         let _ = ctx.fill_text(c, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
     }
-    // row labels
+    // row labels, every k-th when rows are shorter than a line of text
     ctx.set_text_align("right");
     ctx.set_text_baseline("middle");
-    for (i, r) in p.rows.iter().enumerate().take(nr) {
+    for (i, r) in p.rows.iter().enumerate().take(nr).step_by(label_stride(12.0 * s, cell)) {
         let _ = ctx.fill_text(r, left - 5.0 * s, top + (i as f64 + 0.5) * cell);
     }
     let vmax = p.m.iter().filter(|v| v.is_finite()).fold(0.0f64, |a, v| a.max(v.abs())).max(1e-12);

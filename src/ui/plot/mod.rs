@@ -127,8 +127,15 @@ where
         .label_style(f.font(12.0, pal.muted))
         .axis_style(pal.muted)
         .bold_line_style(pal.grid)
-        .light_line_style(TRANSPARENT);
+        .light_line_style(TRANSPARENT)
+        // the book's number format: "20", not "20.0"
+        .x_label_formatter(&tick_label)
+        .y_label_formatter(&tick_label);
     m
+}
+
+fn tick_label(v: &f64) -> String {
+    crate::numerics::format::tick(*v)
 }
 
 /// How a legend entry is drawn.

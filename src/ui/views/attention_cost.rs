@@ -184,7 +184,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             parts.push(format!("No GPU column: {n}."));
         }
         if let Some(e) = worst {
-            parts.push(format!("The GPU's output matches the naive CPU result to within {e:.1e} (largest difference over every output)."));
+            parts.push(format!("The GPU's output matches the naive CPU result to within {} (largest difference over every output).", crate::numerics::format::num(f64::from(e))));
         }
         parts.join(" ")
     };

@@ -22,14 +22,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let canvas = NodeRef::<Canvas>::new();
     ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
     let cos = Signal::derive(move || out.with(|o| {
-        let toks: Vec<String> = (1..=o.cosine.len()).map(|i| format!("t{i}")).collect();
+        let toks: Vec<String> = (0..o.cosine.len()).map(|i| format!("t{i}")).collect();
         vec![Mat::new("cosine similarity of the tokens after the last layer", o.cosine.clone(), false).labels(&toks, &toks)]
     }));
     view! {
         <canvas node_ref=canvas class="plot" role="img" aria-label="Line chart of the tokens' spread against the number of layers"></canvas>
         <p class="readout">{move || out.with(|o| format!(
-            "After {} layers: spread {:.3} with your block, {:.1e} with attention alone.",
-            o.block.len() - 1, o.block[o.block.len() - 1], o.attention_only[o.attention_only.len() - 1]
+            "After {} layers: spread {} with your block, {} with attention alone.",
+            o.block.len() - 1, crate::numerics::format::num(o.block[o.block.len() - 1]), crate::numerics::format::num(o.attention_only[o.attention_only.len() - 1])
         ))}</p>
         <MatrixGrid ctx=ctx mats=cos/>
         {move || ctx.show_numbers.get().then(|| out.with(|o| super::number_table(

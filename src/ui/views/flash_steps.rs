@@ -32,7 +32,7 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
     let m = last.map(|s| s.m_after);
     let cell = |j: usize| if j < seen { "seen" } else { "unseen" };
     let tile_of = |j: usize| j / o.tile;
-    let head = (0..o.n).map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{}", j + 1)}</th> }).collect_view();
+    let head = (0..o.n).map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{j}")}</th> }).collect_view();
     let row = |label: &'static str, f: &dyn Fn(usize) -> String| {
         let cells = (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
@@ -66,7 +66,7 @@ fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, 
         .margin(f.px(10.0))
         .x_label_area_size(f.px(34.0))
         .y_label_area_size(f.px(46.0))
-        .build_cartesian_2d(0.5..o.n as f64 + 0.5, lo - pad..hi + pad)
+        .build_cartesian_2d(-0.5..o.n as f64 - 0.5, lo - pad..hi + pad)
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "key j", "score")
         .x_labels(o.n.min(16))
@@ -74,16 +74,16 @@ fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, 
         .draw()
         .map_err(err)?;
     for b in (o.tile..o.n).step_by(o.tile) {
-        let x = b as f64 + 0.5;
+        let x = b as f64 - 0.5; // between key b − 1 and key b
         chart.draw_series(DashedLineSeries::new([(x, lo - pad), (x, hi + pad)], f.px(4.0), f.px(3.0), pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
     }
     let seen = o.shown.checked_sub(1).and_then(|i| o.steps.get(i)).map_or(0, |s| s.keys.1);
     for (j, &s) in o.scores.iter().enumerate() {
         let style = if j < seen { pal.blue.filled() } else { pal.blue.stroke_width(f.px(1.5)) };
-        chart.draw_series([Circle::new(((j + 1) as f64, s), f.px(4.5), style)]).map_err(err)?;
+        chart.draw_series([Circle::new((j as f64, s), f.px(4.5), style)]).map_err(err)?;
     }
     for st in &o.steps[..o.shown] {
-        let (a, b) = (st.keys.0 as f64 + 0.5, st.keys.1 as f64 + 0.5);
+        let (a, b) = (st.keys.0 as f64 - 0.5, st.keys.1 as f64 - 0.5);
         chart.draw_series(LineSeries::new([(a, st.m_after), (b, st.m_after)], pal.orange.stroke_width(f.px(2.5)))).map_err(err)?;
     }
     root.present().map_err(err)
@@ -143,11 +143,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         out.with(|o| {
             let ok = o.max_diff <= TOL;
             let text = format!(
-                "Naive softmax(QKᵀ/√d)V for this row: {}. Over all {} × {} outputs, tiled and naive differ by at most {:.1e} {} 10⁻⁶.",
+                "Naive softmax(QKᵀ/√d)V for this row: {}. Over all {} × {} outputs, tiled and naive differ by at most {} {} 10⁻⁶.",
                 vector(&o.naive),
                 o.n,
                 o.d,
-                o.max_diff,
+                crate::numerics::format::num(o.max_diff),
                 if ok { "≤" } else { ">" }
             );
             view! { <p class=if ok { "readout check ok" } else { "readout check bad" } role="status">{if ok { "✓ " } else { "✗ " }}{text}</p> }

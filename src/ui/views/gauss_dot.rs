@@ -19,7 +19,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let pal = *pal;
         Some(out.with(|o| {
             draw_plane(&p, &pal, o)?;
-            let cats: Vec<String> = (1..=4).map(|i| format!("k{i}")).collect();
+            let cats: Vec<String> = (0..4).map(|i| format!("k{i}")).collect();
             draw_bars(&b, &pal, &Bars {
                 categories: &cats,
                 series: &[("softmax of −½‖q − k‖²", pal.blue, &o.w_gauss), ("softmax of qᵀk", pal.orange, &o.w_dot)],
@@ -41,7 +41,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 <thead><tr><th>"key"</th><th>"−½‖q − k‖²"</th><th>"qᵀk"</th><th>"−½‖k‖²"</th><th>"−½‖q‖²"</th></tr></thead>
                 <tbody>
                     {move || out.with(|o| (0..4).map(|i| view! {
-                        <tr><td>{format!("k{}", i + 1)}</td><td>{f(o.gauss[i])}</td><td>{f(o.dot[i])}</td><td>{f(o.key_term[i])}</td><td>{f(o.query_term)}</td></tr>
+                        <tr><td>{format!("k{i}")}</td><td>{f(o.gauss[i])}</td><td>{f(o.dot[i])}</td><td>{f(o.key_term[i])}</td><td>{f(o.query_term)}</td></tr>
                     }).collect_view())}
                 </tbody>
             </table>
@@ -72,7 +72,7 @@ fn draw_plane(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &GaussDot) 
     let (qx, qy) = chart.backend_coord(&(o.q[0], o.q[1]));
     batch_dots(canvas, &[(qx, qy, 5.0 * f.scale)], pal.orange.to_rgba())?;
     let font = f.font(13.0, pal.fg);
-    chart.draw_series(o.keys.iter().enumerate().map(|(i, k)| Text::new(format!("k{}", i + 1), (k[0] + 0.12, k[1] + 0.12), font.clone()))).map_err(err)?;
+    chart.draw_series(o.keys.iter().enumerate().map(|(i, k)| Text::new(format!("k{i}"), (k[0] + 0.12, k[1] + 0.12), font.clone()))).map_err(err)?;
     chart.draw_series(std::iter::once(Text::new("q".to_string(), (o.q[0] + 0.12, o.q[1] + 0.12), f.font(14.0, pal.orange)))).map_err(err)?;
     root.present().map_err(err)
 }

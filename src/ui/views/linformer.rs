@@ -149,7 +149,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let f = crate::ui::plot::fit_canvas(c, 0.9, 240.0, 480.0);
         let root = area(c, pal)?;
         let value = |r: usize, col: usize| m[r][col];
-        let spec = HeatmapSpec { rows: n, cols: n, value: &value, vmin: 0.0, vmax, x_range: (0.0, n as f64), y_range: (n as f64, 0.0), x_integer: true, x_desc: "key position", y_desc: "query position", bar_label: "weight" };
+        let spec = HeatmapSpec { rows: n, cols: n, value: &value, vmin: 0.0, vmax, x_range: (0.0, n as f64), y_range: (0.0, n as f64), rows_down: true, x_integer: true, x_desc: "key position", y_desc: "query position", bar_label: "weight" };
         draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
     };
     let vmax = |r: &LowRank| r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);

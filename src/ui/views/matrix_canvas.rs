@@ -26,8 +26,9 @@ impl Mat {
         Mat {
             title: title.into(),
             rows,
-            row_labels: (1..=r).map(|i| i.to_string()).collect(),
-            col_labels: (1..=c).map(|i| i.to_string()).collect(),
+            // 0-based, like every position and index in the book
+            row_labels: (0..r).map(|i| i.to_string()).collect(),
+            col_labels: (0..c).map(|i| i.to_string()).collect(),
             weights,
             undefined: None,
         }
@@ -114,7 +115,7 @@ fn num(v: f64) -> String {
     if v == f64::NEG_INFINITY {
         "−∞".into()
     } else if v.abs() >= 1e4 {
-        format!("{v:.0e}")
+        crate::numerics::format::num(v)
     } else {
         format!("{v:.4}")
     }

@@ -7,7 +7,7 @@ use crate::demos::multi_head::{from_values, MultiHeadOut};
 use crate::ui::demo_frame::DemoCtx;
 
 fn head(o: &MultiHeadOut, j: usize) -> Mat {
-    let toks: Vec<String> = (1..=o.n).map(|i| format!("t{i}")).collect();
+    let toks: Vec<String> = (0..o.n).map(|i| format!("t{i}")).collect();
     Mat::new(format!("head {} (d_head = {})", j + 1, o.d_head), o.heads.get(j).cloned().unwrap_or_default(), true).labels(&toks, &toks)
 }
 

@@ -304,9 +304,8 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
     let rows = o.weights.len();
     let vmax = o.weights.iter().flatten().copied().fold(0.0, f64::max).max(1e-12);
     let undefined: Vec<bool> = o.estimate.iter().map(Option::is_none).collect();
-    // Image row 0 is the top: the largest query.
-    let value = |r: usize, c: usize| {
-        let qi = rows - 1 - r;
+    // Queries grow upwards, like the plot's q axis: the largest at the top.
+    let value = |qi: usize, c: usize| {
         if undefined[qi] {
             f64::NAN
         } else {
@@ -321,6 +320,7 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
         vmax,
         x_range: (0.0, n as f64),
         y_range: (0.0, X_MAX),
+        rows_down: false,
         x_integer: true,
         x_desc: "key index i (keys sorted by xᵢ)",
         y_desc: "query q",

@@ -30,7 +30,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     let empty_note = move || {
         out.with(|o| {
-            let empty: Vec<usize> = o.iter().enumerate().filter(|(_, s)| s.valid == 0).map(|(i, _)| i + 1).collect();
+            let empty: Vec<usize> = o.iter().enumerate().filter(|(_, s)| s.valid == 0).map(|(i, _)| i + 1).collect(); // sentences are counted, like the prose
             (!empty.is_empty()).then(|| {
                 let which = empty.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" and ");
                 if o.iter().any(|s| s.defined.iter().any(|d| !d)) {

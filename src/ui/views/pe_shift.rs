@@ -16,8 +16,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     view! {
         <canvas node_ref=canvas class="plot" role="img" aria-label="One circle per frequency pair showing the rotation from position p to p + k"></canvas>
         <p class="readout">{move || out.with(|o| format!(
-            "Largest difference between PE(p + k) and PE(p) rotated pair by pair: {:.1e}, zero up to rounding, for p = {} and k = {}.",
-            o.max_error, o.p, o.k
+            "Largest difference between PE(p + k) and PE(p) rotated pair by pair: {}, zero up to rounding, for p = {} and k = {}.",
+            crate::numerics::format::num(o.max_error), o.p, o.k
         ))}</p>
         {move || ctx.show_numbers.get().then(|| out.with(|o| super::number_table(
             "Per frequency pair".into(),
@@ -55,8 +55,9 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &PeShift) -> Resu
         ctx.begin_path();
         let _ = ctx.arc(cx, cy, r, 0.0, std::f64::consts::TAU);
         ctx.stroke();
-        // canvas y grows downwards: the point at angle a is (cx + r cos a, cy − r sin a)
-        let at = |a: f64| (cx + r * a.cos(), cy - r * a.sin());
+        // The pair (sin a, cos a), as the chapter defines it, first coordinate across and second
+        // up (canvas y grows downwards).
+        let at = |a: f64| (cx + r * a.sin(), cy - r * a.cos());
         let (a0, a1) = (o.angle_p[i], o.angle_p[i] + o.rotation[i]);
         for (a, colour) in [(a0, pal.blue), (a1, pal.orange)] {
             let (x, y) = at(a);

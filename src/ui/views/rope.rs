@@ -19,12 +19,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let root = area(&c, &pal)?;
             let lo = o.scores.iter().flatten().copied().fold(f64::INFINITY, f64::min);
             let hi = o.scores.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
-            // image row 0 at the top: m = 0, so the query position reads downwards like a matrix
+            // m = 0 at the top: the query position reads downwards, like a matrix
             let value = |r: usize, col: usize| o.scores[r][col];
             let rect = draw_heatmap(&c, &root, &f, &pal, &HeatmapSpec {
                 rows: N, cols: N, value: &value, vmin: lo, vmax: hi,
-                x_range: (0.0, N as f64), y_range: (0.0, N as f64), x_integer: true,
-                x_desc: "key position n", y_desc: "query position m (from the top)", bar_label: "score",
+                x_range: (0.0, N as f64), y_range: (0.0, N as f64), rows_down: true, x_integer: true,
+                x_desc: "key position n", y_desc: "query position m", bar_label: "score",
             })?;
             // mark the chosen (m, n)
             let g = context(&c)?;
@@ -38,8 +38,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     view! {
         <canvas node_ref=canvas class="plot" role="img" aria-label="Heatmap of the attention score for every query and key position"></canvas>
         <p class="readout">{move || out.with(|o| format!(
-            "score(m = {}, n = {}) = {:.4}, offset m − n = {}. Largest change along any diagonal: {:.1e}{}",
-            o.m, o.n, o.score, o.m as i64 - o.n as i64, o.diagonal_gap,
+            "score(m = {}, n = {}) = {}, offset m − n = {}. Largest change along any diagonal: {}{}",
+            o.m, o.n, crate::numerics::format::num(o.score), o.m as i64 - o.n as i64, crate::numerics::format::num(o.diagonal_gap),
             if o.diagonal_gap < 1e-9 { " (only the offset matters)." } else { " (the absolute positions matter too)." }
         ))}</p>
     }

@@ -19,7 +19,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         Some(out.with(|o| {
             draw_hist(&a, &pal, &o.hist_raw, &format!("qᵀk (d = {}): variance {:.1}", o.d, o.var_raw), pal.orange)?;
             draw_hist(&b, &pal, &o.hist_scaled, &format!("qᵀk / √d: variance {:.2}", o.var_scaled), pal.blue)?;
-            let cats: Vec<String> = (1..=o.w_raw.len()).map(|i| i.to_string()).collect();
+            let cats: Vec<String> = (0..o.w_raw.len()).map(|i| i.to_string()).collect();
             draw_bars(&c, &pal, &Bars {
                 categories: &cats,
                 series: &[("softmax(qᵀk)", pal.orange, &o.w_raw), ("softmax(qᵀk / √d)", pal.blue, &o.w_scaled)],
@@ -41,7 +41,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         {move || ctx.show_numbers.get().then(|| out.with(|o| super::number_table(
             "Sorted softmax weights".into(),
             vec!["rank".into(), "softmax(qᵀk)".into(), "softmax(qᵀk/√d)".into()],
-            (0..o.w_raw.len()).map(|i| vec![(i + 1).to_string(), format!("{:.4}", o.w_raw[i]), format!("{:.4}", o.w_scaled[i])]).collect(),
+            (0..o.w_raw.len()).map(|i| vec![i.to_string(), format!("{:.4}", o.w_raw[i]), format!("{:.4}", o.w_scaled[i])]).collect(),
         )))}
     }
     .into_any()
@@ -56,7 +56,7 @@ fn draw_hist(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, h: &Histogram, 
         .margin(f.px(10.0))
         .caption(title, f.font(13.0, pal.fg))
         .x_label_area_size(f.px(36.0))
-        .y_label_area_size(f.px(40.0))
+        .y_label_area_size(f.px(52.0)) // room for "count" beside four-digit ticks
         .build_cartesian_2d(h.lo..hi, 0f64..top)
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "score", "count").x_labels(5).y_labels(4).draw().map_err(err)?;

@@ -14,7 +14,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let c = canvas.get()?;
         let pal = *pal;
         Some(out.with(|o| {
-            let cats: Vec<String> = (1..=o.keys.len()).map(|i| format!("k{i}")).collect();
+            let cats: Vec<String> = (0..o.keys.len()).map(|i| format!("k{i}")).collect();
             let colours = [pal.orange, pal.blue, pal.green, pal.muted];
             let series: Vec<(&str, plotters::style::RGBColor, &[f64])> =
                 (0..4).map(|s| (["dot", "scaled dot", "general", "additive"][s], colours[s], o.weights[s].as_slice())).collect();
@@ -26,7 +26,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         {move || ctx.show_numbers.get().then(|| out.with(|o| super::number_table(
             "Scores (before the softmax)".into(),
             std::iter::once("key".to_string()).chain(o.names.iter().map(|n| n.to_string())).collect(),
-            (0..o.keys.len()).map(|i| std::iter::once(format!("k{}", i + 1)).chain((0..4).map(|s| format!("{:.4}", o.scores[s][i]))).collect()).collect(),
+            (0..o.keys.len()).map(|i| std::iter::once(format!("k{i}")).chain((0..4).map(|s| format!("{:.4}", o.scores[s][i]))).collect()).collect(),
         )))}
     }
     .into_any()

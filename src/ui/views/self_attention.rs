@@ -11,8 +11,8 @@ fn mat(o: &SelfAttention, i: usize) -> Mat {
     let Some(m) = o.matrices.get(i) else { return Mat::default() };
     let (nr, nc) = (m.rows.len(), m.rows.first().map_or(0, Vec::len));
     let n = o.tokens.len();
-    let dims: Vec<String> = (1..=nc).map(|j| format!("{j}")).collect();
-    let rows: Vec<String> = if nr == n { o.tokens.clone() } else { (1..=nr).map(|j| j.to_string()).collect() };
+    let dims: Vec<String> = (0..nc).map(|j| format!("{j}")).collect();
+    let rows: Vec<String> = if nr == n { o.tokens.clone() } else { (0..nr).map(|j| j.to_string()).collect() };
     let cols = if nc == n && nr == n { o.tokens.clone() } else { dims };
     Mat::new(format!("{}  {}", m.name, m.shape), m.rows.clone(), m.weights).labels(&rows, &cols)
 }
@@ -29,7 +29,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             } else {
                 "not equivariant: the output depends on the positions, not only on the set of tokens"
             };
-            format!("Permutation check, max |f(P X) − P f(X)| for the reversal P: {:.1e} ({verdict}).", o.equivariance_gap)
+            format!("Permutation check, max |f(P X) − P f(X)| for the reversal P: {} ({verdict}).", crate::numerics::format::num(o.equivariance_gap))
         })}</p>
         {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.matrices.len()).map(|i| mat_table(&mat(o, i))).collect_view()))}
     }
@@ -87,10 +87,10 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
                         }).collect_view()}</tr>
                         {row_out.iter().enumerate().map(|(i, &out_i)| view! {
                             <tr aria-hidden=move || out_i.get().then_some("true")>
-                                <th scope="row">{format!("t{}", i + 1)}</th>
+                                <th scope="row">{format!("t{i}")}</th>
                                 {col_out.iter().enumerate().map(|(j, &out_j)| { let cell = cells[i * MAX + j]; view! {
                                     <td><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
-                                        aria-label=format!("X row {} column {}", i + 1, j + 1)
+                                        aria-label=format!("X row {i} column {j}")
                                         tabindex=move || (out_i.get() || out_j.get()).then_some("-1")
                                         aria-hidden=move || out_j.get().then_some("true")
                                         prop:value=move || cell.get()

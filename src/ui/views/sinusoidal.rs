@@ -20,21 +20,21 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let (len, d) = (o.table.len(), o.d);
             let f = fit_canvas(&t, 0.55, 240.0, 420.0);
             let root = area(&t, &pal)?;
-            // image row 0 at the top is the last position, so position grows upwards like the axis
-            let value = |r: usize, c: usize| o.table[len - 1 - r][c];
+            // position 0 at the top, like every table of positions in the book (wpe's, RoPE's)
+            let value = |r: usize, c: usize| o.table[r][c];
             draw_heatmap(&t, &root, &f, &pal, &HeatmapSpec {
                 rows: len, cols: d, value: &value, vmin: -1.0, vmax: 1.0,
-                x_range: (0.0, d as f64), y_range: (0.0, len as f64), x_integer: true,
+                x_range: (0.0, d as f64), y_range: (0.0, len as f64), rows_down: true, x_integer: true,
                 x_desc: "dimension", y_desc: "position", bar_label: "PE",
             })?;
             draw_lines(&l, &pal, o)?;
             let f = fit_canvas(&s, 0.8, 240.0, 460.0);
             let root = area(&s, &pal)?;
             let lo = o.similarity.iter().flatten().copied().fold(f64::INFINITY, f64::min);
-            let value = |r: usize, c: usize| o.similarity[len - 1 - r][c];
+            let value = |r: usize, c: usize| o.similarity[r][c];
             draw_heatmap(&s, &root, &f, &pal, &HeatmapSpec {
                 rows: len, cols: len, value: &value, vmin: lo, vmax: d as f64 / 2.0,
-                x_range: (0.0, len as f64), y_range: (0.0, len as f64), x_integer: true,
+                x_range: (0.0, len as f64), y_range: (0.0, len as f64), rows_down: true, x_integer: true,
                 x_desc: "position q", y_desc: "position p", bar_label: "PE(p)·PE(q)",
             })
             .map(|_| ())

@@ -23,7 +23,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let field = o.receptive_field;
             format!(
                 "Query {} (\"{}\") hears from {} token{} after {} layer{}: L·(w − 1) + 1 = {}·{} + 1 = {}{}.",
-                o.query + 1,
+                o.query,
                 o.tokens[o.query],
                 o.reached,
                 if o.reached == 1 { "" } else { "s" },
@@ -62,7 +62,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     view! {
         <MatrixGrid ctx=ctx mats=grid/>
-        <p class="muted">"Rows: queries. Columns: keys. Dark: may attend (left), has reached (right)."</p>
+        <p class="muted">"Rows are queries, columns are keys. Yellow (1): in the mask, the query may attend to the key; in the second matrix, information from the key has reached the query. Dark (0): it may not, or has not."</p>
         <p class="readout" role="status">{readout}</p>
         <div class="token-strip" aria-label="The query's tokens, each numbered by the layer at which it first reaches the query">{strip}</div>
         {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}

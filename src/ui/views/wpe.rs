@@ -65,7 +65,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let value = |row: usize, col: usize| t.wpe[[row, col]];
             draw_heatmap(&l, &root, &f, &pal, &HeatmapSpec {
                 rows: p, cols: d, value: &value, vmin: -amp, vmax: amp,
-                x_range: (0.0, d as f64), y_range: (p as f64, 0.0), x_integer: true,
+                x_range: (0.0, d as f64), y_range: (0.0, p as f64), rows_down: true, x_integer: true,
                 x_desc: "dimension", y_desc: "position", bar_label: "value",
             })?;
             let f = fit_canvas(&r, 0.9, 240.0, 420.0);
@@ -73,7 +73,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let value = |row: usize, col: usize| t.sim[[row, col]];
             let rect = draw_heatmap(&r, &root, &f, &pal, &HeatmapSpec {
                 rows: p, cols: p, value: &value, vmin: -1.0, vmax: 1.0,
-                x_range: (0.0, p as f64), y_range: (p as f64, 0.0), x_integer: true,
+                x_range: (0.0, p as f64), y_range: (0.0, p as f64), rows_down: true, x_integer: true,
                 x_desc: "position q", y_desc: "position p", bar_label: "cosine",
             })?;
             // Mark the diagonal q = p + offset, whose mean the readout gives.

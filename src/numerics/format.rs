@@ -1,0 +1,68 @@
+//! The book's one number format, for tick labels, readouts and tables: whole numbers without a
+//! decimal point ("20", not "20.0"), others to a few significant digits with trailing zeros
+//! trimmed ("0.25"), and very small or very large magnitudes as "2.9 × 10⁻¹⁷" (never "8.8e0").
+
+/// `x` to `sig` significant digits in the book's format.
+pub fn num_sig(x: f64, sig: u32) -> String {
+    if x.is_nan() {
+        return "undefined".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "∞" } else { "−∞" }.into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let sig = sig.clamp(1, 15);
+    let exp = x.abs().log10().floor() as i32;
+    // Rounded to `sig` significant digits first: 9.9996 at 4 digits is 10, a whole number.
+    let scale = 10f64.powi(sig as i32 - 1 - exp);
+    let r = (x * scale).round() / scale;
+    if (1e-3..1e6).contains(&r.abs()) {
+        if r == r.trunc() {
+            return minus(format!("{}", r as i64));
+        }
+        let decimals = (sig as i32 - 1 - r.abs().log10().floor() as i32).max(0) as usize;
+        let s = format!("{r:.decimals$}");
+        return minus(s.trim_end_matches('0').trim_end_matches('.').to_string());
+    }
+    let exp = r.abs().log10().floor() as i32;
+    let mantissa = r / 10f64.powi(exp);
+    let m = format!("{mantissa:.*}", (sig as usize).saturating_sub(1));
+    let m = m.trim_end_matches('0').trim_end_matches('.').to_string();
+    minus(format!("{m} × 10{}", superscript(exp)))
+}
+
+/// `x` to 4 significant digits: the default for readouts and axes.
+pub fn num(x: f64) -> String {
+    num_sig(x, 4)
+}
+
+/// A tick label: like `num`, with values within rounding noise of zero (an axis from −1 to 1
+/// steps through 2.2 × 10⁻¹⁶) shown as 0.
+pub fn tick(x: f64) -> String {
+    if x.abs() < 1e-12 {
+        "0".into()
+    } else {
+        num(x)
+    }
+}
+
+fn minus(s: String) -> String {
+    match s.strip_prefix('-') {
+        Some(rest) => format!("−{rest}"),
+        None => s,
+    }
+}
+
+fn superscript(e: i32) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let mut s = String::new();
+    if e < 0 {
+        s.push('⁻');
+    }
+    for c in e.unsigned_abs().to_string().chars() {
+        s.push(DIGITS[c as usize - '0' as usize]);
+    }
+    s
+}

@@ -1,0 +1,124 @@
+// What a careful reader checks on screen: markers under the right ticks, the arrow keys with a
+// button focused, the phone layout (folded contents, plots in view while their controls move,
+// the actions menu) and reading progress. Run by scripts/test.sh against the release build.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer } from "./static-server.mjs";
+import { launch, newPage, paints, waitPaints } from "./browser.mjs";
+
+let server, base, browser;
+before(async () => {
+  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.close(); });
+
+async function open(path, opts = { viewport: { width: 1280, height: 900 } }) {
+  const page = await newPage(browser, opts);
+  await page.goto(base + path);
+  await page.waitForSelector("main");
+  return page;
+}
+
+/// The y value the heatmap's axis gives at the centre of the marker drawn in `rgb` (canvas
+/// pixels matching the colour), from the axis the heatmap records as it draws it.
+async function markerAxisValue(page, sel, rgb) {
+  return page.$eval(sel, (c, rgb) => {
+    const [x, y, w, h] = c.dataset.cells.split(" ").map(Number);
+    const [top, bottom] = c.dataset.y.split(" ").map(Number);
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let sum = 0, count = 0;
+    for (let py = Math.floor(y); py < y + h; py++) {
+      for (let px = Math.floor(x); px < x + w; px++) {
+        const i = 4 * (py * c.width + px);
+        if (Math.abs(d[i] - rgb[0]) < 8 && Math.abs(d[i + 1] - rgb[1]) < 8 && Math.abs(d[i + 2] - rgb[2]) < 8) { sum += py; count++; }
+      }
+    }
+    if (!count) return null;
+    return top + ((sum / count) - y) / h * (bottom - top);
+  }, rgb);
+}
+
+test("the RoPE marker sits on its own tick: row m of the heatmap is labelled m", async () => {
+  for (const m of [25, 3]) {
+    const page = await open(`/positional/?rope.m=${m}&rope.n=10#rope`);
+    await page.waitForFunction(() => document.querySelector("#rope canvas")?.dataset.y);
+    const dark = await page.evaluate(() => document.documentElement.dataset.theme === "dark");
+    const orange = dark ? [251, 146, 60] : [234, 88, 12]; // the palette's orange (src/ui/theme.rs)
+    const v = await markerAxisValue(page, "#rope canvas", orange);
+    assert.ok(v !== null, "the marker is drawn");
+    assert.equal(Math.floor(v), m, `the axis reads ${v} at the marker for m = ${m}`);
+    await page.context().close();
+  }
+});
+
+test("← and → change chapter only when nothing interactive has the focus", async () => {
+  const page = await open("/soft-lookup/");
+  // A focused button (the demo's toolbar, a colour chip, Resample): the arrows stay in the page.
+  for (const sel of ["#lookup .copy-link", ".key-chip", "button.resample"]) {
+    const el = await page.$(sel);
+    if (!el) continue;
+    await el.focus();
+    await page.keyboard.press("ArrowRight");
+    await page.waitForTimeout(150);
+    assert.match(page.url(), /\/soft-lookup\//, `→ on ${sel} kept the chapter`);
+  }
+  // With the focus on the page itself, → moves on.
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press("ArrowRight");
+  await page.waitForURL("**/kernel-regression/");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("phone: the contents start folded, the actions fold into one menu", async () => {
+  const page = await open("/scoring/", { viewport: { width: 390, height: 844 } });
+  assert.equal(await page.$eval(".toc-details", (d) => d.open), false, "contents folded on a phone");
+  const first = await page.$eval("main.chapter h1", (h) => h.getBoundingClientRect().top);
+  assert.ok(first < 844, `the chapter's title is on the first screen (at ${first} px)`);
+  const demo = await page.$(".demo");
+  assert.equal(await demo.$eval(".demo-actions", (a) => getComputedStyle(a).display), "none");
+  await demo.$eval(".demo-menu-toggle", (b) => b.click());
+  assert.notEqual(await demo.$eval(".demo-actions", (a) => getComputedStyle(a).display), "none", "the menu opens");
+  assert.equal(await demo.$eval(".demo-menu-toggle", (b) => b.getAttribute("aria-expanded")), "true");
+  await page.keyboard.press("Escape");
+  await page.context().close();
+  const wide = await open("/scoring/");
+  assert.equal(await wide.$eval(".toc-details", (d) => d.open), true, "contents open beside the chapter on a laptop");
+  await wide.context().close();
+});
+
+test("phone: a plot stays in view while its slider moves", async () => {
+  const page = await open("/kernel-regression/?nw.n=200#nw", { viewport: { width: 390, height: 844 } });
+  await page.waitForSelector("#nw canvas");
+  const slider = await page.$("#nw-sigma");
+  await slider.scrollIntoViewIfNeeded();
+  const p0 = await paints(page);
+  await slider.focus();
+  await page.keyboard.press("ArrowRight");
+  await waitPaints(page, p0, 1);
+  const seen = await page.$eval("#nw .demo-view canvas", (c) => {
+    const r = c.getBoundingClientRect();
+    return Math.min(r.bottom, innerHeight) - Math.max(r.top, 0);
+  });
+  assert.ok(seen > 120, `the plot shows ${seen} px of itself while its slider moves`);
+  const s = await slider.boundingBox();
+  assert.ok(s.y >= 0 && s.y + s.height <= 844, "the slider is on screen too");
+  await page.context().close();
+});
+
+test("a chapter counts as read when its end is reached, not when it is opened", async () => {
+  const page = await open("/masking/");
+  await page.goto(base + "/");
+  await page.waitForSelector(".toc-progress");
+  assert.match(await page.innerText(".toc-progress"), /Read 0 of/, "opening is not reading");
+  await page.goto(base + "/masking/");
+  await page.waitForSelector(".chapter-nav");
+  await page.$eval(".chapter-nav", (n) => n.scrollIntoView());
+  await page.waitForFunction(() => (localStorage.getItem("attention-live:read") || localStorage.getItem("read") || "").includes("masking"));
+  await page.goto(base + "/");
+  await page.waitForSelector(".toc-progress");
+  assert.match(await page.innerText(".toc-progress"), /Read 1 of/);
+  assert.ok(await page.$(".toc li.read a[href='/masking/']"), "the contents mark it read");
+  await page.context().close();
+});
