@@ -3,17 +3,24 @@
 
 #[path = "src/chapters/render.rs"]
 mod render;
+#[path = "src/chapters/plain.rs"]
+mod plain;
+#[path = "src/chapters/site_gen.rs"]
+mod site_gen;
 
 use std::fmt::Write as _;
 use std::{env, fs, path::Path};
 
-use render::{render_chapter, RawSegment};
+use render::render_chapter;
 
 fn main() {
     println!("cargo:rerun-if-changed=chapters");
     let dir = Path::new("chapters");
     let order = fs::read_to_string(dir.join("ORDER")).expect("chapters/ORDER is missing");
     let mut code = String::from("pub static CHAPTERS: &[Chapter] = &[\n");
+    // Heading ids, the search index and each page's summary (src/chapters/site_gen.rs).
+    let mut site = site_gen::Site::default();
+    let mut refused = Vec::new();
     // Every problem in every chapter, listed together: a malformed chapter fails the build.
     let mut refused = Vec::new();
     for (lineno, line) in order.lines().enumerate() {
@@ -32,21 +39,19 @@ fn main() {
             let md = fs::read_to_string(dir.join(source)).unwrap_or_else(|e| panic!("chapters/{source}: {e}"));
             let rendered = render_chapter(&md);
             refused.extend(rendered.problems.iter().map(|p| format!("chapters/{source}: {p}")));
-            let mut segs = String::from("Some(&[");
-            for s in rendered.segments {
-                let _ = match s {
-                    RawSegment::Html(h) => write!(segs, "Segment::Html({h:?}),"),
-                    RawSegment::Demo(id) => write!(segs, "Segment::Demo({id:?}),"),
-                    RawSegment::Bad(msg) => write!(segs, "Segment::Bad({msg:?}),"),
-                };
-            }
-            segs.push_str("])");
-            segs
+            site.page(slug, title, &md, rendered.segments, &mut refused)
         };
         writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body} }},").unwrap();
     }
     code.push_str("];\n");
+    println!("cargo:rerun-if-changed=chapters/REFERENCE");
+    code.push_str(&site.reference_pages(dir, &mut refused));
+    for p in &refused {
+        println!("cargo:warning={p}");
+    }
     let home = fs::read_to_string(dir.join("home.md")).unwrap_or_default();
+    site.home(&home);
+    code.push_str(&site.code());
     let mut problems = Vec::new();
     let home_html = render::markdown_to_html(&home, &mut problems);
     refused.extend(problems.iter().map(|p| format!("chapters/home.md: {}", p.message)));

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Builds the static site into dist/ (release, offline), then writes a copy of index.html at
-# every route (/<chapter>/, /embed/) so that deep links work on a plain static file server
-# with no single-page-app fallback.
+# Builds the static site into dist/ (release, offline), then writes each route's own
+# index.html (/, /<chapter>/, the reference pages, /embed/) and 404.html, so that deep links
+# work on a plain static file server with no single-page-app fallback, and each page has its
+# own title, description, Open Graph tags and summary for link previews
+# (examples/site_pages.rs). Then pictures of every demo for the demo index (scripts/thumbs.mjs;
+# skipped with THUMBS=0, and the index shows live previews where a picture is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
-for slug in $(grep -v '^#' chapters/ORDER | cut -d'|' -f1 | tr -d ' '); do
-  mkdir -p "dist/$slug"
-  cp dist/index.html "dist/$slug/index.html"
-done
-mkdir -p dist/embed
-cp dist/index.html dist/embed/index.html
+cargo run --quiet --locked --example site_pages -- dist
+if [ "${THUMBS:-1}" != 0 ] && [ -f scripts/thumbs.mjs ]; then
+  node scripts/thumbs.mjs dist || echo "[build] demo thumbnails not made (the demo index shows live previews instead)"
+fi
 for wasm in dist/*.wasm; do
   printf '[build] %s: %s bytes, %s bytes gzipped\n' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9c "$wasm" | wc -c)"
 done

@@ -1,7 +1,12 @@
 //! The book's chapters, in reading order, rendered at build time by `build.rs`.
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod plain;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod render;
+pub mod search;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod static_pages;
 
 /// A piece of a chapter's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,4 +57,14 @@ pub fn neighbours(index: usize) -> (Option<&'static Chapter>, Option<&'static Ch
 /// The first written chapter: where "start reading" goes.
 pub fn first_written() -> Option<&'static Chapter> {
     CHAPTERS.iter().find(|c| c.is_written())
+}
+
+/// A page of the "Reference" group after the chapters (notation, bibliography, demo index).
+pub fn find_reference(slug: &str) -> Option<&'static Chapter> {
+    REFERENCE_PAGES.iter().find(|c| c.slug == slug)
+}
+
+/// A page's summary (its first paragraph as plain text, clipped); "" for the home page's slug.
+pub fn summary(slug: &str) -> Option<&'static str> {
+    SUMMARIES.iter().find(|(s, _)| *s == slug).map(|(_, t)| *t)
 }

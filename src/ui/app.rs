@@ -20,6 +20,12 @@ pub struct AppCtx {
 
 #[component]
 pub fn App() -> impl IntoView {
+    // Each route's static HTML carries the page's title, summary and the contents for link
+    // previews, crawlers and the moment before the wasm runs (scripts/build.sh); the app
+    // replaces it.
+    if let Some(el) = document().get_element_by_id("static-page") {
+        el.remove();
+    }
     let theme = RwSignal::new(Theme::initial());
     theme.get_untracked().apply(false);
     let resize = RwSignal::new(0u32);

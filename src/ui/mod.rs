@@ -6,6 +6,8 @@ pub mod controls;
 pub mod demo_frame;
 pub mod pages;
 pub mod plot;
+pub mod reference;
+pub mod search;
 pub mod seq2seq_models;
 pub mod theme;
 pub mod views;

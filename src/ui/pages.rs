@@ -129,18 +129,22 @@ pub fn Page() -> impl IntoView {
         match chapters::find(&slug) {
             Some((i, c)) if c.is_written() => chapter_page(i, c, &search, &hash).into_any(),
             Some((i, c)) => coming_page(i, c).into_any(),
-            None => not_found(&path).into_any(),
+            None => match chapters::find_reference(&slug) {
+                Some(p) => super::reference::reference_page(p).into_any(),
+                None => not_found(&path).into_any(),
+            },
         }
     }
 }
 
 #[component]
-fn Header() -> impl IntoView {
+pub(crate) fn Header() -> impl IntoView {
     let app = expect_context::<AppCtx>();
     let label = move || format!("Switch to the {} theme", app.theme.get().toggled().name());
     view! {
         <header class="site-header">
             <a class="site-title" href="/">"Attention, live"</a>
+            <super::search::SearchBox/>
             <button type="button" class="theme-toggle" aria-label=label title=label
                 on:click=move |_| {
                     let t = app.theme.get_untracked().toggled();
@@ -155,7 +159,7 @@ fn Header() -> impl IntoView {
 
 /// The table of contents, with "coming", "read" and "you are here" markers.
 #[component]
-fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
+pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
     let seen = read_chapters();
     let done = CHAPTERS.iter().filter(|c| c.is_written() && seen.contains(c.slug)).count();
     let total = CHAPTERS.iter().filter(|c| c.is_written()).count();
@@ -180,6 +184,7 @@ fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
                 }).collect_view()}
             </ol>
         </nav>
+        <super::reference::ReferenceToc current=current/>
     }
 }
 

@@ -1,0 +1,40 @@
+//! Writes each route's static HTML into the built site (run by `scripts/build.sh` after
+//! Trunk): `cargo run --example site_pages -- dist`. Every page gets its own title,
+//! description, Open Graph tags and summary (`chapters::static_pages`), from the `index.html`
+//! that Trunk wrote.
+
+use std::path::Path;
+
+use attention_live::chapters::static_pages::{fill, pages};
+
+fn main() {
+    let dist = std::env::args().nth(1).unwrap_or_else(|| "dist".into());
+    let dist = Path::new(&dist);
+    let template = match std::fs::read_to_string(dist.join("index.html")) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("site_pages: cannot read {}: {e} (build the site with Trunk first)", dist.join("index.html").display());
+            std::process::exit(1);
+        }
+    };
+    let mut written = 0;
+    for page in pages() {
+        let html = fill(&template, &page).unwrap_or_else(|e| {
+            eprintln!("site_pages: {}: {e}", page.file);
+            std::process::exit(1);
+        });
+        let path = dist.join(&page.file);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| {
+                eprintln!("site_pages: {}: {e}", dir.display());
+                std::process::exit(1);
+            });
+        }
+        std::fs::write(&path, html).unwrap_or_else(|e| {
+            eprintln!("site_pages: {}: {e}", path.display());
+            std::process::exit(1);
+        });
+        written += 1;
+    }
+    println!("[build] static pages: {written} files with their own title, description and summary");
+}

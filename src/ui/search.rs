@@ -1,0 +1,146 @@
+//! The search box in the header: searches the index of every page's sections that the build
+//! wrote into the wasm (`chapters::SEARCH_INDEX`), in the page, as the reader types. Nothing is
+//! sent anywhere.
+//!
+//! Keyboard: "/" focuses the box from anywhere but a text field; ↓ and ↑ move through the
+//! results, Enter opens the highlighted one, Escape clears the box (a second Escape leaves it).
+//! The box is an ARIA combobox whose results are a listbox, so a screen reader announces the
+//! highlighted result.
+
+use leptos::ev;
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+use wasm_bindgen::JsCast;
+
+use crate::chapters::search::{search, Hit};
+use crate::chapters::SEARCH_INDEX;
+
+/// Results shown at most.
+const LIMIT: usize = 8;
+
+/// Whether a key press belongs to a text field (where "/" is a character, not a shortcut).
+fn typing_in_field(ev: &web_sys::KeyboardEvent) -> bool {
+    ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()).is_some_and(|el| {
+        matches!(el.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA") || el.is_content_editable()
+    })
+}
+
+#[component]
+pub fn SearchBox() -> impl IntoView {
+    let query = RwSignal::new(String::new());
+    let active = RwSignal::new(0usize);
+    let input = NodeRef::<leptos::html::Input>::new();
+    let hits = Memo::new(move |_| query.with(|q| search(SEARCH_INDEX, q, LIMIT)));
+    let open = move || !query.with(|q| q.trim().is_empty());
+
+    let handle = window_event_listener(ev::keydown, move |ev| {
+        if ev.key() != "/" || ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.default_prevented() || typing_in_field(&ev) {
+            return;
+        }
+        if let Some(el) = input.get_untracked() {
+            ev.prevent_default();
+            let _ = el.focus();
+            el.select();
+        }
+    });
+    on_cleanup(move || handle.remove());
+
+    let navigate = use_navigate();
+    let close = move || {
+        query.set(String::new());
+        active.set(0);
+        if let Some(el) = input.get_untracked() {
+            let _ = el.blur();
+        }
+    };
+    let open_hit = move |i: usize| {
+        let Some(href) = hits.with_untracked(|h| h.get(i).map(|h| h.section.href())) else { return };
+        close();
+        navigate(&href, Default::default());
+    };
+    let go = open_hit.clone();
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let n = hits.with_untracked(Vec::len);
+        match ev.key().as_str() {
+            "ArrowDown" if n > 0 => {
+                ev.prevent_default();
+                active.update(|a| *a = (*a + 1) % n);
+            }
+            "ArrowUp" if n > 0 => {
+                ev.prevent_default();
+                active.update(|a| *a = (*a + n - 1) % n);
+            }
+            "Enter" if n > 0 => {
+                ev.prevent_default();
+                go(active.get_untracked().min(n - 1));
+            }
+            "Escape" => {
+                ev.prevent_default();
+                if query.with_untracked(|q| q.is_empty()) {
+                    close();
+                } else {
+                    query.set(String::new());
+                }
+            }
+            _ => {}
+        }
+    };
+
+    view! {
+        <div class="search" role="search">
+            <label for="search-box" class="visually-hidden">"Search the book"</label>
+            <input id="search-box" type="search" class="search-box" placeholder="Search  /" autocomplete="off"
+                spellcheck="false" role="combobox" aria-autocomplete="list" aria-controls="search-results"
+                aria-expanded=move || if open() { "true" } else { "false" }
+                aria-activedescendant=move || (open() && hits.with(|h| !h.is_empty())).then(|| format!("search-hit-{}", active.get()))
+                aria-keyshortcuts="/"
+                node_ref=input
+                prop:value=move || query.get()
+                on:input=move |ev| {
+                    query.set(event_target_value(&ev));
+                    active.set(0);
+                }
+                on:keydown=on_key />
+            <div class="search-results" hidden=move || !open()
+                // Keep the focus in the box while a result is clicked.
+                on:mousedown=|ev| ev.prevent_default()>
+                <p class="search-status" role="status">
+                    {move || {
+                        let n = hits.with(Vec::len);
+                        match n {
+                            _ if !open() => String::new(),
+                            0 => "No section matches every word.".to_string(),
+                            1 => "1 section".to_string(),
+                            n => format!("{n} sections{}", if n == LIMIT { " (the best)" } else { "" }),
+                        }
+                    }}
+                </p>
+                <ul id="search-results" role="listbox" aria-label="Search results">
+                    {move || hits.get().into_iter().enumerate().map(|(i, h)| result(i, h, active, open_hit.clone())).collect_view()}
+                </ul>
+            </div>
+        </div>
+    }
+}
+
+/// One result: a link (so it can also be opened in a new tab), opened in place by the router.
+fn result(i: usize, h: Hit, active: RwSignal<usize>, go: impl Fn(usize) + 'static) -> impl IntoView {
+    let s = h.section;
+    let place = if s.heading.is_empty() { s.page_title.to_string() } else { format!("{} › {}", s.page_title, s.heading) };
+    view! {
+        <li role="option" id=format!("search-hit-{i}") class="search-hit"
+            class:active=move || active.get() == i
+            aria-selected=move || if active.get() == i { "true" } else { "false" }
+            on:mouseenter=move |_| active.set(i)>
+            <a href=s.href() tabindex="-1" on:click=move |ev| {
+                if ev.button() == 0 && !(ev.ctrl_key() || ev.meta_key() || ev.shift_key()) {
+                    ev.prevent_default();
+                    go(i);
+                }
+            }>
+                <span class="search-place">{place}</span>
+                <span class="search-excerpt">{h.before}<mark>{h.matched}</mark>{h.after}</span>
+            </a>
+        </li>
+    }
+}

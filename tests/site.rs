@@ -1,0 +1,202 @@
+//! The pages around the chapters: plain text and summaries (build time), heading anchors, the
+//! search index and its search, the reference pages, and each chapter's references.
+
+use std::collections::HashSet;
+
+use attention_live::chapters::plain::{clip, plain_page, slugify, tex_to_text};
+use attention_live::chapters::search::{search, terms, Section};
+use attention_live::chapters::{find_reference, summary, Segment, CHAPTERS, REFERENCE_PAGES, SEARCH_INDEX};
+
+#[test]
+fn plain_text_splits_at_headings_and_skips_directives() {
+    let md = "First *para* with $\\sqrt{d_k}$ and `code`.\nSame para.\n\nSecond.\n\n{{demo: nw}}\n\n\
+              ## Why divide by $\\sqrt{d}$\n\nText **here**.\n\n- item one\n- item two\n\n## Why divide by $\\sqrt{d}$\n\nAgain.\n";
+    let p = plain_page(md);
+    assert_eq!(p.summary, "First para with √(d_k) and code. Same para.");
+    assert_eq!(p.sections.len(), 3);
+    assert_eq!(p.sections[0].heading, None);
+    assert_eq!(p.sections[0].text, "First para with √(d_k) and code. Same para. Second.");
+    assert_eq!(p.sections[1].heading.as_deref(), Some("Why divide by √d"));
+    assert_eq!(p.sections[1].anchor, "why-divide-by-d");
+    assert_eq!(p.sections[1].text, "Text here. item one item two");
+    // a repeated heading gets a distinct anchor
+    assert_eq!(p.sections[2].anchor, "why-divide-by-d-2");
+    assert!(!p.sections.iter().any(|s| s.text.contains("{{")));
+}
+
+#[test]
+fn summary_skips_a_leading_heading_and_is_empty_without_prose() {
+    assert_eq!(plain_page("## Title\n\nBody text.\n").summary, "Body text.");
+    assert_eq!(plain_page("{{demo: nw}}\n").summary, "");
+}
+
+#[test]
+fn tex_becomes_readable_text() {
+    // Hand-written expectations: symbols for Greek letters and operators, fonts dropped.
+    assert_eq!(tex_to_text("\\operatorname{softmax}(\\mathbf{Q}\\mathbf{K}^\\top / \\sqrt{d})"), "softmax(QK^⊤ / √d)");
+    assert_eq!(tex_to_text("\\frac{1}{2\\sigma^2}"), "1/(2σ^2)");
+    assert_eq!(tex_to_text("\\alpha_i = \\exp(\\beta s_i)"), "α_i = exp(β s_i)");
+    assert_eq!(tex_to_text("n \\times n"), "n × n");
+    assert_eq!(tex_to_text("d_{\\text{head}}"), "d_head");
+    // unbalanced input never panics
+    assert_eq!(tex_to_text("\\frac{1"), "1/");
+    assert_eq!(tex_to_text("\\"), "");
+}
+
+#[test]
+fn slugs_and_clipping() {
+    assert_eq!(slugify("Step 1: scoring a query against a key"), "step-1-scoring-a-query-against-a-key");
+    assert_eq!(slugify("√"), "section");
+    assert_eq!(clip("short", 10), "short");
+    assert_eq!(clip("one two three four five", 12), "one two…");
+    assert_eq!(clip("αβγδε", 3), "αβ…");
+}
+
+#[test]
+fn every_page_has_a_summary_and_every_heading_its_anchor_in_the_html() {
+    let pages = CHAPTERS.iter().chain(REFERENCE_PAGES).filter(|c| c.is_written());
+    for c in pages {
+        let s = summary(c.slug).unwrap_or_else(|| panic!("{}: no summary", c.slug));
+        assert!(s.len() > 40, "{}: summary too short: {s:?}", c.slug);
+        assert!(!s.contains('$') && !s.contains('\\'), "{}: raw LaTeX in the summary: {s}", c.slug);
+        let html: String = c.body.unwrap().iter().filter_map(|s| if let Segment::Html(h) = s { Some(*h) } else { None }).collect();
+        let demos: HashSet<&str> = c.demo_ids().collect();
+        let mut anchors = HashSet::new();
+        for sec in SEARCH_INDEX.iter().filter(|s| s.slug == c.slug && !s.anchor.is_empty()) {
+            assert!(anchors.insert(sec.anchor), "{}: anchor {} twice", c.slug, sec.anchor);
+            assert!(!demos.contains(sec.anchor), "{}: heading anchor {} is also a demo's id", c.slug, sec.anchor);
+            assert!(html.contains(&format!(" id=\"{}\">", sec.anchor)), "{}: no element with id {}", c.slug, sec.anchor);
+        }
+        assert!(anchors.len() >= 2 || find_reference(c.slug).is_some(), "{}: no headings indexed", c.slug);
+    }
+    assert!(summary("").is_some_and(|s| !s.is_empty()), "the home page has a summary");
+}
+
+#[test]
+fn reference_pages_exist_and_are_not_chapters() {
+    for slug in ["notation", "references", "demos"] {
+        let p = find_reference(slug).unwrap_or_else(|| panic!("no reference page {slug}"));
+        assert!(p.is_written());
+        assert!(!CHAPTERS.iter().any(|c| c.slug == slug), "{slug} is also a chapter");
+        assert_eq!(p.demo_ids().count(), 0, "{slug}: reference pages embed no demo");
+    }
+}
+
+#[test]
+fn search_finds_words_by_prefix_and_ranks_headings_first() {
+    assert_eq!(terms("  Nadaraya–Watson, σ! "), ["nadaraya", "watson", "σ"]);
+    assert!(search(SEARCH_INDEX, "", 8).is_empty());
+    assert!(search(SEARCH_INDEX, " ,.; ", 8).is_empty());
+    let hits = search(SEARCH_INDEX, "nadaraya", 8);
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].section.slug, "kernel-regression", "the heading \"The Nadaraya–Watson estimator\" ranks first");
+    assert_eq!(hits[0].section.heading, "The Nadaraya–Watson estimator");
+    assert_eq!(hits[0].section.href(), "/kernel-regression/#the-nadaraya-watson-estimator");
+    // prefix of a word: "mask" finds "masking"; a word's middle does not match ("ask")
+    assert!(search(SEARCH_INDEX, "mask", 50).iter().any(|h| h.section.slug == "masking"));
+    // every word must match
+    assert!(search(SEARCH_INDEX, "nadaraya zzzzqx", 8).is_empty());
+    // the excerpt holds the matched word as written in the text
+    let h = search(SEARCH_INDEX, "induction", 8);
+    assert!(h.iter().any(|h| h.matched.eq_ignore_ascii_case("induction")));
+    assert!(search(SEARCH_INDEX, "the", 5).len() <= 5);
+}
+
+#[test]
+fn excerpts_stay_on_character_boundaries() {
+    static IDX: &[Section] = &[Section {
+        slug: "x",
+        page_title: "X",
+        heading: "",
+        anchor: "",
+        text: "ααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααα softmax βββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββ",
+    }];
+    let h = search(IDX, "softmax", 1);
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].matched, "softmax");
+    assert!(h[0].before.starts_with('…') && h[0].after.ends_with('…'));
+    assert_eq!(h[0].section.href(), "/x/");
+    // the start of a word only: "max" is inside "softmax", not at a word's start
+    assert!(search(IDX, "max", 1).is_empty());
+    assert_eq!(search(IDX, "SOFT", 1).len(), 1);
+}
+
+/// Each chapter ends with its references, and each entry there is, word for word, an entry of
+/// the book's bibliography (chapters/references.md), so the two never drift apart.
+#[test]
+fn chapters_end_with_references_found_in_the_bibliography() {
+    let bib = std::fs::read_to_string("chapters/references.md").unwrap();
+    let bib_items: Vec<&str> = bib.lines().filter(|l| l.starts_with("- ")).collect();
+    for c in CHAPTERS.iter().filter(|c| c.is_written()) {
+        let md = std::fs::read_to_string(format!("chapters/{}.md", c.slug)).unwrap();
+        let at = md.rfind("\n## References\n").unwrap_or_else(|| panic!("{}: no References section", c.slug));
+        assert!(!md[at + 1..].contains("\n## "), "{}: References is not the last section", c.slug);
+        let items: Vec<&str> = md[at..].lines().filter(|l| l.starts_with("- ")).collect();
+        assert!(!items.is_empty(), "{}: References lists nothing", c.slug);
+        // Papers from before the arXiv era may have no free copy to link; the rest link one.
+        assert!(items.iter().any(|i| i.contains("](http")), "{}: no reference links a copy", c.slug);
+        for item in items {
+            let entry = bib_items.iter().find(|b| b.starts_with(item)).unwrap_or_else(|| panic!("{}: not in the bibliography: {item}", c.slug));
+            assert!(entry.contains(&format!("](/{}/)", c.slug)), "{}: the bibliography does not say it cites {item}", c.slug);
+        }
+        assert!(md[at..].contains("](/notation/)"), "{}: References does not link the notation page", c.slug);
+    }
+}
+
+mod static_html {
+    use attention_live::chapters::static_pages::{escape, fill, pages};
+    use attention_live::chapters::CHAPTERS;
+
+    const TEMPLATE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  \
+        <meta name=\"description\" content=\"An interactive textbook.\">\n  <title>Attention, live</title>\n\
+        <script type=\"module\">import init from '/app.js';</script>\n</head>\n<body>\n  <noscript>needs JS</noscript>\n</body>\n</html>\n";
+
+    fn attr(html: &str, prop: &str) -> String {
+        let key = format!("property=\"{prop}\" content=\"");
+        let at = html.find(&key).unwrap_or_else(|| panic!("no {prop}")) + key.len();
+        html[at..at + html[at..].find('"').unwrap()].to_string()
+    }
+
+    #[test]
+    fn every_chapter_gets_its_own_title_description_and_summary() {
+        let all = pages();
+        let mut titles = std::collections::HashSet::new();
+        for c in CHAPTERS {
+            let p = all.iter().find(|p| p.file == format!("{}/index.html", c.slug)).expect("a page per chapter");
+            let html = fill(TEMPLATE, p).unwrap();
+            assert!(html.contains(&format!("<title>{} — Attention, live</title>", escape(c.title))), "{html}");
+            assert_eq!(attr(&html, "og:title"), escape(c.title));
+            assert_eq!(attr(&html, "og:url"), format!("/{}/", c.slug));
+            assert!(titles.insert(c.title));
+            if c.is_written() {
+                assert!(html.contains("<p class=\"static-summary\">"), "{}: summary in the body", c.slug);
+                assert!(attr(&html, "og:description").len() > 40);
+            }
+            // one description only (the template's was replaced), the app's script kept
+            assert_eq!(html.matches("name=\"description\"").count(), 1);
+            assert!(html.contains("import init from '/app.js'"));
+            // the body's text sits in the element the app removes
+            let body = &html[html.find("<body>").unwrap()..];
+            assert!(body.trim_start_matches("<body>").trim_start().starts_with("<div id=\"static-page\""));
+        }
+        for f in ["index.html", "404.html", "embed/index.html", "notation/index.html", "references/index.html", "demos/index.html"] {
+            assert!(all.iter().any(|p| p.file == f), "no {f}");
+        }
+    }
+
+    #[test]
+    fn filling_twice_changes_nothing_and_text_is_escaped() {
+        let p = pages().into_iter().find(|p| p.file == "404.html").unwrap();
+        let once = fill(TEMPLATE, &p).unwrap();
+        assert_eq!(fill(&once, &p).unwrap(), once);
+        for c in CHAPTERS.iter().filter(|c| c.is_written()) {
+            assert!(once.contains(&format!("<a href=\"/{}/\">", c.slug)), "404 lists {}", c.slug);
+        }
+        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        let mut evil = p.clone();
+        evil.title = "</title><script>x</script>".into();
+        let html = fill(TEMPLATE, &evil).unwrap();
+        assert!(!html.contains("<script>x"));
+        assert!(fill("<html><body></body></html>", &p).unwrap_err().contains("<title>"));
+    }
+}
