@@ -20,7 +20,6 @@ fn main() {
     let mut code = String::from("pub static CHAPTERS: &[Chapter] = &[\n");
     // Heading ids, the search index and each page's summary (src/chapters/site_gen.rs).
     let mut site = site_gen::Site::default();
-    let mut refused = Vec::new();
     // Every problem in every chapter, listed together: a malformed chapter fails the build.
     let mut refused = Vec::new();
     for (lineno, line) in order.lines().enumerate() {
@@ -46,9 +45,6 @@ fn main() {
     code.push_str("];\n");
     println!("cargo:rerun-if-changed=chapters/REFERENCE");
     code.push_str(&site.reference_pages(dir, &mut refused));
-    for p in &refused {
-        println!("cargo:warning={p}");
-    }
     let home = fs::read_to_string(dir.join("home.md")).unwrap_or_default();
     site.home(&home);
     code.push_str(&site.code());
