@@ -117,3 +117,112 @@ fn low_rank_numbers_quoted_in_efficient() {
     assert!(flatness[0].1 > 5.0 * flatness[1].1, "{flatness:?}");
     says(&text, "look at layer 1, head 3, its induction head");
 }
+
+/// soft-lookup.md: "red" at β = 100 scores exactly 1 against its own key, and the runner-up
+/// about 0.22: "grey" (⟨g gr re ey y⟩) shares one bigram, "re", with ⟨r re ed d⟩, so
+/// 1 / (2 · √5) = 0.224.
+#[test]
+fn soft_lookup_runner_up_for_red() {
+    use attention_live::numerics::soft_lookup::lookup;
+    let r = lookup("red", 100.0);
+    let mut s = r.scores.clone();
+    s.sort_by(|a, b| b.total_cmp(a));
+    assert_eq!(s[0], 1.0);
+    assert!((s[1] - 0.22).abs() < 0.005, "runner-up {}", s[1]);
+    says(&chapter("soft-lookup"), "while the runner-up scores about 0.22");
+}
+
+/// scoring.md: the hand example's softmaxes, and the demos' behaviour the "Try this" list quotes.
+#[test]
+fn scoring_numbers_and_try_this() {
+    use attention_live::demos::{gauss_dot, scaling};
+    use attention_live::numerics::softmax::softmax;
+    let text = chapter("scoring");
+    // softmax(3, 1) = (e², 1)/(e² + 1) = (0.881, 0.119); softmax(1.5, 0.5) = (0.731, 0.269).
+    let raw = softmax(ndarray::arr1(&[3.0, 1.0]).view());
+    let scaled = softmax(ndarray::arr1(&[1.5, 0.5]).view());
+    assert_eq!(format!("({:.2}, {:.2})", raw[0], raw[1]), "(0.88, 0.12)");
+    assert_eq!(format!("({:.2}, {:.2})", scaled[0], scaled[1]), "(0.73, 0.27)");
+    says(&text, "the softmax of $(3, 1)$ is about $(0.88, 0.12)$");
+    says(&text, "with softmax about $(0.73, 0.27)$");
+    // Query length at its minimum (0.2), keys unequal: the Gaussian weights follow the key
+    // penalties, so the two shortest keys (indices 1 and 2) take most of the weight whichever
+    // way the query points, and the dot-product weights are nearly flat.
+    for theta in (0..360).step_by(15) {
+        let g = gauss_dot::compute(theta as f64, 0.2, false);
+        assert!(g.w_gauss[1] + g.w_gauss[2] > 0.5, "θ = {theta}: {:?}", g.w_gauss);
+        let spread = |w: &[f64]| w.iter().copied().fold(0.0, f64::max) - w.iter().copied().fold(1.0, f64::min);
+        let long = gauss_dot::compute(theta as f64, 1.5, false);
+        assert!(spread(&g.w_dot) < 0.25 && spread(&g.w_dot) < 0.5 * spread(&long.w_dot), "θ = {theta}: {:?}", g.w_dot);
+    }
+    says(&text, "the two shortest keys, $(-1, 1)$ and $(0.5, 1.5)$, take most of the weight");
+    // d = 1024, n = 64: the raw softmax still gives nearly everything to one key.
+    assert!(scaling::compute(1024, 64, 1).w_raw[0] > 0.99);
+    // 256 random pairs per histogram.
+    assert_eq!(scaling::compute(64, 16, 1).raw.len(), 256);
+    says(&text, "The demo draws 256 random pairs of dimension $d$");
+}
+
+/// self-attention.md: the bank example's dot products with (1, 1), the permutation check's
+/// size, and stage 2's diagonal.
+#[test]
+fn self_attention_numbers() {
+    use attention_live::demos::{bank, self_attention};
+    let text = chapter("self-attention");
+    let dot = |w: &str| bank::embed(w).iter().sum::<f64>();
+    assert!((dot("river") - 2.2).abs() < 1e-12 && (dot("money") - 2.2).abs() < 1e-12 && dot("bank") == 2.0);
+    assert!((dot("loaned") - 1.7).abs() < 1e-12 && (dot("muddy") - 1.6).abs() < 1e-12);
+    assert!(["the", "was", "me"].iter().all(|w| dot(w) <= 0.3 + 1e-12));
+    says(&text, "2.2 for \"river\" and for \"money\", 2.0 for \"bank\" itself, 1.7 for \"loaned\", 1.6 for \"muddy\", and 0.3 or less");
+    // β = 1: the river sentence leans to nature, the money sentence to money, "the bank" stays
+    // on the diagonal.
+    let (river, money, alone) = (bank::compute("river", 1.0).output, bank::compute("money", 1.0).output, bank::compute("alone", 1.0).output);
+    assert!(river[1] > river[0] && money[0] > money[1] && (alone[0] - alone[1]).abs() < 1e-12);
+    // "around 10⁻¹⁶": rounding only, at the defaults (n = 3, d = 4) and at n = d = 8.
+    for (stage, n, d) in [("xx", 3, 4), ("qkv", 3, 4), ("xx", 8, 8), ("qkv", 8, 8)] {
+        let gap = self_attention::compute(stage, n, d, 1, &[], 2, false, true, false).equivariance_gap;
+        assert!(gap < 1e-14, "{stage} n={n} d={d}: {gap}");
+    }
+    says(&text, "For stages 2 and 3 it is around $10^{-16}$");
+    // Stage 2: in most rows the largest weight is on the diagonal (over 20 input seeds).
+    let (mut rows, mut diagonal) = (0, 0);
+    for seed in 1..=20 {
+        let s = self_attention::compute("xx", 3, 4, seed, &[], 2, false, false, false);
+        let w = s.matrices.iter().find(|m| m.weights && m.name.starts_with("weights")).unwrap();
+        for (i, row) in w.rows.iter().enumerate() {
+            rows += 1;
+            diagonal += usize::from((0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])) == Some(i));
+        }
+    }
+    assert!(diagonal * 2 > rows, "{diagonal} of {rows} rows peak on the diagonal");
+    says(&text, "so in most rows the largest weight sits on the diagonal");
+}
+
+/// multi-head.md: the second "the" leaves about 0.0037 to the three other tokens:
+/// 3 / (2e⁶ + 3) = 3 / 809.86 = 0.00370.
+#[test]
+fn multi_head_remaining_share() {
+    use attention_live::demos::two_heads;
+    let t = two_heads::compute(6.0, true);
+    let others: f64 = [1, 2, 3].iter().map(|&j| t.same_word[4][j]).sum();
+    assert!((others - 0.0037).abs() < 0.00005, "{others}");
+    assert!((2.0 * 6f64.exp() + 3.0 - 809.9).abs() < 0.05);
+    says(&chapter("multi-head"), "the three others share the remaining 0.0037 or so");
+}
+
+/// kernel-regression.md: 101 queries on [0, 5]; a boxcar wider than 5 is the constant kernel.
+#[test]
+fn kernel_regression_numbers() {
+    use attention_live::numerics::kernel_regression::{estimate, query_grid, sample, weights, Kernel};
+    let text = chapter("kernel-regression");
+    let q = query_grid();
+    assert_eq!((q.len(), q[0], q[100]), (101, 0.0, 5.0));
+    says(&text, "the estimate at 101 evenly spaced queries on $[0, 5]$");
+    let (x, y) = sample(40, 1);
+    let boxcar = estimate(&weights(q.view(), x.view(), Kernel::Boxcar, 5.01), y.view());
+    let constant = estimate(&weights(q.view(), x.view(), Kernel::Constant, 1.0), y.view());
+    for (b, c) in boxcar.iter().zip(&constant) {
+        assert!((b.unwrap() - c.unwrap()).abs() < 1e-12);
+    }
+    says(&text, "drag $\\sigma$ past 5. Every query–key distance is now inside the window");
+}
