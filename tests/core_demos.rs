@@ -235,3 +235,21 @@ fn cells_parse_and_refuse_with_reasons() {
         assert!(e.contains(why), "{raw}: {e}");
     }
 }
+
+/// scoring.md's worked default: q = 1.5 (cos 40°, sin 40°) ≈ (1.15, 0.96); key penalties
+/// −½(4 + 0.25) = −2.125 and −½(0.25 + 2.25) = −1.25. At the default d = 64 the raw weights
+/// usually pile onto one or two keys (over 20 draws) while the scaled top weight stays well
+/// under one half.
+#[test]
+fn scoring_worked_example_and_the_default_pile_up() {
+    let g = gauss_dot::compute(40.0, 1.5, false);
+    assert!((g.q[0] - 1.15).abs() < 0.005 && (g.q[1] - 0.96).abs() < 0.005, "{:?}", g.q);
+    assert!((g.key_term[0] + 2.125).abs() < 1e-12 && (g.key_term[1] + 1.25).abs() < 1e-12);
+    let (mut piled, mut tapered) = (0, 0);
+    for seed in 1..=20 {
+        let s = scaling::compute(64, 16, seed);
+        piled += usize::from(s.w_raw[0] + s.w_raw[1] > 0.9);
+        tapered += usize::from(s.w_scaled[0] < 0.5);
+    }
+    assert!(piled > 10 && tapered > 15, "piled {piled}, tapered {tapered} of 20");
+}

@@ -53,6 +53,10 @@ fn attention_costs_quoted_in_efficient() {
     says(&text, "268 MB at $n = 8192$");
     assert_eq!(receptive_field(4096, 32), 131_041);
     says(&text, "about 131,000 tokens back");
+    // The tiled way's state per query: m, ℓ and a (d = 64) plus a tile of 64 scores, in f32:
+    // 4 · (2 + 64 + 64) = 520 bytes, "a few hundred".
+    assert_eq!(extra_bytes(8192, 8192, 64, 64).1, 520);
+    says(&text, "with a few hundred bytes of state per query");
 }
 
 fn stories_and_induction() -> Vec<(&'static str, attention_live::gpt2::session::Session)> {
@@ -173,10 +177,12 @@ fn self_attention_numbers() {
     assert!((dot("river") - 2.2).abs() < 1e-12 && (dot("money") - 2.2).abs() < 1e-12 && dot("bank") == 2.0);
     assert!((dot("loaned") - 1.7).abs() < 1e-12 && (dot("muddy") - 1.6).abs() < 1e-12);
     assert!(["the", "was", "me"].iter().all(|w| dot(w) <= 0.3 + 1e-12));
-    says(&text, "2.2 for \"river\" and for \"money\", 2.0 for \"bank\" itself, 1.7 for \"loaned\", 1.6 for \"muddy\", and 0.3 or less");
+    says(&text, "2.2 for \"river\" and for \"money\", 2.0 for \"bank\" itself, 1.7 for \"loaned\",");
+    says(&text, "1.6 for \"muddy\", and 0.3 or less for the small words");
     // β = 1: the river sentence leans to nature, the money sentence to money, "the bank" stays
     // on the diagonal.
-    let (river, money, alone) = (bank::compute("river", 1.0).output, bank::compute("money", 1.0).output, bank::compute("alone", 1.0).output);
+    let out = |s: &str| bank::compute(s, 1.0).output;
+    let (river, money, alone) = (out("river"), out("money"), out("alone"));
     assert!(river[1] > river[0] && money[0] > money[1] && (alone[0] - alone[1]).abs() < 1e-12);
     // "around 10⁻¹⁶": rounding only, at the defaults (n = 3, d = 4) and at n = d = 8.
     for (stage, n, d) in [("xx", 3, 4), ("qkv", 3, 4), ("xx", 8, 8), ("qkv", 8, 8)] {
@@ -225,4 +231,69 @@ fn kernel_regression_numbers() {
         assert!((b.unwrap() - c.unwrap()).abs() < 1e-12);
     }
     says(&text, "drag $\\sigma$ past 5. Every query–key distance is now inside the window");
+}
+
+/// kernel-regression.md's "Fit σ" paragraphs: the fitted leave-one-out loss levels off near the
+/// noise variance 1 (the page runs the same steps, at most 80, from the slider's σ, 0.5 by
+/// default), and 200 points usually fit a smaller σ than 40 (seeds 1 to 10, Gaussian,
+/// from the default σ = 0.5); with 5 points the boxcar leaves gaps at a σ where 40 points leave
+/// none or fewer.
+#[test]
+fn fitting_sigma_as_the_chapter_says() {
+    use attention_live::numerics::kernel_regression::{query_grid, sample, weights, Kernel, SigmaFit};
+    let fit = |n: usize, seed: u32| {
+        let (x, y) = sample(n, seed);
+        let mut f = SigmaFit::start(x.view(), y.view(), Kernel::Gaussian, 0.5).unwrap();
+        let mut steps = 0;
+        while steps < 80 && f.step(x.view(), y.view(), Kernel::Gaussian) {
+            steps += 1;
+        }
+        (f.sigma(), f.current.loss)
+    };
+    let mut smaller = 0;
+    for seed in 1..=10 {
+        let (s40, loss40) = fit(40, seed);
+        let (s200, loss200) = fit(200, seed);
+        // Over seeds 1 to 10 the loss ends between 0.99 and 1.61 for 40 points, 0.87 and 1.26
+        // for 200: near the noise variance, never near 0.
+        assert!((0.9..1.7).contains(&loss40) && (0.8..1.3).contains(&loss200), "seed {seed}: {loss40} {loss200}");
+        if seed == 1 {
+            let said = format!("σ ≈ {s40:.2} with a loss of about {loss40:.2}");
+            assert_eq!(said, "σ ≈ 0.42 with a loss of about 1.26");
+        }
+        smaller += usize::from(s200 < s40);
+    }
+    assert!(smaller >= 6, "200 points fit a smaller σ for {smaller} of 10 seeds");
+    let gaps = |n: usize, sigma: f64| {
+        let (x, _) = sample(n, 1);
+        let w = weights(query_grid().view(), x.view(), Kernel::Boxcar, sigma);
+        w.w.rows().into_iter().filter(|r| r.sum() == 0.0).count()
+    };
+    assert!(gaps(5, 0.3) > 0 && gaps(5, 0.3) > gaps(40, 0.3), "{} {}", gaps(5, 0.3), gaps(40, 0.3));
+    let text = chapter("kernel-regression");
+    says(&text, "(at the defaults, 40 points and seed 1, the fit stops at σ ≈ 0.42 with a loss of about 1.26)");
+    says(&text, "the fitted $\\sigma$ usually comes out smaller");
+}
+
+/// masking.md: float16's largest finite value is (2 − 2⁻¹⁰) · 2¹⁵ = 65,504, so −10⁶ overflows to
+/// −∞; unmasked padding (sentence 3 at valid length 4) takes weight from "Hello" and "world".
+/// transformer-block.md: GPT-2 small is 12 blocks of width 768 with 12 heads (the model table).
+/// self-attention.md: the tokens slider runs to 8, so 3 × 3 = 9 weights become 8 × 8 = 64.
+#[test]
+fn masking_block_and_self_attention_sizes() {
+    use attention_live::demos::{padding, self_attention};
+    use attention_live::numerics::attention::MaskFill;
+    let f16_max = (2.0 - 2f64.powi(-10)) * 2f64.powi(15);
+    assert_eq!(f16_max, 65_504.0);
+    assert!(1e6 > f16_max);
+    says(&chapter("masking"), "float16 cannot even represent $-10^6$");
+    let open = padding::compute([4, 3, 4], MaskFill::NegInf);
+    let masked = padding::compute([4, 3, 2], MaskFill::NegInf);
+    let (row, before) = (&open[2].weights[0], &masked[2].weights[0]);
+    assert!(row[2] > 0.0 && row[3] > 0.0 && row[0] < before[0] && row[1] < before[1]);
+    let gpt2 = MODELS.iter().find(|m| m.name.starts_with("GPT-2 small")).unwrap();
+    assert_eq!((gpt2.layers, gpt2.width, gpt2.heads), (12, 768, 12));
+    says(&chapter("transformer-block"), "GPT-2 small stacks 12 of these blocks, with $d = 768$ and 12 heads");
+    assert_eq!(self_attention::MAX, 8);
+    says(&chapter("self-attention"), "Move the tokens slider from 3 to 8");
 }
