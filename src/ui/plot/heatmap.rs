@@ -101,6 +101,7 @@ pub fn draw_heatmap(
         .label_style(f.font(11.0, pal.muted))
         .axis_style(pal.muted)
         .y_labels(5)
+        .y_label_formatter(&|v| crate::numerics::format::tick(*v))
         .draw()
         .map_err(err)?;
     // The bar itself: a 1 × 64 image, largest value at the top.
