@@ -31,7 +31,7 @@ fn the_stories_model_has_a_head_where_she_looks_at_cat() {
     let (s, card) = model("stories");
     let (l, h) = head(&card, "she_cat_head");
     let tok = Tokenizer::gpt2();
-    let ids = tok.encode("My cat is small, cute, and fluffy. She likes belly rubs.");
+    let ids = tok.encode(attention_live::demos::gpt2::DEFAULT_PROMPT);
     let (she, cat) = (ids.iter().position(|&i| i == 1375).unwrap(), ids.iter().position(|&i| i == 3797).unwrap());
     let out = s.model.forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::All, ..Default::default() }).unwrap();
     let a = out.attentions[l].as_ref().unwrap();
@@ -49,6 +49,77 @@ fn the_stories_model_has_a_head_where_she_looks_at_cat() {
     assert_eq!((default("layer"), default("head"), default("token")), (V::Int(l as i64), V::Int(h as i64), V::Int(she as i64)));
     let ppl = card["val_perplexity"].as_f64().unwrap();
     assert!(text.contains(&format!("{ppl:.2}")), "the chapter quotes the validation perplexity {ppl:.2}");
+}
+
+/// The demo's query for its default values, with `prompt` and the knock-outs given.
+fn demo_query(prompt: &str, ablate: &[(usize, usize)]) -> Query {
+    use attention_live::demos::gpt2::{query, PARAMS};
+    let mut q = query(&attention_live::state::Values::defaults(PARAMS), 1);
+    q.prompt = prompt.into();
+    q.ablate = ablate.to_vec();
+    q
+}
+
+/// The chart's rows for a prompt with and without knocking out `head`, as the page shows them.
+fn chart(s: &Session, prompt: &str, head: (usize, usize)) -> Vec<attention_live::demos::gpt2::NextRow> {
+    use attention_live::demos::gpt2::{next_rows, CANDIDATES, SHOWN};
+    let (k, _) = pollster::block_on(s.analyze(&demo_query(prompt, &[head]))).unwrap();
+    next_rows(&k.next, k.baseline.as_deref(), CANDIDATES, SHOWN)
+}
+
+fn top(s: &Session, prompt: &str, ablate: &[(usize, usize)], n: usize) -> Vec<(String, f64)> {
+    let (a, _) = pollster::block_on(s.analyze(&demo_query(prompt, ablate))).unwrap();
+    a.next.iter().take(n).map(|c| (c.text.clone(), c.prob)).collect()
+}
+
+/// The default prompts differ only in the animal and stop where the next word depends on it: the
+/// demo opens on the head that links "She" to the animal, and knocking it out must move the
+/// chart a lot (and no other head may), with the numbers the chapter quotes.
+#[test]
+fn the_default_prompts_show_the_pronoun_head_deciding_the_next_token() {
+    use attention_live::demos::gpt2::{DEFAULT_COMPARE, DEFAULT_PROMPT};
+    let (s, card) = model("stories");
+    let featured = head(&card, "she_cat_head");
+    let text = chapter();
+    let (cat, dog) = (top(&s, DEFAULT_PROMPT, &[], 5), top(&s, DEFAULT_COMPARE, &[], 5));
+    eprintln!("cat: {cat:?}\ndog: {dog:?}");
+    // Intact, the five most likely words differ completely between the two animals, and each
+    // has about a fifth of the probability (the stories pick one of five likes at random).
+    assert!(cat.iter().all(|(t, _)| dog.iter().all(|(u, _)| t != u)), "cat {cat:?} / dog {dog:?}");
+    assert!(cat.iter().chain(&dog).all(|(_, p)| (0.15..0.25).contains(p)), "cat {cat:?} / dog {dog:?}");
+    let list = |v: &[(String, f64)]| v.iter().map(|(t, _)| format!("\"{t}\"")).collect::<Vec<_>>().join(", ");
+    assert!(text.contains(&list(&cat)), "the chapter lists the cat's five: {}", list(&cat));
+    assert!(text.contains(&list(&dog)), "the chapter lists the dog's five: {}", list(&dog));
+    // Knocked out, the featured head takes the animal's words down to a few percent, in the
+    // chart's own rows (intact and knocked out side by side) and as the chapter says.
+    for (prompt, word) in [(DEFAULT_PROMPT, " belly"), (DEFAULT_COMPARE, " bones")] {
+        let rows = chart(&s, prompt, featured);
+        let r = rows.iter().find(|r| r.text == word).unwrap_or_else(|| panic!("{word} is in the chart: {rows:?}"));
+        let (before, after) = (r.intact, r.knocked.unwrap());
+        eprintln!("{word}: {} -> {}", before.label(), after.label());
+        assert!(before.bar() > 0.18 && after.bar() < 0.03, "{word}: {before:?} -> {after:?}");
+        let quoted = format!("\"{word}\" from {} to {}", before.label(), after.label());
+        assert!(text.contains(&quoted), "the chapter quotes {quoted}");
+    }
+    // Without the head the model cannot tell the stories apart: the same five guesses for both.
+    let (cat_ko, dog_ko) = (top(&s, DEFAULT_PROMPT, &[featured], 5), top(&s, DEFAULT_COMPARE, &[featured], 5));
+    eprintln!("knocked out: cat {cat_ko:?}\ndog {dog_ko:?}");
+    assert_eq!(cat_ko.iter().map(|c| &c.0).collect::<Vec<_>>(), dog_ko.iter().map(|c| &c.0).collect::<Vec<_>>());
+    let guess = format!("\"{}\" at {:.0}%", cat_ko[0].0, 100.0 * cat_ko[0].1);
+    assert!((cat_ko[0].1 - dog_ko[0].1).abs() < 0.005 && text.contains(&guess), "the chapter says {guess}");
+    // No other head matters here: knocking out any one of the other 15 moves each prompt's
+    // favourite by less than one percentage point.
+    let cfg = s.model.config.clone();
+    for (prompt, fav) in [(DEFAULT_PROMPT, &cat[0]), (DEFAULT_COMPARE, &dog[0])] {
+        for l in 0..cfg.n_layer {
+            for h in (0..cfg.n_head).filter(|&h| (l, h) != featured) {
+                let (a, _) = pollster::block_on(s.analyze(&demo_query(prompt, &[(l, h)]))).unwrap();
+                let p = a.next.iter().find(|c| c.text == fav.0).map_or(0.0, |c| c.prob);
+                assert!((p - fav.1).abs() < 0.01, "knocking out {l}.{h} moves {:?} from {} to {p}", fav.0, fav.1);
+            }
+        }
+    }
+    assert!(text.contains("any of the other 15 heads"), "the chapter says no other head matters");
 }
 
 /// Induction score of every head on repeated random letter strings (our own RNG, not the
@@ -117,9 +188,16 @@ fn session_analysis_reports_tokens_weights_and_candidates() {
     let base = k.baseline.as_ref().unwrap();
     assert_eq!(base[0], a.next[0]);
     let p_b = k.next.iter().find(|c| c.text == " B").map_or(0.0, |c| c.prob);
-    // As the chapter says: about 80% intact; out of the top ten without the head.
     assert!((a.next[0].prob - 0.8).abs() < 0.05, "intact p(B) = {}", a.next[0].prob);
     assert!(k.next.iter().all(|c| c.text != " B"), "B is still in the top ten: {p_b}");
+    // The page asks for more candidates than it shows, so its chart keeps " B" in first place
+    // (sorted by the intact model) with both probabilities, as the chapter quotes them.
+    let rows = chart(&s, "Q F K B Q F K", (1, 3));
+    let (intact, knocked) = (rows[0].intact, rows[0].knocked.unwrap());
+    assert_eq!(rows[0].text, " B");
+    assert!(matches!(knocked, attention_live::demos::gpt2::Prob::Exact(p) if p < 0.05), "{knocked:?}");
+    let quoted = format!("gives \" B\" {} of the probability; knock out layer 1, head 3 and it falls to {}", intact.label(), knocked.label());
+    assert!(chapter().contains(&quoted), "the chapter says: {quoted}");
 }
 
 #[test]

@@ -41,7 +41,14 @@ pub fn display(v: &Value) -> String {
 }
 
 #[component]
-pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Values>) -> impl IntoView {
+pub fn Control(
+    demo_id: &'static str,
+    param: &'static Param,
+    values: RwSignal<Values>,
+    /// Run-time maxima of integer sliders by key (`DemoCtx::int_max`).
+    #[prop(optional)]
+    int_max: Option<RwSignal<Vec<(&'static str, i64)>>>,
+) -> impl IntoView {
     if matches!(param.kind, Kind::Cells { .. }) {
         return ().into_any(); // edited cell by cell in the demo's own view
     }
@@ -74,6 +81,11 @@ pub fn Control(demo_id: &'static str, param: &'static Param, values: RwSignal<Va
         Kind::Int { min, max, log, .. } => {
             let (lo, hi) = if log { (0.0, LOG_STEPS) } else { (min as f64, max as f64) };
             let (fmin, fmax) = (min as f64, max as f64);
+            // A linear slider's end follows a run-time maximum when its view sets one.
+            let hi = move || match int_max.and_then(|m| m.with(|m| m.iter().find(|e| e.0 == key).map(|e| e.1))) {
+                Some(m) if !log => m.clamp(min, max) as f64,
+                _ => hi,
+            };
             let pos = move || match current() {
                 Value::Int(x) if log => log_pos(x as f64, fmin, fmax),
                 Value::Int(x) => x as f64,

@@ -29,6 +29,12 @@ pub struct DemoCtx {
     /// Outputs computed asynchronously by the view (e.g. by the GPT-2 worker), added to
     /// "Download data" under `computed`.
     pub computed: RwSignal<Option<serde_json::Value>>,
+    /// Link values the demo could not use, shown above it. A view adds to them when a value
+    /// turns out not to fit what it loaded (a layer the loaded model does not have).
+    pub notices: RwSignal<Vec<Notice>>,
+    /// Maxima a view sets on its integer sliders at run time, by key (the GPT-2 demo's layer,
+    /// head and query token follow the loaded model and prompt); others keep their declared one.
+    pub int_max: RwSignal<Vec<(&'static str, i64)>>,
 }
 
 impl DemoCtx {
@@ -96,8 +102,10 @@ pub fn DemoFrame(
         theme: app.theme,
         resize: app.resize,
         computed: RwSignal::new(None),
+        notices: RwSignal::new(notices),
+        int_max: RwSignal::new(Vec::new()),
     };
-    let notices = RwSignal::new(notices);
+    let notices = ctx.notices;
     let link = RwSignal::new(None::<(String, String)>); // (what, url) shown after a copy
     let status = RwSignal::new(String::new());
     let root = NodeRef::<leptos::html::Section>::new();
@@ -191,7 +199,7 @@ pub fn DemoFrame(
             }}
             <div class="demo-body">
                 <div class="controls">
-                    {spec.params.iter().map(|p| view! { <Control demo_id=spec.id param=p values=values /> }).collect_view()}
+                    {spec.params.iter().map(|p| view! { <Control demo_id=spec.id param=p values=values int_max=ctx.int_max /> }).collect_view()}
                 </div>
                 <div class="demo-view">
                     {move || ctx.error.get().map(|e| view! { <div class="notice error" role="alert">{e}</div> })}

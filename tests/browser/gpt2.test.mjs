@@ -38,7 +38,11 @@ test("the bundled model loads in a worker; tokens match HF; She looks at cat in 
   await analysed(page);
   console.log(`# model loaded and first analysis drawn in ${Date.now() - t0} ms`);
   const cs = await chips(page);
-  assert.deepEqual(cs.map((c) => c.id), hfTokens[0].ids, "token ids equal GPT2TokenizerFast's");
+  // The default prompt is the fixture's first text cut after " likes": GPT-2 splits words before
+  // merging, so its ids are the first 12 of the fixture's.
+  const prompt = await page.$eval("#gpt2 textarea", (t) => t.value);
+  assert.ok(hfTokens[0].text.startsWith(prompt), prompt);
+  assert.deepEqual(cs.map((c) => c.id), hfTokens[0].ids.slice(0, 12), "token ids equal GPT2TokenizerFast's");
   const status = await page.$eval("#gpt2 .model-status", (e) => e.textContent);
   assert.match(status, /4 layers × 4 heads/);
   // The default view is the card's She→cat head with "She" selected.
@@ -49,7 +53,7 @@ test("the bundled model loads in a worker; tokens match HF; She looks at cat in 
   const best = cs.reduce((a, b) => (b.w > a.w ? b : a));
   assert.equal(best.text, "·cat", `layer ${layer} head ${head}: She's largest weight is on cat`);
   // Ten next-token candidates whose probabilities are sorted and at most 1 in total.
-  const probs = await page.$$eval("#gpt2 .next-prob", (ps) => ps.map((p) => parseFloat(p.textContent)));
+  const probs = await page.$$eval("#gpt2 .next-list:not(.short) .next-prob", (ps) => ps.map((p) => parseFloat(p.textContent)));
   assert.equal(probs.length, 10);
   assert.ok(probs.every((p, i) => i === 0 || p <= probs[i - 1]), "sorted");
   assert.ok(probs.reduce((a, b) => a + b, 0) <= 100.5);
@@ -70,9 +74,9 @@ test("clicking a head and a token, knocking out a head and generating update the
   // Click the chip "cat" to make it the query.
   await page.click("#gpt2 .chip:nth-child(2)");
   await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.token") === "1");
-  // Knock out the selected head: the URL records it and the intact bars appear.
+  // Knock out the selected head: the URL records it and the knocked-out bars appear.
   await page.click("#gpt2 .knock-out");
-  await page.waitForFunction(() => document.querySelectorAll("#gpt2 .bar.intact").length === 10);
+  await page.waitForFunction(() => document.querySelectorAll("#gpt2 .next-list:not(.short) .bar.knocked").length >= 10);
   id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
   assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.ablate"), "1.1");
   // Greedy generation appends text to the prompt, streamed into the URL.
@@ -96,7 +100,7 @@ test("clicking a head and a token, knocking out a head and generating update the
   await fresh.goto(link);
   await analysed(fresh);
   assert.deepEqual(await chips(fresh), shown);
-  assert.equal(await fresh.$$eval("#gpt2 .bar.intact", (b) => b.length), 10);
+  assert.ok(await fresh.$$eval("#gpt2 .next-list:not(.short) .bar.knocked", (b) => b.length) >= 10);
   // Greedy decoding is deterministic: generating again from the restored page gives the same text.
   assert.deepEqual(page.errors, []);
   assert.deepEqual(fresh.errors, []);
@@ -111,8 +115,11 @@ test("the induction model from a link; bad knock-outs and out-of-range heads get
   assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /2 layers × 4 heads/);
   assert.deepEqual((await chips(page)).map((c) => c.text), ["Q", "·F", "·K", "·B", "·Z", "·Q", "·F", "·K", "·B", "·Z"]);
   const notes = await page.$$eval("#gpt2 .notice", (ns) => ns.map((n) => n.textContent).join(" | "));
-  assert.match(notes, /no layer 9/);
+  assert.match(notes, /Ignored gpt2\.layer="9" from the link: this model has layers 0 to 1; showing layer 1/);
   assert.match(notes, /ignored x\.y/);
+  // The slider ends at the model's last layer and shows the layer in use.
+  assert.deepEqual(await page.$eval("#gpt2-layer", (r) => [r.max, r.value]), ["1", "1"]);
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "1");
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no horizontal overflow at 390 px (${overflow})`);
   assert.deepEqual(page.errors, []);
@@ -134,14 +141,17 @@ test("a model that fails to load is explained in place and the page keeps workin
 
 test("two prompts side by side; the head view draws and its head keys select heads", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  const b = "My dog is small, cute, and fluffy. She likes belly rubs.";
-  await page.goto(`${base}/gpt2-live/?gpt2.compare=${encodeURIComponent(b)}`);
-  await page.waitForSelector("#gpt2 .compare-side:nth-child(2) .chip");
+  // The default second prompt is the same story about a dog.
+  await page.goto(`${base}/gpt2-live/`);
+  await page.waitForSelector("#gpt2 .compare-side:nth-child(2) .tok");
   const sides = await page.$$eval("#gpt2 .compare-side", (ss) => ss.map((s) => {
-    const cs = [...s.querySelectorAll(".chip")].map((c) => ({ t: c.querySelector(".chip-text").textContent, w: Number(c.style.getPropertyValue("--w")) }));
+    const cs = [...s.querySelectorAll(".tok")].map((c) => ({ t: c.querySelector(".chip-text").textContent, w: Number(c.style.getPropertyValue("--w")) }));
     return cs.reduce((a, c) => (c.w > a.w ? c : a)).t;
   }));
   assert.deepEqual(sides, ["·cat", "·dog"], "in both prompts She looks at the animal");
+  // ... and what comes next differs: the cat's words and the dog's (tests/gpt2_bundled.rs).
+  const words = await page.$$eval("#gpt2 .compare-side .next-list", (ls) => ls.map((l) => [...l.querySelectorAll("li")].map((li) => li.dataset.token)));
+  assert.ok(words[0].includes(" belly") && words[1].includes(" bones") && !words[0].some((w) => words[1].includes(w)), JSON.stringify(words));
   // The head view has one key per head; clicking H2 selects head 2.
   assert.equal(await page.$$eval("#gpt2 .head-key", (k) => k.length), 4);
   const hv = await page.$eval("#gpt2 .head-view", (c) => c.toDataURL());
@@ -170,3 +180,144 @@ test("the positional chapter plots a bundled model's learned wpe; the offset mar
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("knocking out a head keeps every token of either chart, each with its intact and knocked-out bar", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=induction&gpt2.prompt=${encodeURIComponent("Q F K B Q F K")}&gpt2.ablate=1.3&gpt2.compare=`);
+  await analysed(page);
+  await page.waitForSelector("#gpt2 .next-list.knocked");
+  const rows = await page.$$eval("#gpt2 .next-list:not(.short) li", (lis) => lis.map((li) => {
+    const box = (sel) => { const e = li.querySelector(sel); return e ? e.getBoundingClientRect() : null; };
+    return {
+      token: li.dataset.token, intact: li.querySelector(".p-intact").textContent, knocked: li.querySelector(".p-knocked")?.textContent,
+      bars: [box(".bar.intact"), box(".bar.knocked")].map((b) => b && { w: b.width, h: b.height }), track: box(".next-bars").width,
+    };
+  }));
+  // " B" falls out of the knocked-out top ten, but stays first (the chart is in the intact
+  // model's order) with both numbers the chapter quotes.
+  assert.equal(rows[0].token, " B");
+  assert.deepEqual([rows[0].intact, rows[0].knocked], ["81.9%", "3.4%"]);
+  assert.ok(rows.length > 10, `the union of both top tens: ${rows.length} rows`);
+  for (const r of rows) {
+    assert.ok(r.bars[0] && r.bars[1], `${r.token}: two bars`);
+    assert.ok(r.bars.every((b) => b.h >= 8), `${r.token}: bars at least 8 px tall (${JSON.stringify(r.bars)})`);
+  }
+  assert.ok(rows[0].bars[0].w > 0.9 * rows[0].track, "the largest probability fills the track");
+  const intact = rows.map((r) => parseFloat(r.intact.replace("<", "")));
+  assert.ok(intact.every((p, i) => i === 0 || p <= intact[i - 1]), `sorted by the intact model: ${intact}`);
+  assert.match(await page.$eval("#gpt2 .legend-line", (e) => e.textContent), /intact model.*with the knock-outs/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("the layer, head and token sliders end at the loaded model's and prompt's last one", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.layer=3&gpt2.head=2`);
+  await analysed(page);
+  const ends = () => page.$eval("#gpt2", (d) => ["layer", "head", "token"].map((k) => {
+    const r = d.querySelector(`#gpt2-${k}`);
+    return [r.max, r.value];
+  }));
+  assert.deepEqual(await ends(), [["3", "3"], ["3", "2"], ["11", "10"]], "4 layers, 4 heads, 12 tokens");
+  // Switching to the 2-layer model moves layer 3 to 1, says so, and the URL follows.
+  await page.selectOption("#gpt2-model", "induction");
+  await page.waitForFunction(() => document.querySelector("#gpt2-layer").max === "1");
+  assert.deepEqual((await ends())[0], ["1", "1"]);
+  assert.match(await page.$eval("#gpt2 .moved-note", (e) => e.textContent), /layer 1 \(was 3\)/);
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "1");
+  // A shorter prompt moves the query token to its last token.
+  await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C"; t.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.waitForFunction(() => document.querySelector("#gpt2-token").max === "2");
+  assert.deepEqual((await ends())[2], ["2", "2"]);
+  assert.equal(await page.$eval("#gpt2 .chip.selected .chip-text", (c) => c.textContent), "·C");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("token chips and head keys are one Tab stop each; arrow keys move the selection, not the chapter", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/`);
+  await analysed(page);
+  const path = new URL(page.url()).pathname;
+  assert.equal(await page.$$eval("#gpt2 .chip[tabindex='0']", (c) => c.length), 1);
+  assert.equal(await page.$eval("#gpt2 .chip[tabindex='0'] .chip-text", (c) => c.textContent), "·She");
+  await page.focus("#gpt2 .chip[tabindex='0']");
+  const focused = () => page.evaluate(() => document.activeElement.querySelector(".chip-text")?.textContent);
+  await page.keyboard.press("ArrowRight");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.token") === "11");
+  assert.equal(await focused(), "·likes");
+  assert.equal(await page.$eval("#gpt2 .chip.selected .chip-text", (c) => c.textContent), "·likes");
+  await page.keyboard.press("ArrowRight"); // already the last: stays
+  await page.keyboard.press("Home");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.token") === "0");
+  assert.equal(await focused(), "My");
+  await page.keyboard.press("ArrowLeft"); // already the first: stays, and the chapter stays
+  await page.keyboard.press("End");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.token") === "11");
+  assert.equal(await focused(), "·likes");
+  assert.equal(new URL(page.url()).pathname, path, "still on this chapter");
+  // The head keys: one in the Tab order (the selected head, 3); ← selects head 2.
+  assert.deepEqual(await page.$$eval("#gpt2 .head-key", (ks) => ks.map((k) => k.tabIndex)), [-1, -1, -1, 0]);
+  await page.focus("#gpt2 .head-key[tabindex='0']");
+  await page.keyboard.press("ArrowLeft");
+  await page.waitForFunction(() => new URL(location.href).searchParams.get("gpt2.head") === "2");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "H2");
+  assert.equal(new URL(page.url()).pathname, path, "still on this chapter");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/// Runs of ink in a band of a canvas, along x (`horizontal`) or y: [start, end] pairs in CSS
+/// pixels, split wherever at least `gap` blank pixels separate them.
+async function inkRuns(page, selector, band, horizontal, gap = 3) {
+  return page.$eval(selector, (c, [band, horizontal, gap]) => {
+    const s = c.width / c.getBoundingClientRect().width;
+    const ctx = c.getContext("2d");
+    const [x0, x1, y0, y1] = band.map((v) => Math.round(v * s));
+    const d = ctx.getImageData(x0, y0, x1 - x0, y1 - y0).data;
+    const bg = ctx.getImageData(1, 1, 1, 1).data; // a corner: the background
+    const w = x1 - x0, h = y1 - y0;
+    const inked = (x, y) => { const i = 4 * (y * w + x); return Math.abs(d[i] - bg[0]) + Math.abs(d[i + 1] - bg[1]) + Math.abs(d[i + 2] - bg[2]) > 90; };
+    const [n, m] = horizontal ? [w, h] : [h, w];
+    const line = Array.from({ length: n }, (_, a) => Array.from({ length: m }, (_, b) => (horizontal ? inked(a, b) : inked(b, a))).some(Boolean));
+    const runs = [];
+    let start = -1, blank = 0;
+    line.forEach((on, i) => {
+      if (on) { if (start < 0) start = i; blank = 0; } else if (start >= 0 && ++blank >= gap * s) { runs.push([start / s, (i - blank) / s]); start = -1; }
+    });
+    if (start >= 0) runs.push([start / s, (n - 1 - blank) / s]);
+    return runs;
+  }, [band, horizontal, gap]);
+}
+
+for (const width of [1280, 390]) {
+  test(`token labels of the heatmap, the head view and the model view never run together at ${width} px`, async () => {
+    const page = await newPage(browser, { viewport: { width, height: 900 } });
+    // 27 tokens (up to 40 get token labels).
+    const prompt = "My cat is small, cute, and fluffy. She likes fish. My dog is big and brown. He likes bones and long walks.";
+    await page.goto(`${base}/gpt2-live/?gpt2.prompt=${encodeURIComponent(prompt)}&gpt2.compare=`);
+    await analysed(page);
+    const labels = await page.$$eval("#gpt2 .chip .chip-text", (cs) => cs.map((c) => c.textContent));
+    assert.ok(labels.length > 25, `${labels.length} tokens`);
+    // The widest label, and the one with the most characters (which sets the row-label column).
+    const [widest, rowColumn] = await page.evaluate((ls) => {
+      const ctx = document.createElement("canvas").getContext("2d");
+      ctx.font = "11px sans-serif";
+      const longest = ls.reduce((a, b) => (b.length > a.length ? b : a));
+      return [Math.max(...ls.map((l) => ctx.measureText(l).width)), ctx.measureText(longest).width];
+    }, labels);
+    // Heatmap: column labels sit in the band just above the cells (y 24–37), row labels left of
+    // them (x up to the widest label); a run of ink longer than one label means two ran together.
+    const cols = await inkRuns(page, "#gpt2 canvas.matrix", [0, await page.$eval("#gpt2 canvas.matrix", (c) => c.getBoundingClientRect().width), 24, 37], true);
+    assert.ok(cols.length >= 3, `column labels drawn: ${JSON.stringify(cols)}`);
+    for (const [a, b] of cols) assert.ok(b - a <= widest + 2, `column labels run together: ${a}–${b} px (widest label ${widest.toFixed(1)} px)`);
+    const rows = await inkRuns(page, "#gpt2 canvas.matrix", [0, rowColumn + 3, 40, 40 + 200], false, 2);
+    assert.ok(rows.length >= 3, `row labels drawn: ${JSON.stringify(rows)}`);
+    for (const [a, b] of rows) assert.ok(b - a <= 14, `row labels run together: ${a}–${b} px`);
+    // The model view says how it thinned its head and layer labels.
+    assert.match(await page.$eval("#gpt2 .model-view", (c) => c.dataset.labelStride), /^\d+ \d+$/);
+    await page.screenshot({ path: `/tmp/gpt2-labels-${width}.png`, fullPage: false });
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+}

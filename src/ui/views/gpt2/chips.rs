@@ -1,26 +1,79 @@
-//! The prompt's tokens as chips, tinted by where the query token looks.
+//! The prompt's tokens as chips, tinted by where the query token looks, and the keyboard
+//! behaviour the view's button rows share.
+
+use std::sync::Arc;
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::Result_;
-use crate::state::Value;
+use crate::state::{Value, Values};
 
-/// The tokens as chips, tinted by the weight the query token `sel` gives each in (l, h);
-/// clickable (selecting the query) when `values` is given.
-pub fn token_chips(r: &Result_, l: usize, h: usize, sel: usize, values: Option<RwSignal<crate::state::Values>>) -> impl IntoView {
-    r.a.tokens
-        .iter()
-        .enumerate()
-        .map(|(j, tok)| {
-            let w = r.weight(l, h, sel, j).unwrap_or(0.0);
-            let style = format!("--w: {:.3}", w);
-            let text = tok.text.replace(' ', "·").replace('\n', "↵");
-            let (selected, future) = (j == sel, j > sel);
+/// Arrow keys in a row of buttons that behaves as one control (a toolbar with a roving
+/// tabindex: only the selected button is in the Tab order). ←/→ step, Home/End jump; the target
+/// index is returned, or None for other keys. A handled key does not reach the page, whose
+/// ←/→ turn chapters.
+pub fn roving_key(ev: &web_sys::KeyboardEvent, at: usize, n: usize) -> Option<usize> {
+    if n == 0 || ev.alt_key() || ev.ctrl_key() || ev.meta_key() {
+        return None;
+    }
+    let to = match ev.key().as_str() {
+        "ArrowLeft" | "ArrowUp" => at.saturating_sub(1),
+        "ArrowRight" | "ArrowDown" => (at + 1).min(n - 1),
+        "Home" => 0,
+        "End" => n - 1,
+        _ => return None,
+    };
+    ev.prevent_default();
+    ev.stop_propagation();
+    Some(to)
+}
+
+/// Moves the keyboard focus from the button that got `ev`, at index `from` in its row, to the
+/// one at index `to`.
+pub fn focus_sibling(ev: &web_sys::KeyboardEvent, from: usize, to: usize) {
+    let Some(mut el) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+    for _ in 0..from.abs_diff(to) {
+        let next = if to > from { el.next_element_sibling() } else { el.previous_element_sibling() };
+        match next {
+            Some(n) => el = n,
+            None => break,
+        }
+    }
+    if let Ok(h) = el.dyn_into::<web_sys::HtmlElement>() {
+        let _ = h.focus();
+    }
+}
+
+/// The prompt's tokens as buttons: clicking one, or moving along them with the arrow keys, makes
+/// it the query. Each is tinted by the weight the query gives it in the selected head. The
+/// buttons stay while the selection changes (only their tint, state and labels follow it), so
+/// the keyboard focus stays where it is.
+pub fn token_chips(r: Arc<Result_>, sel: Memo<Option<(usize, usize, usize)>>, values: RwSignal<Values>) -> impl IntoView {
+    let n = r.t();
+    (0..n)
+        .map(|j| {
+            let tok = r.a.tokens[j].clone();
             let id = tok.id;
-            let label = format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, w);
+            let text = tok.text.replace(' ', "·").replace('\n', "↵");
+            let r = r.clone();
+            let weight = move || sel.get().and_then(|(l, h, q)| r.weight(l, h, q, j)).unwrap_or(0.0);
+            let query = move || sel.get().map(|s| s.2);
+            let label = {
+                let weight = weight.clone();
+                move || format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, weight())
+            };
+            let set = move |to: usize| values.update(|v| v.set("token", Value::Int(to as i64)));
             view! {
-                <button type="button" class="chip" class:selected=selected class:future=future style=style aria-label=label disabled=values.is_none()
-                    on:click=move |_| if let Some(v) = values { v.update(|v| v.set("token", Value::Int(j as i64))) }>
+                <button type="button" class="chip" class:selected=move || query() == Some(j) class:future=move || query().is_some_and(|q| j > q)
+                    style=move || format!("--w: {:.3}", weight())
+                    tabindex=move || if query().unwrap_or(0) == j { "0" } else { "-1" }
+                    aria-pressed=move || (query() == Some(j)).to_string() aria-label=label
+                    on:click=move |_| set(j)
+                    on:keydown=move |ev| if let Some(to) = roving_key(&ev, j, n) {
+                        set(to);
+                        focus_sibling(&ev, j, to);
+                    }>
                     <span class="chip-text">{text}</span><small>{id}</small>
                 </button>
             }
@@ -28,3 +81,21 @@ pub fn token_chips(r: &Result_, l: usize, h: usize, sel: usize, values: Option<R
         .collect_view()
 }
 
+/// The tokens of the comparison prompt, tinted the same way; not interactive (the query position
+/// is the main prompt's).
+pub fn static_chips(r: &Result_, l: usize, h: usize, q: usize) -> impl IntoView {
+    r.a.tokens
+        .iter()
+        .enumerate()
+        .map(|(j, tok)| {
+            let w = r.weight(l, h, q, j).unwrap_or(0.0);
+            let text = tok.text.replace(' ', "·").replace('\n', "↵");
+            view! {
+                <span class="tok" class:selected={j == q} class:future={j > q} style=format!("--w: {w:.3}")
+                    title=format!("token {j}: {:?}, id {}, weight {w:.3}", tok.text, tok.id)>
+                    <span class="chip-text">{text}</span><small>{tok.id}</small>
+                </span>
+            }
+        })
+        .collect_view()
+}

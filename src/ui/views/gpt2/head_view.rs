@@ -1,6 +1,7 @@
 //! bertviz's head view on a canvas: lines from the query token to the tokens it attends to.
 
 use super::Result_;
+use crate::demos::gpt2::clip_label;
 use crate::ui::plot::fit_canvas_with;
 
 /// Twelve distinguishable colours, one per head (GPT-2 small has 12 heads per layer).
@@ -29,8 +30,12 @@ pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     let y = |i: usize| (HEAD_VIEW_TOP + (i as f64 + 0.5) * HEAD_VIEW_ROW) * s;
     ctx.set_font(&format!("{}px ui-monospace, monospace", (12.0 * s).round()));
     ctx.set_text_baseline("middle");
+    // Rows are taller than the text, so labels cannot meet vertically; across, each column of
+    // labels gets the space beside the lines (a monospace font: one measured character).
+    let char_w = ctx.measure_text("M").map(|m| m.width() / s).unwrap_or(7.2).max(1.0);
+    let max_chars = ((left - 8.0) / char_w).floor().max(1.0) as usize;
     for (i, tok) in r.a.tokens.iter().enumerate() {
-        let text = tok.text.replace(' ', "·").replace('\n', "↵");
+        let text = clip_label(&tok.text.replace(' ', "·").replace('\n', "↵"), max_chars);
         let strong = i == sel;
         let colour = if strong { crate::ui::plot::interned::rgb(pal.orange) } else { crate::ui::plot::interned::rgb(pal.fg) };
         ctx.set_fill_style_str(&colour);

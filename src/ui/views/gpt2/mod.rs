@@ -15,9 +15,11 @@ use web_sys::{MessageEvent, Worker};
 
 use super::matrix_canvas::{Mat, MatrixGrid};
 use super::number_table;
-use crate::demos::gpt2::{format_ablate, model_base, parse_ablate, query, MODELS};
+use crate::demos::gpt2::{
+    fit_selection, format_ablate, model_base, next_rows, parse_ablate, query, slider_max, NextRow, CANDIDATES, MODELS, SHOWN, SHOWN_COMPARE,
+};
 use crate::gpt2::session::{Analysis, BackendChoice, Reply, Request};
-use crate::state::Value;
+use crate::state::{Notice, Value};
 use crate::ui::browser::{local_get, now_ms};
 use crate::ui::demo_frame::DemoCtx;
 
@@ -26,7 +28,7 @@ mod head_view;
 mod long_heat;
 mod model_view;
 
-use chips::token_chips;
+use chips::{focus_sibling, roving_key, static_chips, token_chips};
 use head_view::{draw_head_view, head_colour, HEAD_VIEW_ROW, HEAD_VIEW_TOP};
 use long_heat::{draw_long_heat, LABELLED_MAX};
 use model_view::draw_model_view;
@@ -149,6 +151,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
     let backend = RwSignal::new(None::<Backend>);
     let backend_notice = RwSignal::new(None::<String>);
+    // A layer or head moved to fit a newly loaded model: (what the note says, where it moved to).
+    let moved = RwSignal::new(None::<(String, (usize, usize))>);
 
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
@@ -240,6 +244,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let start_load = move |only_cached: bool| {
         let (name, base) = source.get_untracked();
         result.set(None);
+        moved.set(None);
         match (name.as_str(), base) {
             ("file", _) => {
                 if !matches!(status.get_untracked(), Status::Loading { ref name, .. } | Status::Ready { ref name, .. } if name == "file") {
@@ -343,17 +348,49 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let t = result.with(|r| r.as_ref().map(|r| r.t()))?;
         values.with(|v| Some(((v.int("layer").max(0) as usize).min(nl - 1), (v.int("head").max(0) as usize).min(nh - 1), (v.int("token").max(0) as usize).min(t - 1))))
     });
+    // The layer, head and query-token sliders end at the loaded model's last layer and head and
+    // the prompt's last token; a selection beyond them moves to the last one. A value the link
+    // asked for gets the frame's notice; a layer or head moved by a model switch, a note here; a
+    // query token moved because the prompt got shorter, neither (the slider shows it).
+    let link_keys = StoredValue::new(link_selection_keys());
+    let wanted = Memo::new(move |_| values.with(|v| (v.int("layer"), v.int("head"), v.int("token"))));
+    Effect::new(move |_| {
+        let (l, h, tok) = wanted.get();
+        let Some((nl, nh, t)) = result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t()))) else { return };
+        let max = slider_max(nl, nh, t).to_vec();
+        if ctx.int_max.with_untracked(|m| *m != max) {
+            ctx.int_max.set(max);
+        }
+        let fit = fit_selection(l, h, tok, nl, nh, t);
+        let from_link = std::mem::take(&mut *link_keys.write_value());
+        if fit.moved.is_empty() {
+            return;
+        }
+        let mut notes = Vec::new();
+        let mut switched = Vec::new();
+        for m in &fit.moved {
+            if from_link.contains(&m.key) {
+                let reason = format!("{}; showing {} {}", m.why, m.key, m.now);
+                notes.push(Notice { key: format!("gpt2.{}", m.key), raw: m.wanted.to_string(), reason });
+            } else if m.key != "token" {
+                switched.push(format!("{} {} (was {})", m.key, m.now, m.wanted));
+            }
+        }
+        if !notes.is_empty() {
+            ctx.notices.update(|n| n.extend(notes));
+        }
+        if !switched.is_empty() {
+            moved.set(Some((format!("This model is smaller: showing {}.", switched.join(", ")), (fit.layer, fit.head))));
+        }
+        values.update(|v| {
+            v.set("layer", Value::Int(fit.layer as i64));
+            v.set("head", Value::Int(fit.head as i64));
+            v.set("token", Value::Int(fit.token as i64));
+        });
+    });
     let clamp_note = move || {
-        let (l, h, tok) = sel.get()?;
-        let (wl, wh, wt) = values.with(|v| (v.int("layer"), v.int("head"), v.int("token")));
-        let mut parts = Vec::new();
-        if wl as usize != l || wh as usize != h {
-            parts.push(format!("this model has no layer {wl} head {wh}; showing layer {l} head {h}"));
-        }
-        if wt as usize != tok {
-            parts.push(format!("the prompt has no token {wt}; showing token {tok}, the last"));
-        }
-        (!parts.is_empty()).then(|| view! { <p class="notice" role="status">{format!("Note: {}.", parts.join("; "))}</p> })
+        let (l, h, _) = sel.get()?;
+        moved.with(|m| m.as_ref().filter(|m| m.1 == (l, h)).map(|m| view! { <p class="notice moved-note" role="status">{m.0.clone()}</p> }))
     };
 
     // Publish the outputs for "Download data".
@@ -449,10 +486,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         (!msg.is_empty()).then(|| view! { <p class="notice" role="status">{format!("Knock-outs: {}.", msg.join("; "))}</p> })
     };
 
-    let chips = move || {
-        let (l, h, sel_tok) = sel.get()?;
-        result.with(|r| Some(token_chips(r.as_ref()?, l, h, sel_tok, Some(values))))
-    };
+    // Rebuilt only for a new analysis: a new selection restyles the same buttons.
+    let chips = move || result.get().map(|r| token_chips(r, sel, values));
 
     // Two prompts side by side, same layer, head and query position.
     let comparison = move || {
@@ -460,17 +495,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let (a, b) = (result.get()?, result_b.get()?);
         let side = move |title: &'static str, r: Arc<Result_>| {
             let t = tok.min(r.t() - 1);
+            let rows = next_rows(&r.a.next, r.a.baseline.as_deref(), CANDIDATES, SHOWN_COMPARE);
             view! {
                 <div class="compare-side">
                     <h5>{title}</h5>
-                    <div class="chips">{token_chips(&r, l, h, t, None)}</div>
-                    <ol class="next-list short">
-                        {r.a.next.iter().take(5).map(|c| view! {
-                            <li><span class="next-token">{format!("{:?}", c.text)}</span>
-                                <span class="next-bars"><span class="bar now" style=format!("width: {:.1}%", 100.0 * c.prob)></span></span>
-                                <span class="next-prob">{format!("{:.1}%", 100.0 * c.prob)}</span></li>
-                        }).collect_view()}
-                    </ol>
+                    <div class="chips">{static_chips(&r, l, h, t)}</div>
+                    {next_chart(&rows, true)}
                 </div>
             }
         };
@@ -529,16 +559,26 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             values.update(|v| v.set("token", Value::Int(j as i64)));
         }
     };
+    // One key per head of the layer: a roving-tabindex row like the chips (←/→ select a head).
+    let n_head = Memo::new(move |_| result.with(|r| r.as_ref().map_or(0, |r| r.a.n_head)));
     let head_keys = move || {
-        let n = result.with(|r| r.as_ref().map_or(0, |r| r.a.n_head));
+        let n = n_head.get();
+        let chosen = move || sel.get().map(|s| s.1);
+        let set = move |h: usize| values.update(|v| v.set("head", Value::Int(h as i64)));
         (0..n)
             .map(|h| {
                 let [r, g, b] = head_colour(h);
                 view! {
                     <button type="button" class="head-key" class:focused=move || focus.get() == Some(h)
+                        class:selected=move || chosen() == Some(h) aria-pressed=move || (chosen() == Some(h)).to_string()
+                        tabindex=move || if chosen().unwrap_or(0) == h { "0" } else { "-1" }
                         on:mouseenter=move |_| focus.set(Some(h)) on:mouseleave=move |_| focus.set(None)
                         on:focus=move |_| focus.set(Some(h)) on:blur=move |_| focus.set(None)
-                        on:click=move |_| values.update(|v| v.set("head", Value::Int(h as i64)))>
+                        on:keydown=move |ev| if let Some(to) = roving_key(&ev, h, n) {
+                            set(to);
+                            focus_sibling(&ev, h, to);
+                        }
+                        on:click=move |_| set(h)>
                         <span class="swatch" style=format!("background: rgb({r}, {g}, {b})")></span>{format!("H{h}")}
                     </button>
                 }
@@ -590,30 +630,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     let is_ablated = move || sel.get().is_some_and(|(l, h, _)| values.with(|v| parse_ablate(v.text("ablate")).0.contains(&(l, h))));
 
-    // The next-token distribution as labelled bars (HTML: long token texts stay readable).
+    // The next-token distribution as labelled bars (HTML: long token texts stay readable); with
+    // knock-outs, each token's intact and knocked-out probabilities side by side.
     let next_list = move || {
         result.with(|r| {
             let r = r.as_ref()?;
-            let base = r.a.baseline.clone();
-            let top = r.a.next.iter().map(|c| c.prob).fold(0.0, f64::max).max(base.as_ref().map_or(0.0, |b| b.iter().map(|c| c.prob).fold(0.0, f64::max))).max(1e-9);
-            Some(view! {
-                <ol class="next-list" aria-label="The ten most likely next tokens">
-                    {r.a.next.iter().map(|c| {
-                        let b = base.as_ref().map(|b| b.iter().find(|x| x.id == c.id).map_or(0.0, |x| x.prob));
-                        view! {
-                            <li>
-                                <span class="next-token">{format!("{:?}", c.text)}</span>
-                                <span class="next-bars">
-                                    <span class="bar now" style=format!("width: {:.1}%", 100.0 * c.prob / top)></span>
-                                    {b.map(|b| view! { <span class="bar intact" style=format!("width: {:.1}%", 100.0 * b / top)></span> })}
-                                </span>
-                                <span class="next-prob">{format!("{:.1}%", 100.0 * c.prob)}{b.map(|b| format!(" (intact {:.1}%)", 100.0 * b))}</span>
-                            </li>
-                        }
-                    }).collect_view()}
-                </ol>
-                {base.is_some().then(|| view! { <p class="muted legend-line"><span class="key now"></span>" with the knock-outs  "<span class="key intact"></span>" intact model"</p> })}
-            })
+            Some(next_chart(&next_rows(&r.a.next, r.a.baseline.as_deref(), CANDIDATES, SHOWN), false))
         })
     };
 
@@ -631,8 +653,25 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         ctx.show_numbers.get().then(|| {
             result.with(|r| {
                 r.as_ref().map(|r| {
-                    let rows = r.a.next.iter().map(|c| vec![format!("{:?}", c.text), c.id.to_string(), format!("{:.4}", c.prob)]).collect();
-                    number_table("Next-token candidates".into(), vec!["token".into(), "id".into(), "probability".into()], rows)
+                    let shown = next_rows(&r.a.next, r.a.baseline.as_deref(), CANDIDATES, SHOWN);
+                    let knocked = shown.iter().any(|x| x.knocked.is_some());
+                    let exact = |p: crate::demos::gpt2::Prob| match p {
+                        crate::demos::gpt2::Prob::Exact(p) => format!("{p:.4}"),
+                        crate::demos::gpt2::Prob::Below(p) => format!("<{p:.4}"),
+                    };
+                    let rows = shown
+                        .iter()
+                        .map(|x| {
+                            let mut row = vec![format!("{:?}", x.text), x.id.to_string(), exact(x.intact)];
+                            row.extend(x.knocked.map(exact));
+                            row
+                        })
+                        .collect();
+                    let mut head = vec!["token".to_string(), "id".into(), if knocked { "intact".into() } else { "probability".into() }];
+                    if knocked {
+                        head.push("knocked out".into());
+                    }
+                    number_table("Next-token candidates".into(), head, rows)
                 })
             })
         })
@@ -652,8 +691,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             {dropped}
             {clamp_note}
             {bad_ablate}
-            <div class="chips" aria-label="Tokens: click one to see where it looks">{chips}</div>
-            <p class="muted">"Click a token to make it the query: chips are tinted by how much it attends to each earlier token in the selected head."</p>
+            <div class="chips" role="toolbar" aria-label="Tokens: choose one to see where it looks">{chips}</div>
+            <p class="muted">"Click a token (or use the arrow keys) to make it the query: chips are tinted by how much it attends to each earlier token in the selected head."</p>
             <div class="gpt2-panels">
                 <div class="gpt2-panel">
                     <h4>"Model view"</h4>
@@ -668,11 +707,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 </div>
                 <div class="gpt2-panel" class:hidden=is_long>
                     <h4>{move || sel.get().map(|(l, _, _)| format!("Head view: layer {l}")).unwrap_or_default()}</h4>
-                    <div class="head-keys" aria-label="Heads of this layer: hover to focus, click to select">{head_keys}</div>
+                    <div class="head-keys" role="toolbar" aria-label="Heads of this layer: hover to focus, click to select">{head_keys}</div>
                     <canvas node_ref=head_view class="plot head-view" role="img" on:click=on_head_view_click
                         aria-label="Lines from the query token on the left to the tokens it attends to on the right, one colour per head"></canvas>
                 </div>
-                <div class="gpt2-panel">
+                // With knock-outs the chart has two bars a token: it takes the whole row.
+                <div class="gpt2-panel" class:wide=move || result.with(|r| r.as_ref().is_some_and(|r| r.a.baseline.is_some()))>
                     <h4>"Next token"</h4>
                     {next_list}
                     <div class="row-actions">
@@ -694,4 +734,42 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         </div>
     }
     .into_any()
+}
+
+/// The link's own layer, head and query-token keys (`gpt2.layer` …): a value from the link that
+/// does not fit the loaded model or prompt gets the frame's notice.
+fn link_selection_keys() -> Vec<&'static str> {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let pairs = crate::state::query::parse_query(&search);
+    ["layer", "head", "token"].into_iter().filter(|k| pairs.iter().any(|(key, _)| key.strip_prefix("gpt2.") == Some(*k))).collect()
+}
+
+/// The next-token chart: one row per token, a bar for the intact model and, with knock-outs,
+/// a second bar for the model without those heads, each with its percentage. Bars share one
+/// scale, the largest probability shown, so the two can be compared by length.
+fn next_chart(rows: &[NextRow], short: bool) -> impl IntoView {
+    let knocked = rows.iter().any(|r| r.knocked.is_some());
+    let top = rows.iter().flat_map(|r| [Some(r.intact.bar()), r.knocked.map(|k| k.bar())]).flatten().fold(1e-9, f64::max);
+    let width = move |p: f64| format!("width: {:.1}%", 100.0 * p / top);
+    let label = if knocked { "Next tokens: intact model and with the knock-outs" } else { "The most likely next tokens" };
+    view! {
+        <ol class="next-list" class:short=short class:knocked=knocked aria-label=label>
+            {rows.iter().map(|r| view! {
+                <li data-token=r.text.clone()>
+                    <span class="next-token">{format!("{:?}", r.text)}</span>
+                    <span class="next-bars">
+                        <span class="bar intact" style=width(r.intact.bar())></span>
+                        {r.knocked.map(|k| view! { <span class="bar knocked" style=width(k.bar())></span> })}
+                    </span>
+                    <span class="next-prob">
+                        <span class="p-intact">{r.intact.label()}</span>
+                        {r.knocked.map(|k| view! { " → "<span class="p-knocked">{k.label()}</span> })}
+                    </span>
+                </li>
+            }).collect_view()}
+        </ol>
+        {knocked.then(|| view! {
+            <p class="muted legend-line"><span class="key intact"></span>" intact model  "<span class="key knocked"></span>" with the knock-outs"</p>
+        })}
+    }
 }

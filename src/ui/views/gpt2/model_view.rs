@@ -6,6 +6,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use ndarray::Array2;
 
 use super::Result_;
+use crate::demos::gpt2::label_stride;
 use crate::gpt2::model::max_pool_into;
 use crate::ui::plot::colormap::viridis;
 use crate::ui::plot::fit_canvas_with;
@@ -22,7 +23,9 @@ pub fn draw_model_view(
 ) -> Result<(), String> {
     let (nl, nh) = (r.a.n_layer, r.a.n_head);
     const LABEL: f64 = 26.0;
-    let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(24.0, 96.0);
+    // Every head fits the width (GPT-2 XL's 25 heads in a phone's 340 px get 12 px cells), and
+    // the labels thin out below.
+    let cell_for = |w: f64| ((w - LABEL) / nh as f64).clamp(8.0, 96.0);
     let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
     let s = f.scale;
     let cell = cell_for(f.w as f64 / s);
@@ -32,12 +35,20 @@ pub fn draw_model_view(
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     ctx.set_font(&crate::ui::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
-    for h in 0..nh {
-        let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.3) * cell) * s, 16.0 * s);
+    // Every k-th head and layer labelled when cells are narrower than a label (k from the
+    // widest, "H24" for 25 heads), so that no two labels touch. Head labels are centred on
+    // their column.
+    let widest = ctx.measure_text(&format!("H{}", nh.saturating_sub(1))).map(|m| m.width() / s).unwrap_or(24.0);
+    let (h_step, l_step) = (label_stride(widest, 4.0, cell), label_stride(11.0, 3.0, cell));
+    ctx.set_text_align("center");
+    for h in (0..nh).step_by(h_step) {
+        let _ = ctx.fill_text(&format!("H{h}"), (LABEL + (h as f64 + 0.5) * cell) * s, 16.0 * s);
     }
-    for l in 0..nl {
+    ctx.set_text_align("left");
+    for l in (0..nl).step_by(l_step) {
         let _ = ctx.fill_text(&format!("L{l}"), 2.0 * s, (LABEL + (l as f64 + 0.55) * cell) * s);
     }
+    let _ = c.set_attribute("data-label-stride", &format!("{h_step} {l_step}"));
     // Each thumbnail: n × n pixels, each the largest weight in its block of the layer's matrix:
     // the full T × T one when the layer was sent, else the worker's thumbnail of it.
     let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
