@@ -59,7 +59,7 @@ fn data(v: &Values) -> Result<serde_json::Value, String> {
 pub static SPEC: DemoSpec = DemoSpec {
     id: "attention-cost",
     title: "What attention costs",
-    caption: "Left: the work of one attention head as the sequence grows, from the formulas. Right: the time it takes on this computer, measured when you press Run: the naive way, tiled with the online softmax, and fused on the GPU when this browser has WebGPU.",
+    caption: "The first plot, FLOPs of one head: the work of one attention head as the sequence grows, from the formulas. The second, measured time: the time it takes on this computer, measured when you press Run the benchmark: the naive way, tiled with the online softmax, and fused on the GPU when this browser has WebGPU.",
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]

@@ -39,7 +39,7 @@ fn data(v: &Values) -> Result<serde_json::Value, String> {
 pub static SPEC: DemoSpec = DemoSpec {
     id: "rnn-problems",
     title: "Two problems of a recurrent encoder",
-    caption: "Left: how many steps must run one after another before each position's state exists. Right: how far the encoder's final state moves when one letter is changed, averaged over the other 25 letters, for the trained fixed-context model: the early letters barely register.",
+    caption: "The first plot: how many steps must run one after another before each position's state exists. The second: how far the encoder's final state moves when one letter is changed, averaged over the other 25 letters, for the trained fixed-context model: the early letters barely register.",
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]

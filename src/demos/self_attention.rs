@@ -166,7 +166,7 @@ pub fn input(n: usize, d: usize, seed: u32, typed: &[Vec<f64>]) -> Array2<f64> {
 
 #[allow(clippy::too_many_arguments)]
 pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], wseed: u32, causal: bool, shuffle: bool, pe: bool) -> SelfAttention {
-    let names = ["t₁", "t₂", "t₃", "t₄", "t₅", "t₆", "t₇", "t₈"];
+    let names = ["t₀", "t₁", "t₂", "t₃", "t₄", "t₅", "t₆", "t₇"]; // 0-based, like every position
     let x0 = input(n, d, seed, typed); // (n, d): token rows, in the original order
     let s = 1.0 / (d as f64).sqrt();
     let w = (drawn(d, d, wseed as u64, s), drawn(d, d, wseed as u64 ^ 1, s), drawn(d, d, wseed as u64 ^ 2, s), drawn(n, n, wseed as u64 ^ 3, 1.0));

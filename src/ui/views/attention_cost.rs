@@ -175,7 +175,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let mut parts = Vec::new();
         match (running.get(), r.is_empty()) {
             (Some((i, ns, _)), _) => parts.push(format!("Measuring n = {} ({} of {})…", ns.get(i).copied().unwrap_or(0), i + 1, ns.len())),
-            (None, true) => parts.push("Press Run to time attention on this computer (one head, causal, CPU and GPU).".into()),
+            (None, true) => parts.push("Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU).".into()),
             (None, false) => {}
         }
         if let Some(g) = gpu {
