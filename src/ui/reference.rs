@@ -46,7 +46,9 @@ pub fn reference_page(page: &'static Chapter) -> impl IntoView {
         <Header/>
         <div class="layout">
             <aside class="sidebar">
-                <details class="toc-details" open=true>
+                // Open beside the page on a wide screen, folded above it on a phone (the
+                // sidebar's breakpoint in static/style.css), as on the chapters.
+                <details class="toc-details" open=wide_screen()>
                     <summary>"Contents"</summary>
                     <Toc current=page.slug/>
                 </details>
@@ -59,6 +61,10 @@ pub fn reference_page(page: &'static Chapter) -> impl IntoView {
             </main>
         </div>
     }
+}
+
+fn wide_screen() -> bool {
+    window().match_media("(min-width: 901px)").ok().flatten().is_none_or(|m| m.matches())
 }
 
 /// The chapter that embeds a demo.

@@ -157,7 +157,7 @@ test("notation, bibliography and demo index: in the contents' Reference group, l
   assert.equal(await page.innerText("main h1"), "Notation");
   assert.equal(await page.title(), "Notation — Attention, live");
   const text = await page.innerText("main");
-  for (const w of ["Tokens are rows", "Positions count from 0", "last axis"]) assert.ok(text.includes(w), `notation says "${w}"`);
+  for (const w of ["Tokens are rows", "count from 0", "last axis"]) assert.ok(text.includes(w), `notation says "${w}"`);
   assert.ok(await page.$("main math"), "notation has rendered math");
   // static HTML of the reference pages too
   const html = await (await fetch(`${base}/notation/`)).text();
