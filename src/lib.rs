@@ -1,6 +1,7 @@
 //! Attention, live: an interactive textbook about the attention mechanism.
 //!
 //! - `numerics`: pure functions on ndarray (no DOM), tested natively;
+//! - `formats`: the safetensors container and the checkpoint load error;
 //! - `state`: demo parameters and their URL form;
 //! - `demos`: the registry of live demos;
 //! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
@@ -11,6 +12,7 @@
 
 pub mod chapters;
 pub mod demos;
+pub mod formats;
 pub mod gpt2;
 pub mod gpu;
 pub mod numerics;

@@ -106,7 +106,7 @@ fn a_gpu_failure_during_generation_continues_on_the_cpu() {
 fn an_embedding_table_in_chunks_gives_the_same_logits() {
     use attention_live::gpt2::engine::Engine;
     use attention_live::gpt2::ForwardOptions;
-    use attention_live::gpu::gpt2::GpuGpt2;
+    use attention_live::gpt2::gpu::GpuGpt2;
     let Some(gpu) = gpu() else { return };
     let s = session();
     let whole = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload(gpu.clone(), &s.model)).unwrap()));
@@ -129,8 +129,8 @@ fn f16_weights_match_the_rounded_cpu_model() {
     use attention_live::gpt2::engine::Engine;
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::{ForwardOptions, Gpt2};
-    use attention_live::gpu::gpt2::GpuGpt2;
-    use attention_live::gpu::ops::round_linear_to_f16;
+    use attention_live::gpt2::gpu::GpuGpt2;
+    use attention_live::gpt2::gpu_ops::round_linear_to_f16;
     let Some(gpu) = gpu() else { return };
     if !gpu.f16 {
         return eprintln!("skipped: {} has no shader-f16", gpu.name);
@@ -169,7 +169,7 @@ fn f16_weights_match_the_rounded_cpu_model() {
 fn the_session_uses_f16_weights_only_where_nothing_changes() {
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::Gpt2;
-    use attention_live::gpu::gpt2::GpuGpt2;
+    use attention_live::gpt2::gpu::GpuGpt2;
     let Some(gpu) = gpu() else { return };
     let s = session();
     block_on(s.attach_gpu(gpu.clone())).unwrap();

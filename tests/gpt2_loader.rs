@@ -1,6 +1,6 @@
 //! Bad checkpoints are refused with a message that names the problem, never a panic.
 
-use attention_live::gpt2::safetensors::{self, f16_to_f32, f32_to_f16, Dtype, SafeTensors};
+use attention_live::formats::safetensors::{self, f16_to_f32, f32_to_f16, Dtype, SafeTensors};
 use attention_live::gpt2::{Config, Gpt2, LoadError, RunError};
 use attention_live::numerics::rng::Rng;
 

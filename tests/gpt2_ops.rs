@@ -7,7 +7,7 @@ mod common;
 /// padded block (2, 3, 7) or a lone row (1, 5, 17), and on widths that end in a partial panel.
 #[test]
 fn the_packed_matmul_equals_ndarray() {
-    use attention_live::gpt2::packed::PackedMatrix;
+    use attention_live::numerics::packed::PackedMatrix;
     use attention_live::numerics::rng::normal_matrix;
     for (t, k, n) in [(1, 3, 5), (2, 8, 8), (3, 33, 17), (4, 16, 24), (5, 9, 31), (7, 64, 70), (16, 64, 1030), (17, 33, 517)] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
@@ -26,7 +26,7 @@ fn the_packed_matmul_equals_ndarray() {
 /// the same weights as the row-major load, packed.
 #[test]
 fn loading_packed_gives_the_same_weights() {
-    use attention_live::gpt2::safetensors::SafeTensors;
+    use attention_live::formats::safetensors::SafeTensors;
     use attention_live::gpt2::weights::{LinearWeight, Weights};
     use attention_live::gpt2::Config;
     for name in ["a", "b"] {

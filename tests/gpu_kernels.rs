@@ -6,7 +6,7 @@
 //! lavapipe, so there it runs).
 
 use attention_live::gpt2::weights::{LayerNorm, Linear};
-use attention_live::gpu::ops::{Cpu, Ops};
+use attention_live::gpt2::gpu_ops::{Cpu, Ops};
 use attention_live::gpu::Gpu;
 use attention_live::numerics::rng::Rng;
 use ndarray::{Array1, Array2, Array3};
@@ -194,7 +194,7 @@ fn kernels_match_their_definitions_on_the_gpu() {
 /// weights stay f32 and the f32 definition applies.
 #[test]
 fn f16_weight_products_match_their_cpu_twin() {
-    use attention_live::gpu::ops::round_linear_to_f16;
+    use attention_live::gpt2::gpu_ops::round_linear_to_f16;
     use attention_live::gpu::Precision;
     let gpu = match pollster::block_on(Gpu::new()) {
         Ok(g) => g,

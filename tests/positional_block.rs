@@ -166,7 +166,7 @@ fn cosine_similarity_of_rows_by_hand_and_by_offset() {
 /// The numbers the positional chapter quotes about the bundled models' learned tables.
 #[test]
 fn the_bundled_wpe_tables_are_as_the_chapter_says() {
-    use attention_live::gpt2::safetensors::SafeTensors;
+    use attention_live::formats::safetensors::SafeTensors;
     use attention_live::numerics::positional::{cosine_matrix, mean_by_offset};
     let wpe = |name: &str| {
         let bytes = std::fs::read(format!("{}/static/models/{name}/model.safetensors", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::{Config, ForwardOptions, ForwardOutput, Gpt2, KvCache, RunError};
-use crate::gpu::gpt2::{GpuGpt2, GpuKvCache};
+use super::gpu::{GpuGpt2, GpuKvCache};
 use crate::gpu::GpuError;
 
 #[derive(Clone)]

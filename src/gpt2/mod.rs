@@ -1,13 +1,14 @@
 //! GPT-2, DOM-free: load a Hugging Face checkpoint, run it, sample from it.
 //!
 //! - `config`: the hyper-parameters (`Config`, with presets), read from `config.json`;
-//! - `safetensors`: a strict reader of the `.safetensors` container (F32, F16, BF16);
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
 //! - `ops`: the CPU kernels (layer norm, causal attention, linear layers), and `gelu`;
 //! - `packed` (with `f4`, its 4-lane vectors): the browser's matrix product, on weights
 //!   packed at load time;
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
-//! - `engine`: that forward pass on the CPU or on the GPU (`crate::gpu`), one interface;
+//! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
+//!   `gpu_ops`: each kernel as a function of host arrays, CPU twin beside GPU, for the tests;
+//! - `engine`: that forward pass on the CPU or on the GPU, one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
 //!
@@ -17,19 +18,19 @@
 pub mod config;
 pub mod engine;
 pub mod error;
-pub mod f4;
 pub mod gelu;
+pub mod gpu;
+pub mod gpu_ops;
 pub mod manifest;
 pub mod model;
 pub mod ops;
-pub mod packed;
-pub mod safetensors;
 pub mod sample;
 pub mod session;
 pub mod tokenizer;
 pub mod weights;
 
 pub use config::Config;
-pub use error::{LoadError, RunError};
+pub use crate::formats::LoadError;
+pub use error::RunError;
 pub use model::{Capture, ForwardOptions, ForwardOutput, Gpt2, KvCache};
 pub use sample::Sampling;

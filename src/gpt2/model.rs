@@ -10,7 +10,7 @@
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
-use super::safetensors::SafeTensors;
+use crate::formats::safetensors::SafeTensors;
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
 

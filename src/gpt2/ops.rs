@@ -1,9 +1,11 @@
 //! The CPU kernels of GPT-2's forward pass, in f32. Each is the CPU twin of a GPU kernel.
 
-use ndarray::{s, Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 
 pub use super::gelu::{gelu_in_place, gelu_new};
 use super::weights::{LayerNorm, Linear, LinearWeight};
+pub use crate::numerics::flash::causal_attention;
+pub use crate::numerics::packed::matmul;
 
 /// y = x W + b: (T, in) x (in, out) -> (T, out).
 ///
@@ -106,39 +108,3 @@ pub fn layer_norm(x: ArrayView2<f32>, ln: &LayerNorm, eps: f32) -> Array2<f32> {
     out
 }
 
-/// Causal attention of one head.
-///
-/// `q` holds the T new queries, whose absolute positions are `past .. past + T`; `k` and `v`
-/// hold every key and value so far (S = past + T rows). Query i may attend to keys 0 ..= past + i.
-/// Returns the head's output (T, d) and its weights (T, S), where masked entries are exactly 0.
-pub fn causal_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, past: usize) -> (Array2<f32>, Array2<f32>) {
-    let d = q.ncols();
-    let scale = 1.0 / (d as f32).sqrt();
-    // (T, d) x (d, S) -> (T, S)
-    let mut w = matmul(q, k.t()) * scale;
-    for (i, mut row) in w.axis_iter_mut(Axis(0)).enumerate() {
-        let visible = past + i + 1;
-        // Masking: future keys get weight exactly 0. Setting them to −∞ before exp does the same;
-        // here we simply skip them. The row max is subtracted before exp so no score overflows.
-        let max = row.slice(s![..visible]).fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-        let mut sum = 0.0f32;
-        for x in row.slice_mut(s![..visible]).iter_mut() {
-            *x = (*x - max).exp();
-            sum += *x;
-        }
-        row.slice_mut(s![..visible]).mapv_inplace(|x| x / sum);
-        row.slice_mut(s![visible..]).fill(0.0);
-    }
-    // (T, S) x (S, d) -> (T, d)
-    (matmul(w.view(), v), w)
-}
-
-/// a b: (m, k) x (k, n) -> (m, n). Natively ndarray's product. In the browser, where ndarray's
-/// has no SIMD, the packed kernel, with b packed on the spot: packing costs O(k n) against the
-/// product's O(m k n) (for attention, 128-token prompts of GPT-2 small spent 190 ms here).
-pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
-    #[cfg(target_arch = "wasm32")]
-    return super::packed::PackedMatrix::pack(b).matmul(a);
-    #[cfg(not(target_arch = "wasm32"))]
-    a.dot(&b)
-}

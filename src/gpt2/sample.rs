@@ -20,16 +20,7 @@ impl Default for Sampling {
     }
 }
 
-/// The index of the largest logit (the first one on ties, as `torch.argmax`).
-pub fn argmax(logits: ArrayView1<f32>) -> u32 {
-    let mut best = 0;
-    for (i, &x) in logits.iter().enumerate() {
-        if x > logits[best] {
-            best = i;
-        }
-    }
-    best as u32
-}
+pub use crate::numerics::softmax::argmax;
 
 /// The distribution the sampler draws from: (token, probability) pairs, most likely first,
 /// after temperature, top-k and top-p, renormalised to sum to 1.

@@ -13,7 +13,7 @@ use super::engine::{Cache, Engine, EngineError};
 use super::manifest::Manifest;
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
-use crate::gpu::gpt2::GpuGpt2;
+use super::gpu::GpuGpt2;
 use crate::gpu::{Gpu, GpuError};
 use crate::numerics::rng::Rng;
 

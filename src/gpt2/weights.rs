@@ -9,8 +9,8 @@ use std::borrow::Cow;
 
 use ndarray::{Array1, Array2};
 
-use super::packed::PackedMatrix;
-use super::safetensors::{SafeTensors, TensorInfo};
+use crate::numerics::packed::PackedMatrix;
+use crate::formats::safetensors::{SafeTensors, TensorInfo};
 use super::{Config, LoadError};
 
 #[derive(Debug, Clone)]

@@ -85,7 +85,7 @@ pub async fn attention_row(gpu: Result<&Gpu, &GpuError>, n: usize, d: usize, see
             return row;
         }
     };
-    if let Err(e) = super::ops::head_size(d, 1) {
+    if let Err(e) = super::head_size(d, 1) {
         row.gpu_note = Some(e.to_string());
         return row;
     }

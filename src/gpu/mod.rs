@@ -3,17 +3,15 @@
 //!
 //! - `mod.rs` (here): the device (`Gpu`), its errors (`GpuError`) and buffers;
 //! - `kernels`: the WGSL kernels (`wgsl/*.wgsl`, one file each) and a batch of dispatches;
-//! - `ops`: each kernel on host arrays, for the tests that hold it to its CPU twin;
-//! - `gpt2`: GPT-2's forward pass on the GPU, weights uploaded once;
+//! - GPT-2's forward pass on this backend lives with the model (`gpt2::gpu`): the backend
+//!   knows buffers and kernels, not models;
 //! - `bench`: the attention benchmark (naive CPU, tiled CPU, fused GPU), DOM-free.
 //!
 //! A missing or failing GPU is a value, never a panic: `Gpu::new` returns why there is none,
 //! and every run returns a `GpuError` that the caller answers by falling back to the CPU.
 
 pub mod bench;
-pub mod gpt2;
 pub mod kernels;
-pub mod ops;
 
 use std::sync::{Arc, Mutex};
 
@@ -76,7 +74,7 @@ pub struct Weight {
 /// The f32 values an f16 weight holds: each rounded to the nearest f16 (the CPU twin of
 /// `Precision::F16`).
 pub fn round_to_f16(x: f32) -> f32 {
-    use crate::gpt2::safetensors::{f16_to_f32, f32_to_f16};
+    use crate::formats::safetensors::{f16_to_f32, f32_to_f16};
     f16_to_f32(f32_to_f16(x))
 }
 
@@ -157,7 +155,7 @@ impl Gpu {
     pub fn upload_weight(&self, label: &str, data: &[f32], precision: Precision) -> Weight {
         match precision {
             Precision::F16 if self.f16 => {
-                let halves: Vec<u16> = data.iter().map(|&x| crate::gpt2::safetensors::f32_to_f16(x)).collect();
+                let halves: Vec<u16> = data.iter().map(|&x| crate::formats::safetensors::f32_to_f16(x)).collect();
                 let mut bytes: Vec<u8> = bytemuck::cast_slice(&halves).to_vec();
                 bytes.resize(bytes.len().div_ceil(4) * 4, 0); // buffer sizes are multiples of 4
                 Weight { buf: self.upload_bytes(label, &bytes), precision: Precision::F16 }
@@ -297,4 +295,16 @@ impl<T> std::future::Future for Receive<T> {
             }
         }
     }
+}
+
+/// The head size, which the attention kernels hold in one workgroup of 64 threads.
+pub fn head_size(c: usize, n_head: usize) -> Result<usize, GpuError> {
+    let hd = c / n_head.max(1);
+    if hd == 0 || hd > 64 || hd * n_head != c {
+        return Err(GpuError::Unsupported(format!("heads of size {hd} (the attention kernels take up to 64)")));
+    }
+    if n_head > 32 {
+        return Err(GpuError::Unsupported(format!("{n_head} heads (the ablation mask holds 32)")));
+    }
+    Ok(hd)
 }

@@ -11,7 +11,9 @@
 //! acc / l = Σ softmax(s)ⱼ vⱼ, the same output as the naive formula, in O(n·d) memory instead
 //! of O(n²).
 
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+
+use super::packed::matmul;
 
 /// What the online softmax holds after one tile of keys, for the step-through demo.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +80,7 @@ pub fn tiled_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32
 pub fn naive_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, causal: bool) -> Array2<f32> {
     let past = if causal { k.nrows() - q.nrows() } else { 0 };
     if causal {
-        return crate::gpt2::ops::causal_attention(q, k, v, past).0;
+        return causal_attention(q, k, v, past).0;
     }
     let scale = 1.0 / (q.ncols() as f32).sqrt();
     // (n_q, d) x (d, n_k) -> (n_q, n_k)
@@ -108,4 +110,31 @@ pub fn extra_bytes(n_q: usize, n_k: usize, d: usize, tile: usize) -> (usize, usi
 pub fn memory_traffic(n: usize, d: usize, block: usize) -> (u64, u64) {
     let (n, d, blocks) = (n as u64, d as u64, n.div_ceil(block.max(1)) as u64);
     (4 * n * n + 4 * n * d, 2 * n * d + 2 * n * d * blocks)
+}
+
+/// Causal attention of one head.
+///
+/// `q` holds the T new queries, whose absolute positions are `past .. past + T`; `k` and `v`
+/// hold every key and value so far (S = past + T rows). Query i may attend to keys 0 ..= past + i.
+/// Returns the head's output (T, d) and its weights (T, S), where masked entries are exactly 0.
+pub fn causal_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, past: usize) -> (Array2<f32>, Array2<f32>) {
+    let d = q.ncols();
+    let scale = 1.0 / (d as f32).sqrt();
+    // (T, d) x (d, S) -> (T, S)
+    let mut w = matmul(q, k.t()) * scale;
+    for (i, mut row) in w.axis_iter_mut(Axis(0)).enumerate() {
+        let visible = past + i + 1;
+        // Masking: future keys get weight exactly 0. Setting them to −∞ before exp does the same;
+        // here we simply skip them. The row max is subtracted before exp so no score overflows.
+        let max = row.slice(s![..visible]).fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let mut sum = 0.0f32;
+        for x in row.slice_mut(s![..visible]).iter_mut() {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        row.slice_mut(s![..visible]).mapv_inplace(|x| x / sum);
+        row.slice_mut(s![visible..]).fill(0.0);
+    }
+    // (T, S) x (S, d) -> (T, d)
+    (matmul(w.view(), v), w)
 }

@@ -11,3 +11,5 @@ pub mod kv_cache;
 pub mod window;
 pub mod low_rank;
 pub mod format;
+pub mod f4;
+pub mod packed;

@@ -33,3 +33,14 @@ pub fn masked_softmax(scores: ArrayView1<f64>) -> Option<Array1<f64>> {
 pub fn softmax(scores: ArrayView1<f64>) -> Array1<f64> {
     masked_softmax(scores).unwrap_or_else(|| Array1::from_elem(scores.len(), f64::NAN))
 }
+
+/// The index of the largest logit (the first one on ties, as `torch.argmax`).
+pub fn argmax(logits: ArrayView1<f32>) -> u32 {
+    let mut best = 0;
+    for (i, &x) in logits.iter().enumerate() {
+        if x > logits[best] {
+            best = i;
+        }
+    }
+    best as u32
+}

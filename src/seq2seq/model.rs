@@ -13,8 +13,8 @@ use ndarray::{Array1, Array2, ArrayView1};
 use super::attention::{cat, softmax, Local, Score};
 use super::gru::GruCell;
 use super::{BOS, EOS, VOCAB};
-use crate::gpt2::safetensors::SafeTensors;
-use crate::gpt2::LoadError;
+use crate::formats::safetensors::SafeTensors;
+use crate::formats::LoadError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -227,7 +227,7 @@ impl Seq2Seq {
                     self.out_weight.dot(&tilde) + &self.out_bias
                 }
             };
-            y = crate::gpt2::sample::argmax(logits.view());
+            y = crate::numerics::softmax::argmax(logits.view());
             d.logits.push(logits.to_vec());
             d.out.push(y);
             if y == EOS {

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use attention_live::gpt2::engine::{Cache, Engine};
 use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
-use attention_live::gpu::gpt2::GpuGpt2;
+use attention_live::gpt2::gpu::GpuGpt2;
 use attention_live::gpu::Gpu;
 
 /// The backends a model test runs on: the CPU always, in both weight layouts (row-major, as

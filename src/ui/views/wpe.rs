@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use ndarray::Array2;
 
 use crate::demos::wpe::offset;
-use crate::gpt2::safetensors::SafeTensors;
+use crate::formats::safetensors::SafeTensors;
 use crate::numerics::positional::{cosine_matrix, mean_by_offset};
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};

@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use ndarray::{Array2, Array3};
 
-use super::kernels::{self, groups_for, Batch, Kernel};
-use super::ops::head_size;
-use super::{Gpu, GpuError, Precision, Weight};
+use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
+use crate::gpu::head_size;
+use crate::gpu::{Gpu, GpuError, Precision, Weight};
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 
@@ -112,7 +112,7 @@ impl GpuGpt2 {
     /// the device has `shader-f16` and every matrix-product weight is exactly an f16 value (a
     /// checkpoint shipped in F16, like the bundled models), else f32.
     pub fn lossless_precision(gpu: &Gpu, model: &Gpt2) -> Precision {
-        let exact = |l: &Linear| l.stored_weights().iter().all(|&x| super::round_to_f16(x) == x);
+        let exact = |l: &Linear| l.stored_weights().iter().all(|&x| crate::gpu::round_to_f16(x) == x);
         // Without shader-f16 the answer is f32 whatever the weights: skip the scan (85M values in GPT-2 small).
         let all = || model.weights.h.iter().all(|b| exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj));
         if gpu.f16 && all() { Precision::F16 } else { Precision::F32 }

@@ -172,3 +172,13 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
         }
     }
 }
+
+/// a b: (m, k) x (k, n) -> (m, n). Natively ndarray's product. In the browser, where ndarray's
+/// has no SIMD, the packed kernel, with b packed on the spot: packing costs O(k n) against the
+/// product's O(m k n) (for attention, 128-token prompts of GPT-2 small spent 190 ms here).
+pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
+    #[cfg(target_arch = "wasm32")]
+    return PackedMatrix::pack(b).matmul(a);
+    #[cfg(not(target_arch = "wasm32"))]
+    a.dot(&b)
+}

@@ -3,13 +3,13 @@
 //! (`tests/gpu_kernels.rs`), and the attention benchmark times both.
 //!
 //! On the GPU each call uploads its inputs, runs and reads the result back: right for tests
-//! and benchmarks of one kernel, not for a model (`gpu::gpt2` keeps everything on the device).
+//! and benchmarks of one kernel, not for a model (`gpt2::gpu` keeps everything on the device).
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::kernels::{self, groups_for, Batch, Kernel};
-use super::{Gpu, GpuError, Precision};
-use crate::gpt2::ops as cpu;
+use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
+use crate::gpu::{head_size, Gpu, GpuError, Precision};
+use super::ops as cpu;
 use crate::gpt2::weights::{LayerNorm, Linear};
 
 /// The kernels' interface. Shapes follow GPT-2: C = heads × head size, qkv rows are [Q | K | V].
@@ -148,7 +148,7 @@ impl Gpu {
 
 /// The CPU twin of a linear layer stored as f16 on the GPU: every weight rounded to f16.
 pub fn round_linear_to_f16(lin: &Linear) -> Linear {
-    lin.map_weights(super::round_to_f16)
+    lin.map_weights(crate::gpu::round_to_f16)
 }
 
 impl Ops for Gpu {
@@ -263,16 +263,4 @@ impl Ops for Gpu {
         .await?;
         shape2(self.read(&xb, 0, rows * n).await?, rows, n)
     }
-}
-
-/// The head size, which the attention kernels hold in one workgroup of 64 threads.
-pub fn head_size(c: usize, n_head: usize) -> Result<usize, GpuError> {
-    let hd = c / n_head.max(1);
-    if hd == 0 || hd > 64 || hd * n_head != c {
-        return Err(GpuError::Unsupported(format!("heads of size {hd} (the attention kernels take up to 64)")));
-    }
-    if n_head > 32 {
-        return Err(GpuError::Unsupported(format!("{n_head} heads (the ablation mask holds 32)")));
-    }
-    Ok(hd)
 }

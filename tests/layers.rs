@@ -1,0 +1,103 @@
+//! The library's layers, each importing only those below it:
+//!
+//! ```text
+//! numerics, formats, state          pure functions, file formats, typed URL state
+//!   -> gpu                          the compute backend (buffers and kernels, no model)
+//!   -> gpt2, seq2seq                the models (gpt2 runs on the backend too)
+//!   -> demos                        each demo's parameters and DOM-free compute
+//!   -> chapters                     the book's content, which places the demos
+//!   -> ui, worker                   the page and the compute worker (wasm only)
+//! ```
+//!
+//! This test reads every source file and fails on an import that points upwards or sideways.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+/// What each top-level module may import besides itself.
+fn allowed(module: &str) -> Option<&'static [&'static str]> {
+    Some(match module {
+        "numerics" | "formats" | "state" => &[],
+        "gpu" => &["numerics", "formats"],
+        "gpt2" => &["numerics", "formats", "gpu"],
+        "seq2seq" => &["numerics", "formats"],
+        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
+        "chapters" => &["numerics", "formats", "state", "demos"],
+        "ui" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos", "chapters"],
+        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
+        _ => return None,
+    })
+}
+
+const MODULES: [&str; 10] = ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos", "chapters", "ui", "worker"];
+
+/// Each demo names its view in `ui::views`, and the registry's `view` field takes the UI's
+/// `DemoCtx`: the one upward edge left (27 demo files and the registry). It may shrink, never grow.
+const DEMO_VIEW_EDGES: usize = 28;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level modules `src` names as `crate::<module>`, outside comments.
+fn imports(src: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in src.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if MODULES.contains(&name.as_str()) {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_layer_imports_a_higher_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let (mut wrong, mut demo_views) = (Vec::new(), 0);
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let Some(module) = rel.components().next().and_then(|c| c.as_os_str().to_str()).map(|s| s.trim_end_matches(".rs")) else {
+            continue;
+        };
+        let Some(ok) = allowed(module) else { continue }; // lib.rs, main.rs, worker_main.rs: the top
+        let src = fs::read_to_string(file).unwrap();
+        let mut seen = BTreeMap::new();
+        for m in imports(&src) {
+            *seen.entry(m).or_insert(0) += 1;
+        }
+        for m in seen.keys() {
+            if m == module || ok.contains(&m.as_str()) {
+                continue;
+            }
+            if module == "demos" && m == "ui" {
+                demo_views += 1;
+                continue;
+            }
+            wrong.push(format!("src/{}: {module} imports {m}", rel.display()));
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layers:\n{}", wrong.join("\n"));
+    assert!(demo_views <= DEMO_VIEW_EDGES, "{demo_views} demo files import the UI (at most {DEMO_VIEW_EDGES})");
+}
+
+#[test]
+fn the_scanner_sees_an_upward_import() {
+    // The check itself: an import in code counts, one in a comment does not.
+    assert_eq!(imports("use crate::ui::plot; // crate::worker\nlet x = crate::gpt2::ops::linear;"), ["ui", "gpt2"]);
+}
