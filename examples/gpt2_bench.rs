@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use attention_live::gpt2::safetensors::{write, Dtype};
+use attention_live::formats::safetensors::{write, Dtype};
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
 

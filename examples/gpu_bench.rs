@@ -17,7 +17,7 @@ use std::time::Instant;
 use attention_live::gpt2::engine::Engine;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
-use attention_live::gpu::gpt2::GpuGpt2;
+use attention_live::gpt2::gpu::GpuGpt2;
 use attention_live::gpu::bench::{attention_row, AttentionRow};
 use attention_live::gpu::{Gpu, GpuError, Precision};
 use pollster::block_on;

@@ -4,7 +4,7 @@
 //!
 //!     cargo run --example write_random_gpt2 -- /tmp/random-gpt2
 
-use attention_live::gpt2::safetensors::{write, Dtype};
+use attention_live::formats::safetensors::{write, Dtype};
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::Config;
 
