@@ -130,7 +130,7 @@ fn f16_weights_match_the_rounded_cpu_model() {
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::{ForwardOptions, Gpt2};
     use attention_live::gpt2::gpu::GpuGpt2;
-    use attention_live::gpt2::gpu_ops::round_linear_to_f16;
+    use common::gpu_ops::round_linear_to_f16;
     let Some(gpu) = gpu() else { return };
     if !gpu.f16 {
         return eprintln!("skipped: {} has no shader-f16", gpu.name);

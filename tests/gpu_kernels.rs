@@ -6,7 +6,8 @@
 //! lavapipe, so there it runs).
 
 use attention_live::gpt2::weights::{LayerNorm, Linear};
-use attention_live::gpt2::gpu_ops::{Cpu, Ops};
+mod common;
+use common::gpu_ops::{linear_in, Cpu, Ops};
 use attention_live::gpu::Gpu;
 use attention_live::numerics::rng::Rng;
 use ndarray::{Array1, Array2, Array3};
@@ -194,7 +195,7 @@ fn kernels_match_their_definitions_on_the_gpu() {
 /// weights stay f32 and the f32 definition applies.
 #[test]
 fn f16_weight_products_match_their_cpu_twin() {
-    use attention_live::gpt2::gpu_ops::round_linear_to_f16;
+    use common::gpu_ops::round_linear_to_f16;
     use attention_live::gpu::Precision;
     let gpu = match pollster::block_on(Gpu::new()) {
         Ok(g) => g,
@@ -211,7 +212,7 @@ fn f16_weight_products_match_their_cpu_twin() {
         // The rounding is real: about 3 decimal digits per weight.
         assert!(twin.weight().iter().zip(lin.weight().iter()).any(|(a, b)| a != b));
         let want: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * twin.weight()[[i, j]] as f64).sum::<f64>() + twin.bias[j] as f64).collect();
-        let y = pollster::block_on(gpu.linear_in(x.view(), &lin, None, Precision::F16)).unwrap();
+        let y = pollster::block_on(linear_in(&gpu, x.view(), &lin, None, Precision::F16)).unwrap();
         close(&format!("f16 linear {m}x{k}x{n}"), &gpu.name, y.as_slice().unwrap(), &want, TOL);
         // …and it is the rounding, not the kernel, that separates it from the f32 product.
         let exact: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * lin.weight()[[i, j]] as f64).sum::<f64>() + lin.bias[j] as f64).collect();

@@ -7,7 +7,6 @@
 //!   packed at load time;
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
 //! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
-//!   `gpu_ops`: each kernel as a function of host arrays, CPU twin beside GPU, for the tests;
 //! - `engine`: that forward pass on the CPU or on the GPU, one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
@@ -20,7 +19,6 @@ pub mod engine;
 pub mod error;
 pub mod gelu;
 pub mod gpu;
-pub mod gpu_ops;
 pub mod manifest;
 pub mod model;
 pub mod ops;

@@ -1,6 +1,11 @@
-//! Shared by the GPT-2 tests: reading a checkpoint folder of this repository.
+//! Shared by the GPT-2 tests: reading a checkpoint folder of this repository, the backends a
+//! model test runs on, and each GPU kernel beside its CPU twin (`gpu_ops`).
+
+#[allow(dead_code)] // each test binary uses a part
+pub mod gpu_ops;
 
 /// `config.json` text and `model.safetensors` bytes of a folder, relative to the repository.
+#[allow(dead_code)] // each test binary uses a part
 pub fn checkpoint(folder: &str) -> (String, Vec<u8>) {
     let d = format!("{}/{folder}", env!("CARGO_MANIFEST_DIR"));
     (std::fs::read_to_string(format!("{d}/config.json")).unwrap(), std::fs::read(format!("{d}/model.safetensors")).unwrap())

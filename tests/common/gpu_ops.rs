@@ -1,16 +1,16 @@
-//! One interface, two backends: `Ops` is every GPU kernel as a function of host arrays, and
-//! `Cpu` implements it with the CPU twins. The kernel tests run one test body on each backend
-//! (`tests/gpu_kernels.rs`), and the attention benchmark times both.
+//! For the kernel tests: `Ops` is every GPU kernel as a function of host arrays, and `Cpu`
+//! implements it with the CPU twins. The kernel tests run one test body on each backend
+//! (`tests/gpu_kernels.rs`).
 //!
 //! On the GPU each call uploads its inputs, runs and reads the result back: right for tests
 //! and benchmarks of one kernel, not for a model (`gpt2::gpu` keeps everything on the device).
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
-use crate::gpu::{head_size, Gpu, GpuError, Precision};
-use super::ops as cpu;
-use crate::gpt2::weights::{LayerNorm, Linear};
+use attention_live::gpu::kernels::{self, groups_for, Batch, Kernel};
+use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
+use attention_live::gpt2::ops as cpu;
+use attention_live::gpt2::weights::{LayerNorm, Linear};
 
 /// The kernels' interface. Shapes follow GPT-2: C = heads × head size, qkv rows are [Q | K | V].
 #[allow(async_fn_in_trait)]
@@ -107,7 +107,7 @@ impl Ops for Cpu {
         for (r, (row, mut o)) in x.rows().into_iter().zip(out.rows_mut()).enumerate() {
             let valid = causal.map_or(n, |(t, past)| causal_rows(n, t, past, r));
             let row64 = row.slice(s![..valid]).mapv(|v| v as f64);
-            if let Some(p) = crate::numerics::softmax::masked_softmax(row64.view()) {
+            if let Some(p) = attention_live::numerics::softmax::masked_softmax(row64.view()) {
                 o.slice_mut(s![..valid]).assign(&p.mapv(|v| v as f32));
             }
         }
@@ -123,32 +123,30 @@ fn flat(x: ArrayView2<f32>) -> Vec<f32> {
     x.iter().copied().collect()
 }
 
-impl Gpu {
-    /// `Ops::linear` with the weights stored in `precision` (f16 on a device with
-    /// `shader-f16`; its CPU twin is `cpu::linear` on `round_linear_to_f16(lin)`).
-    pub async fn linear_in(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>, precision: Precision) -> Result<Array2<f32>, GpuError> {
-        let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
-        let y = self.checked(|| {
-            let xb = self.upload("x", &flat(x));
-            let wb = self.upload_weight("w", &flat(lin.weight().view()), precision);
-            let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
-            let yb = match y0 {
-                Some(y0) => self.upload("y", &flat(y0)),
-                None => self.buffer("y", m * n),
-            };
-            let mut batch = Batch::new(self);
-            kernels::linear(&mut batch, &xb, &wb, &bb, &yb, m, k, n, y0.is_some());
-            batch.submit();
-            yb
-        })
-        .await?;
-        shape2(self.read(&y, 0, m * n).await?, m, n)
-    }
+/// `Ops::linear` with the weights stored in `precision` (f16 on a device with
+/// `shader-f16`; its CPU twin is `cpu::linear` on `round_linear_to_f16(lin)`).
+pub async fn linear_in(gpu: &Gpu, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>, precision: Precision) -> Result<Array2<f32>, GpuError> {
+    let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
+    let y = gpu.checked(|| {
+        let xb = gpu.upload("x", &flat(x));
+        let wb = gpu.upload_weight("w", &flat(lin.weight().view()), precision);
+        let bb = gpu.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
+        let yb = match y0 {
+            Some(y0) => gpu.upload("y", &flat(y0)),
+            None => gpu.buffer("y", m * n),
+        };
+        let mut batch = Batch::new(gpu);
+        kernels::linear(&mut batch, &xb, &wb, &bb, &yb, m, k, n, y0.is_some());
+        batch.submit();
+        yb
+    })
+    .await?;
+    shape2(gpu.read(&y, 0, m * n).await?, m, n)
 }
 
 /// The CPU twin of a linear layer stored as f16 on the GPU: every weight rounded to f16.
 pub fn round_linear_to_f16(lin: &Linear) -> Linear {
-    lin.map_weights(crate::gpu::round_to_f16)
+    lin.map_weights(attention_live::gpu::round_to_f16)
 }
 
 impl Ops for Gpu {
@@ -156,7 +154,7 @@ impl Ops for Gpu {
         self.name.clone()
     }
     async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
-        self.linear_in(x, lin, y0, Precision::F32).await
+        linear_in(self, x, lin, y0, Precision::F32).await
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         let (m, c, v) = (h.nrows(), h.ncols(), wte.nrows());
