@@ -12,7 +12,7 @@ fn the_mask_is_the_definition() {
             let m = window_mask(n, w);
             for i in 0..n {
                 for j in 0..n {
-                    assert_eq!(m[[i, j]], j <= i && i - j <= w - 1, "n {n} w {w} ({i},{j})");
+                    assert_eq!(m[[i, j]], j <= i && i - j < w, "n {n} w {w} ({i},{j})");
                 }
                 // Each row has min(i + 1, w) keys: the count the cost formula sums.
                 assert_eq!(m.row(i).iter().filter(|&&b| b).count(), (i + 1).min(w));

@@ -57,7 +57,7 @@ fn random_value(kind: Kind, rng: &mut Rng) -> Value {
             Value::Text((0..len).map(|_| pool[rng.next_u64() as usize % pool.len()]).collect())
         }
         Kind::Seed { .. } => Value::Seed(rng.next_u64() as u32),
-        Kind::Bool { .. } => Value::Bool(rng.next_u64() % 2 == 0),
+        Kind::Bool { .. } => Value::Bool(rng.next_u64().is_multiple_of(2)),
         Kind::Cells { max_rows, max_cols, limit } => {
             // Whole hundredths, which the URL form (4 decimals) keeps exactly.
             let (r, c) = (rng.next_u64() as usize % (max_rows + 1), 1 + rng.next_u64() as usize % max_cols);
@@ -99,7 +99,7 @@ fn random_garbage_never_panics_and_always_yields_valid_state() {
         let len = rng.next_u64() as usize % 80;
         let mut s: String = (0..len).map(|_| alphabet[rng.next_u64() as usize % alphabet.len()]).collect();
         // half the time, aim the garbage at a real key so values get parsed
-        if rng.next_u64() % 2 == 0 {
+        if rng.next_u64().is_multiple_of(2) {
             s = format!("{}={s}", keys[rng.next_u64() as usize % keys.len()]);
         }
         for spec in DEMOS {

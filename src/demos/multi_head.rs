@@ -35,7 +35,7 @@ pub struct MultiHeadOut {
 }
 
 pub fn compute(h: usize, n: usize, seed: u32, causal: bool) -> MultiHeadOut {
-    let h = if D_MODEL % h.max(1) == 0 { h.max(1) } else { 1 };
+    let h = if D_MODEL.is_multiple_of(h.max(1)) { h.max(1) } else { 1 };
     let s = 1.0 / (D_MODEL as f64).sqrt();
     let x = normal_matrix(n, D_MODEL, seed as u64, 1.0); // (n, d_model)
     let w = |k: u64| normal_matrix(D_MODEL, D_MODEL, seed as u64 ^ (k << 20), s);

@@ -38,7 +38,7 @@ pub fn compute(n: usize, d: usize, h: usize, seed: u32, wseed: u32) -> Scorers {
     let w_v = normal_matrix(1, h, wseed as u64 ^ 3, 1.0).row(0).to_owned(); // (h,)
     let dot: Array1<f64> = k.dot(&q); // (n, d) x (d,) -> (n,)
     let rows: Vec<Array1<f64>> = k.rows().into_iter().map(|r| r.to_owned()).collect();
-    let scores = vec![
+    let scores = [
         dot.clone(),
         &dot / (d as f64).sqrt(),
         rows.iter().map(|ki| general_score(&q, ki, &w)).collect(),

@@ -176,7 +176,7 @@ pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], w
     let feed = |order: &[usize]| {
         let mut x = Array2::from_shape_fn((n, d), |(i, j)| x0[[order[i], j]]);
         if pe {
-            x = x + &pe_table;
+            x += &pe_table;
         }
         x
     };

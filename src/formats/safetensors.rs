@@ -210,7 +210,7 @@ pub fn write(tensors: &[(String, Vec<usize>, Vec<f32>)], dtype: Dtype, metadata:
         header.insert(name.clone(), serde_json::json!({"dtype": dtype_name, "shape": shape, "data_offsets": [begin, data.len()]}));
     }
     let mut text = Value::Object(header).to_string();
-    while (8 + text.len()) % 8 != 0 {
+    while !(8 + text.len()).is_multiple_of(8) {
         text.push(' '); // the format pads the header with spaces to an 8-byte boundary
     }
     let mut out = (text.len() as u64).to_le_bytes().to_vec();

@@ -100,7 +100,7 @@ impl Config {
                 return Err(LoadError::Config(format!("`{name}` must be positive")));
             }
         }
-        if self.n_embd % self.n_head != 0 {
+        if !self.n_embd.is_multiple_of(self.n_head) {
             return Err(LoadError::Config(format!(
                 "n_embd = {} is not divisible by n_head = {}",
                 self.n_embd, self.n_head

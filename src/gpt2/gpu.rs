@@ -131,7 +131,7 @@ impl GpuGpt2 {
         let w = &model.weights;
         // wte (154 MB in GPT-2 small) is split into as few chunks of rows as the limit allows.
         let row_bytes = (cfg.n_embd * 4) as u64;
-        let limit = (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+        let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
         let rows_per_chunk = ((limit / row_bytes) as usize).min(cfg.vocab_size).min(max_rows);
         if rows_per_chunk == 0 {
             return Err(GpuError::TooBig { what: "one row of the embedding table".into(), bytes: row_bytes, limit });

@@ -31,7 +31,7 @@ pub fn distribution(logits: ArrayView1<f32>, s: &Sampling) -> Vec<(u32, f64)> {
     if logits.is_empty() {
         return Vec::new();
     }
-    if !(s.temperature > 0.0) {
+    if s.temperature.is_nan() || s.temperature <= 0.0 {
         return vec![(argmax(logits), 1.0)];
     }
     let t = s.temperature as f64;

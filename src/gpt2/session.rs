@@ -229,7 +229,7 @@ impl Session {
         let out = g.forward(&ids, &mut g.new_cache(ids.len()), &opts).await?;
         let scale = cpu.logits.iter().fold(1.0f32, |m, v| m.max(v.abs()));
         let err = cpu.logits.iter().zip(out.logits.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
-        if !(err <= SELF_TEST_TOL * scale) {
+        if err.is_nan() || err > SELF_TEST_TOL * scale {
             return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
         }
         *self.gpu.borrow_mut() = Some(g);
@@ -313,7 +313,7 @@ impl Session {
     /// 0) always takes the first; the chart then shows the model's own distribution (τ = 1).
     fn candidates(&self, logits: ndarray::ArrayView1<f32>, q: &Query) -> Vec<Candidate> {
         let mut s = q.sampling();
-        if !(s.temperature > 0.0) {
+        if s.temperature.is_nan() || s.temperature <= 0.0 {
             s.temperature = 1.0;
         }
         let mut dist = super::sample::distribution(logits, &s);

@@ -137,7 +137,7 @@ impl Gpu {
 
     /// Checks that `bytes` fit one storage binding and one buffer on this device.
     pub fn check_size(&self, what: &str, bytes: u64) -> Result<(), GpuError> {
-        let limit = (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size);
+        let limit = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         if bytes > limit {
             return Err(GpuError::TooBig { what: what.into(), bytes, limit });
         }

@@ -18,13 +18,15 @@ impl F4 {
     pub fn zero() -> F4 {
         F4(f32x4_splat(0.0))
     }
-    /// # Safety: `p .. p + 4` must be readable.
+    /// # Safety
+    /// `p .. p + 4` must be readable.
     #[inline]
     #[target_feature(enable = "simd128")]
     pub unsafe fn load(p: *const f32) -> F4 {
         F4(unsafe { v128_load(p as *const v128) })
     }
-    /// # Safety: `p` must be readable. One load that fills all four lanes.
+    /// # Safety
+    /// `p` must be readable. One load that fills all four lanes.
     #[inline]
     #[target_feature(enable = "simd128")]
     pub unsafe fn load_splat(p: *const f32) -> F4 {
@@ -39,10 +41,12 @@ impl F4 {
     /// self + a
     #[inline]
     #[target_feature(enable = "simd128")]
+    #[allow(clippy::should_implement_trait)] // an operator cannot carry #[target_feature]
     pub fn add(self, a: F4) -> F4 {
         F4(f32x4_add(self.0, a.0))
     }
-    /// # Safety: `p .. p + 4` must be writable.
+    /// # Safety
+    /// `p .. p + 4` must be writable.
     #[inline]
     #[target_feature(enable = "simd128")]
     pub unsafe fn store(self, p: *mut f32) {
@@ -55,21 +59,25 @@ impl F4 {
     pub fn zero() -> F4 {
         F4([0.0; 4])
     }
-    /// # Safety: `p .. p + 4` must be readable.
+    /// # Safety
+    /// `p .. p + 4` must be readable.
     pub unsafe fn load(p: *const f32) -> F4 {
         F4(unsafe { [*p, *p.add(1), *p.add(2), *p.add(3)] })
     }
-    /// # Safety: `p` must be readable.
+    /// # Safety
+    /// `p` must be readable.
     pub unsafe fn load_splat(p: *const f32) -> F4 {
         F4([unsafe { *p }; 4])
     }
+    #[allow(clippy::should_implement_trait)] // the same methods as the wasm32 version, whose `add` cannot be an operator
     pub fn add(self, a: F4) -> F4 {
         F4(std::array::from_fn(|l| self.0[l] + a.0[l]))
     }
     pub fn mul_add(self, a: F4, b: F4) -> F4 {
         F4(std::array::from_fn(|l| self.0[l] + a.0[l] * b.0[l]))
     }
-    /// # Safety: `p .. p + 4` must be writable.
+    /// # Safety
+    /// `p .. p + 4` must be writable.
     pub unsafe fn store(self, p: *mut f32) {
         for (l, v) in self.0.iter().enumerate() {
             unsafe { *p.add(l) = *v };

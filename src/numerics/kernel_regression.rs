@@ -206,8 +206,8 @@ pub struct SigmaFit {
     pub current: LooLoss,
 }
 
-pub const LOG_SIGMA_MIN: f64 = -4.605_170_185_988_091; // ln 0.01
-pub const LOG_SIGMA_MAX: f64 = 2.302_585_092_994_046; // ln 10
+pub const LOG_SIGMA_MIN: f64 = -2.0 * std::f64::consts::LN_10; // ln 0.01
+pub const LOG_SIGMA_MAX: f64 = std::f64::consts::LN_10; // ln 10
 
 impl SigmaFit {
     pub fn start(x: ArrayView1<f64>, y: ArrayView1<f64>, kernel: Kernel, sigma: f64) -> Option<SigmaFit> {

@@ -4,9 +4,9 @@
 //! Decoder: s_0 = h_S; y_0 = `<s>`; greedy, stopping at `</s>` or after S + 5 steps.
 //! - fixed:    s_i = GRU([emb(y_{i−1}); h_S], s_{i−1}); logits = out([s_i; h_S])
 //! - Bahdanau: α_i = softmax(score(s_{i−1}, h)); c_i = Σ α_ij h_j;
-//!             s_i = GRU([emb(y_{i−1}); c_i], s_{i−1}); logits = out([s_i; c_i])
+//!   s_i = GRU([emb(y_{i−1}); c_i], s_{i−1}); logits = out([s_i; c_i])
 //! - Luong:    s_i = GRU(emb(y_{i−1}), s_{i−1}); α_i from score(s_i, h); c_i = Σ α_ij h_j;
-//!             s̃_i = tanh(W_c [c_i; s_i]); logits = out(s̃_i)
+//!   s̃_i = tanh(W_c [c_i; s_i]); logits = out(s̃_i)
 
 use ndarray::{Array1, Array2, ArrayView1};
 

@@ -50,7 +50,7 @@ impl Ops for Cpu {
     async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
         let y = cpu::linear(x, lin);
         Ok(match y0 {
-            Some(y0) => y + &y0,
+            Some(y0) => y + y0,
             None => y,
         })
     }
