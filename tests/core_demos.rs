@@ -1,4 +1,4 @@
-//! The issue-3 demos' outputs against the equations their chapters print.
+//! The core chapters' demos' outputs against the equations their chapters print.
 
 use attention_live::demos::{causal, gauss_dot, multi_head, padding, scaling, scorers, self_attention, two_heads};
 use attention_live::numerics::attention::MaskFill;
