@@ -37,10 +37,12 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
         let cells = (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
     };
+    let caption = format!("Query row {}: its keys in tiles of {}", o.row + 1, o.tile);
+    let label = caption.clone();
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabindex="0" aria-label=label>
             <table class="numbers flash-keys">
-                <caption>{format!("Query row {}: its keys in tiles of {}", o.row + 1, o.tile)}</caption>
+                <caption>{caption}</caption>
                 <thead><tr><th scope="col">"key"</th>{head}</tr></thead>
                 <tbody>
                     {row("tile", &|j| (tile_of(j) + 1).to_string())}
@@ -113,7 +115,7 @@ fn steps_table(o: &FlashSteps) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabindex="0" aria-label="The online softmax after each tile">
             <table class="numbers flash-steps">
                 <caption>"The online softmax after each tile"</caption>
                 <thead><tr>{["tile", "keys", "tile max", "running max m", "rescale exp(m_old − m)", "running sum ℓ", "acc / ℓ so far"].map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>

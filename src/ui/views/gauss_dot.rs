@@ -35,7 +35,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             <canvas node_ref=plane class="plot" role="img" aria-label="The query vector and the four keys in the plane"></canvas>
             <canvas node_ref=bars class="plot" role="img" aria-label="Bar chart: weights from Gaussian scores and from dot products, per key"></canvas>
         </div>
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabindex="0" aria-label="The terms of the expansion, per key">
             <table class="numbers terms">
                 <caption>"−½‖q − k‖² = qᵀk − ½‖k‖² − ½‖q‖², per key"</caption>
                 <thead><tr><th>"key"</th><th>"−½‖q − k‖²"</th><th>"qᵀk"</th><th>"−½‖k‖²"</th><th>"−½‖q‖²"</th></tr></thead>

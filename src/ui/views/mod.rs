@@ -29,10 +29,13 @@ pub mod linformer;
 
 use leptos::prelude::*;
 
-/// A table of numbers ("Show numbers"), with a caption naming what it holds.
+/// A table of numbers ("Show numbers"), with a caption naming what it holds. Its box scrolls
+/// when the table is wider or taller than it, so the box is a region named by the caption and
+/// in the Tab order: a keyboard reader scrolls it with the arrow keys (every `.table-wrap` is).
 pub fn number_table(caption: String, head: Vec<String>, rows: Vec<Vec<String>>) -> impl IntoView {
+    let label = caption.clone();
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" role="region" tabindex="0" aria-label=label>
             <table class="numbers">
                 <caption>{caption}</caption>
                 <thead><tr>{head.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>

@@ -82,7 +82,8 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
             <div class="x-cells-scroll">
                 <div class="x-cells-clip" style=move || { let (n, d) = shape.get(); format!("width: calc(var(--xh) + {d} * var(--xw)); height: calc(var(--xt) + {n} * var(--xr))") }>
                     <table class="x-cells">
-                        <tr><th></th>{col_out.iter().enumerate().map(|(j, &out_j)| view! {
+                        // The corner heads nothing: a plain cell (an empty header confuses screen readers).
+                        <tr><td class="x-corner"></td>{col_out.iter().enumerate().map(|(j, &out_j)| view! {
                             <th scope="col" aria-hidden=move || out_j.get().then_some("true")>{j + 1}</th>
                         }).collect_view()}</tr>
                         {row_out.iter().enumerate().map(|(i, &out_i)| view! {

@@ -1,0 +1,70 @@
+// Accessibility, measured by axe-core in the real page: the home page and every chapter, in the
+// light and the dark theme, once the demos have drawn. Fails listing every violation of
+// serious or critical impact (contrast, names, keyboard reach, nesting), and every violation at
+// all of the rules this book once broke (empty table headers included), so none comes back.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { startServer } from "./static-server.mjs";
+import { launch, newPage } from "./browser.mjs";
+
+const AXE = new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname;
+const ROUTES = ["/", ...fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
+  .split("\n").filter((l) => l.trim() && !l.startsWith("#")).map((l) => `/${l.split("|")[0].trim()}/`)];
+// Held to zero whatever axe calls their impact.
+const ALWAYS = ["color-contrast", "label-content-name-mismatch", "scrollable-region-focusable", "nested-interactive",
+  "empty-table-header", "aria-allowed-attr", "button-name", "label", "link-name", "image-alt"];
+
+let server, base, browser;
+before(async () => {
+  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.close(); });
+
+/// Waits until the page has stopped drawing: no plot drawn for 400 ms (or 8 s in all).
+async function drawn(page) {
+  const t0 = Date.now();
+  let last = -1;
+  for (;;) {
+    const n = await page.evaluate(() => window.__alPaints || 0);
+    if (n === last || Date.now() - t0 > 8000) return;
+    last = n;
+    await page.waitForTimeout(400);
+  }
+}
+
+/// axe's violations on the page at `route` in `scheme`, as "rule (impact): target — summary" lines.
+async function audit(route, scheme) {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 }, colorScheme: scheme });
+  await page.goto(base + route);
+  await page.waitForSelector("main");
+  await drawn(page);
+  // Prose far from the viewport skips rendering (content-visibility: auto); axe's contrast
+  // check reads the rendered page, so every run is rendered while it looks.
+  await page.addStyleTag({ content: ".chapter > .prose { content-visibility: visible !important; }" });
+  await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    // label-content-name-mismatch is marked experimental in axe, hence off unless asked for.
+    const r = await window.axe.run(document, { rules: { "label-content-name-mismatch": { enabled: true } } });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({
+      target: n.target.join(" "), summary: (n.failureSummary || "").split("\n").slice(1).join(" ").trim().slice(0, 200),
+    })) }));
+  });
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), scheme, `${route}: theme`);
+  await page.context().close();
+  return violations;
+}
+
+for (const scheme of ["light", "dark"]) {
+  test(`axe-core: no serious or critical violation on any page, ${scheme} theme`, async () => {
+    const bad = [];
+    for (const route of ROUTES) {
+      for (const v of await audit(route, scheme)) {
+        if (!["serious", "critical"].includes(v.impact) && !ALWAYS.includes(v.id)) continue;
+        for (const n of v.nodes) bad.push(`${route} ${v.id} (${v.impact}): ${n.target} — ${n.summary}`);
+      }
+    }
+    assert.deepEqual(bad, [], `${bad.length} violations in the ${scheme} theme:\n${bad.join("\n")}`);
+  });
+}
