@@ -128,16 +128,18 @@ fn result(i: usize, h: Hit, active: RwSignal<usize>, go: impl Fn(usize) + 'stati
     let s = h.section;
     let place = if s.heading.is_empty() { s.page_title.to_string() } else { format!("{} › {}", s.page_title, s.heading) };
     view! {
-        <li role="option" id=format!("search-hit-{i}") class="search-hit"
-            class:active=move || active.get() == i
-            aria-selected=move || if active.get() == i { "true" } else { "false" }
-            on:mouseenter=move |_| active.set(i)>
-            <a href=s.href() tabindex="-1" on:click=move |ev| {
-                if ev.button() == 0 && !(ev.ctrl_key() || ev.meta_key() || ev.shift_key()) {
-                    ev.prevent_default();
-                    go(i);
-                }
-            }>
+        // The link is the option (a link may take that role), so the option holds nothing
+        // interactive and can still be opened in a new tab.
+        <li role="none" class="search-hit" class:active=move || active.get() == i>
+            <a role="option" id=format!("search-hit-{i}") href=s.href() tabindex="-1"
+                aria-selected=move || if active.get() == i { "true" } else { "false" }
+                on:mouseenter=move |_| active.set(i)
+                on:click=move |ev| {
+                    if ev.button() == 0 && !(ev.ctrl_key() || ev.meta_key() || ev.shift_key()) {
+                        ev.prevent_default();
+                        go(i);
+                    }
+                }>
                 <span class="search-place">{place}</span>
                 <span class="search-excerpt">{h.before}<mark>{h.matched}</mark>{h.after}</span>
             </a>
