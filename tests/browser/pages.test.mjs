@@ -179,6 +179,9 @@ test("notation, bibliography and demo index: in the contents' Reference group, l
   const ids = new Set(cards.map((c) => c.id));
   assert.equal(ids.size, cards.length, "each demo once");
   assert.ok(cards.length >= 20, `demos listed: ${cards.length}`);
+  // the build's pictures (scripts/thumbs.mjs): the first card's has loaded
+  await demos.waitForFunction(() => document.querySelector(".demo-card img")?.complete);
+  assert.ok(await demos.$eval(".demo-card img", (i) => i.naturalWidth >= 320), "thumbnail loaded");
   for (const c of cards) {
     assert.equal(c.embed, `${base}/embed/?demo=${c.id}`);
     assert.ok(c.chapter, `${c.id}: names its chapter`);
