@@ -1,7 +1,7 @@
 //! Writes each route's static HTML into the built site (run by `scripts/build.sh` after
 //! Trunk): `cargo run --example site_pages -- dist`. Every page gets its own title,
 //! description, Open Graph tags and summary (`chapters::static_pages`), from the `index.html`
-//! that Trunk wrote.
+//! that Trunk wrote. With `SITE_URL=https://…` set, `og:url` and `og:image` are absolute.
 
 use std::path::Path;
 
@@ -17,8 +17,14 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // Where the site will be served, if known: link previews then get absolute URLs and a picture.
+    let site = std::env::var("SITE_URL").ok().filter(|s| !s.trim().is_empty());
     let mut written = 0;
     for page in pages() {
+        let page = match &site {
+            Some(site) => page.at_site(site),
+            None => page,
+        };
         let html = fill(&template, &page).unwrap_or_else(|e| {
             eprintln!("site_pages: {}: {e}", page.file);
             std::process::exit(1);

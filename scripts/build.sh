@@ -3,7 +3,8 @@
 # index.html (/, /<chapter>/, the reference pages, /embed/) and 404.html, so that deep links
 # work on a plain static file server with no single-page-app fallback, and each page has its
 # own title, description, Open Graph tags and summary for link previews
-# (examples/site_pages.rs). Then pictures of every demo for the demo index (scripts/thumbs.mjs;
+# (examples/site_pages.rs; set SITE_URL=https://… to give previews absolute URLs and a picture).
+# Then pictures of every demo for the demo index (scripts/thumbs.mjs;
 # skipped with THUMBS=0, and the index shows live previews where a picture is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -185,6 +185,20 @@ mod static_html {
     }
 
     #[test]
+    fn a_site_address_makes_preview_urls_absolute_with_a_picture() {
+        let p = pages().into_iter().find(|p| p.file == "kernel-regression/index.html").unwrap();
+        // relative: no picture (a preview needs a full URL), the plain card
+        let rel = fill(TEMPLATE, &p).unwrap();
+        assert!(!rel.contains("og:image") && rel.contains("content=\"summary\""));
+        let abs = fill(TEMPLATE, &p.at_site("https://example.org/")).unwrap();
+        assert_eq!(attr(&abs, "og:url"), "https://example.org/kernel-regression/");
+        // the chapter's first demo, as scripts/thumbs.mjs names its picture
+        let first = CHAPTERS.iter().find(|c| c.slug == "kernel-regression").unwrap().demo_ids().next().unwrap();
+        assert_eq!(attr(&abs, "og:image"), format!("https://example.org/thumbs/{first}.jpg"));
+        assert!(abs.contains("content=\"summary_large_image\""));
+    }
+
+    #[test]
     fn filling_twice_changes_nothing_and_text_is_escaped() {
         let p = pages().into_iter().find(|p| p.file == "404.html").unwrap();
         let once = fill(TEMPLATE, &p).unwrap();

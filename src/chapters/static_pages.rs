@@ -29,6 +29,20 @@ pub struct StaticPage {
     /// to list every demo (the demo index).
     pub kicker: String,
     pub list_demos: bool,
+    /// A picture for link previews: the chapter's first demo as `scripts/thumbs.mjs` draws it.
+    /// Written as `og:image` only once `at_site` has made it absolute (previews need a full URL).
+    pub image: Option<String>,
+}
+
+impl StaticPage {
+    /// The page as served from `site` (e.g. `https://example.org/book`): absolute `og:url` and
+    /// `og:image`.
+    pub fn at_site(mut self, site: &str) -> StaticPage {
+        let site = site.trim_end_matches('/');
+        self.url = format!("{site}{}", self.url);
+        self.image = self.image.map(|i| format!("{site}{i}"));
+        self
+    }
 }
 
 /// HTML text and attribute escaping.
@@ -56,6 +70,7 @@ fn page_for(c: &Chapter, kicker: String) -> StaticPage {
         url: format!("/{}/", c.slug),
         kicker,
         list_demos: c.slug == "demos",
+        image: c.demo_ids().next().map(|id| format!("/thumbs/{id}.jpg")),
     }
 }
 
@@ -70,6 +85,7 @@ pub fn pages() -> Vec<StaticPage> {
         url: "/".into(),
         kicker: SITE.into(),
         list_demos: false,
+        image: None,
     }];
     let mut number = 0;
     for c in CHAPTERS {
@@ -94,6 +110,7 @@ pub fn pages() -> Vec<StaticPage> {
         url: "/embed/".into(),
         kicker: SITE.into(),
         list_demos: false,
+        image: None,
     });
     out.push(StaticPage {
         file: "404.html".into(),
@@ -103,6 +120,7 @@ pub fn pages() -> Vec<StaticPage> {
         url: "/404.html".into(),
         kicker: "No such page".into(),
         list_demos: false,
+        image: None,
     });
     out
 }
@@ -161,14 +179,19 @@ pub fn fill(template: &str, page: &StaticPage) -> Result<String, String> {
         html.replace_range(d0..d1, "");
     }
     let desc = escape(&page.description);
+    let image = match &page.image {
+        Some(i) if i.starts_with("http") => format!("\n  <meta property=\"og:image\" content=\"{}\">", escape(i)),
+        _ => String::new(),
+    };
+    let card = if image.is_empty() { "summary" } else { "summary_large_image" };
     let meta = format!(
         "{META_START}\n  <meta name=\"description\" content=\"{desc}\">\n  \
          <meta property=\"og:site_name\" content=\"{SITE}\">\n  \
          <meta property=\"og:title\" content=\"{}\">\n  \
          <meta property=\"og:description\" content=\"{desc}\">\n  \
          <meta property=\"og:type\" content=\"{}\">\n  \
-         <meta property=\"og:url\" content=\"{}\">\n  \
-         <meta name=\"twitter:card\" content=\"summary\">\n  {META_END}",
+         <meta property=\"og:url\" content=\"{}\">{image}\n  \
+         <meta name=\"twitter:card\" content=\"{card}\">\n  {META_END}",
         escape(&page.title),
         page.og_type,
         escape(&page.url)
