@@ -13,7 +13,10 @@ fn main() {
     let template = match std::fs::read_to_string(dist.join("index.html")) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("site_pages: cannot read {}: {e} (build the site with Trunk first)", dist.join("index.html").display());
+            eprintln!(
+                "site_pages: cannot read {}: {e} (build the site with Trunk first)",
+                dist.join("index.html").display()
+            );
             std::process::exit(1);
         }
     };

@@ -43,7 +43,8 @@ await Promise.all([0, 1].map(async () => { while (queue.length) await shoot(queu
 await browser.close();
 server.close();
 const bytes = fs.readdirSync(out).reduce((s, f) => s + fs.statSync(path.join(out, f)).size, 0);
-console.log(`[build] demo thumbnails: ${ids.length - failed.length} of ${ids.length}, ${Math.round(bytes / 1024)} KiB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+const seconds = ((Date.now() - started) / 1000).toFixed(1);
+console.log(`[build] demo thumbnails: ${ids.length - failed.length} of ${ids.length}, ${Math.round(bytes / 1024)} KiB, ${seconds} s`);
 if (failed.length) {
   console.log(`[build] no thumbnail for: ${failed.join("; ")}`);
   process.exitCode = 1;

@@ -10,7 +10,8 @@ use attention_live::chapters::{find_reference, summary, Segment, CHAPTERS, REFER
 #[test]
 fn plain_text_splits_at_headings_and_skips_directives() {
     let md = "First *para* with $\\sqrt{d_k}$ and `code`.\nSame para.\n\nSecond.\n\n{{demo: nw}}\n\n\
-              ## Why divide by $\\sqrt{d}$\n\nText **here**.\n\n- item one\n- item two\n\n## Why divide by $\\sqrt{d}$\n\nAgain.\n";
+              ## Why divide by $\\sqrt{d}$\n\nText **here**.\n\n- item one\n- item two\n\n\
+              ## Why divide by $\\sqrt{d}$\n\nAgain.\n";
     let p = plain_page(md);
     assert_eq!(p.summary, "First para with √(d_k) and code. Same para.");
     assert_eq!(p.sections.len(), 3);
@@ -33,7 +34,8 @@ fn summary_skips_a_leading_heading_and_is_empty_without_prose() {
 #[test]
 fn tex_becomes_readable_text() {
     // Hand-written expectations: symbols for Greek letters and operators, fonts dropped.
-    assert_eq!(tex_to_text("\\operatorname{softmax}(\\mathbf{Q}\\mathbf{K}^\\top / \\sqrt{d})"), "softmax(QK^⊤ / √d)");
+    let attention = "\\operatorname{softmax}(\\mathbf{Q}\\mathbf{K}^\\top / \\sqrt{d})";
+    assert_eq!(tex_to_text(attention), "softmax(QK^⊤ / √d)");
     assert_eq!(tex_to_text("\\frac{1}{2\\sigma^2}"), "1/(2σ^2)");
     assert_eq!(tex_to_text("\\alpha_i = \\exp(\\beta s_i)"), "α_i = exp(β s_i)");
     assert_eq!(tex_to_text("n \\times n"), "n × n");
@@ -59,13 +61,19 @@ fn every_page_has_a_summary_and_every_heading_its_anchor_in_the_html() {
         let s = summary(c.slug).unwrap_or_else(|| panic!("{}: no summary", c.slug));
         assert!(s.len() > 40, "{}: summary too short: {s:?}", c.slug);
         assert!(!s.contains('$') && !s.contains('\\'), "{}: raw LaTeX in the summary: {s}", c.slug);
-        let html: String = c.body.unwrap().iter().filter_map(|s| if let Segment::Html(h) = s { Some(*h) } else { None }).collect();
+        let html: String =
+            c.body.unwrap().iter().filter_map(|s| if let Segment::Html(h) = s { Some(*h) } else { None }).collect();
         let demos: HashSet<&str> = c.demo_ids().collect();
         let mut anchors = HashSet::new();
         for sec in SEARCH_INDEX.iter().filter(|s| s.slug == c.slug && !s.anchor.is_empty()) {
             assert!(anchors.insert(sec.anchor), "{}: anchor {} twice", c.slug, sec.anchor);
             assert!(!demos.contains(sec.anchor), "{}: heading anchor {} is also a demo's id", c.slug, sec.anchor);
-            assert!(html.contains(&format!(" id=\"{}\">", sec.anchor)), "{}: no element with id {}", c.slug, sec.anchor);
+            assert!(
+                html.contains(&format!(" id=\"{}\">", sec.anchor)),
+                "{}: no element with id {}",
+                c.slug,
+                sec.anchor
+            );
         }
         assert!(anchors.len() >= 2 || find_reference(c.slug).is_some(), "{}: no headings indexed", c.slug);
     }
@@ -89,7 +97,8 @@ fn search_finds_words_by_prefix_and_ranks_headings_first() {
     assert!(search(SEARCH_INDEX, " ,.; ", 8).is_empty());
     let hits = search(SEARCH_INDEX, "nadaraya", 8);
     assert!(!hits.is_empty());
-    assert_eq!(hits[0].section.slug, "kernel-regression", "the heading \"The Nadaraya–Watson estimator\" ranks first");
+    // the heading "The Nadaraya–Watson estimator" ranks first
+    assert_eq!(hits[0].section.slug, "kernel-regression");
     assert_eq!(hits[0].section.heading, "The Nadaraya–Watson estimator");
     assert_eq!(hits[0].section.href(), "/kernel-regression/#the-nadaraya-watson-estimator");
     // prefix of a word: "mask" finds "masking"; a word's middle does not match ("ask")
@@ -109,7 +118,13 @@ fn excerpts_stay_on_character_boundaries() {
         page_title: "X",
         heading: "",
         anchor: "",
-        text: "ααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααααα softmax βββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββββ",
+        text: concat!(
+            "αααααααααααααααααααααααααααααααααααααααααααααααααααααααααα",
+            "αααααααααααααααααααααααααααααααααααααααααααααααααααααααααα",
+            " softmax ",
+            "βββββββββββββββββββββββββββββββββββββββββββββββββββββββββββ",
+            "βββββββββββββββββββββββββββββββββββββββββββββββββββββββββββ",
+        ),
     }];
     let h = search(IDX, "softmax", 1);
     assert_eq!(h.len(), 1);
@@ -136,8 +151,15 @@ fn chapters_end_with_references_found_in_the_bibliography() {
         // Papers from before the arXiv era may have no free copy to link; the rest link one.
         assert!(items.iter().any(|i| i.contains("](http")), "{}: no reference links a copy", c.slug);
         for item in items {
-            let entry = bib_items.iter().find(|b| b.starts_with(item)).unwrap_or_else(|| panic!("{}: not in the bibliography: {item}", c.slug));
-            assert!(entry.contains(&format!("](/{}/)", c.slug)), "{}: the bibliography does not say it cites {item}", c.slug);
+            let entry = bib_items
+                .iter()
+                .find(|b| b.starts_with(item))
+                .unwrap_or_else(|| panic!("{}: not in the bibliography: {item}", c.slug));
+            assert!(
+                entry.contains(&format!("](/{}/)", c.slug)),
+                "{}: the bibliography does not say it cites {item}",
+                c.slug
+            );
         }
         assert!(md[at..].contains("](/notation/)"), "{}: References does not link the notation page", c.slug);
     }
@@ -149,7 +171,8 @@ mod static_html {
 
     const TEMPLATE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  \
         <meta name=\"description\" content=\"An interactive textbook.\">\n  <title>Attention, live</title>\n\
-        <script type=\"module\">import init from '/app.js';</script>\n</head>\n<body>\n  <noscript>needs JS</noscript>\n</body>\n</html>\n";
+        <script type=\"module\">import init from '/app.js';</script>\n</head>\n<body>\n  \
+        <noscript>needs JS</noscript>\n</body>\n</html>\n";
 
     fn attr(html: &str, prop: &str) -> String {
         let key = format!("property=\"{prop}\" content=\"");
@@ -179,7 +202,14 @@ mod static_html {
             let body = &html[html.find("<body>").unwrap()..];
             assert!(body.trim_start_matches("<body>").trim_start().starts_with("<div id=\"static-page\""));
         }
-        for f in ["index.html", "404.html", "embed/index.html", "notation/index.html", "references/index.html", "demos/index.html"] {
+        for f in [
+            "index.html",
+            "404.html",
+            "embed/index.html",
+            "notation/index.html",
+            "references/index.html",
+            "demos/index.html",
+        ] {
             assert!(all.iter().any(|p| p.file == f), "no {f}");
         }
     }

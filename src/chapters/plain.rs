@@ -66,7 +66,11 @@ pub fn slugify(heading: &str) -> String {
         }
     }
     let s = s.trim_end_matches('-').to_string();
-    if s.is_empty() { "section".to_string() } else { s }
+    if s.is_empty() {
+        "section".to_string()
+    } else {
+        s
+    }
 }
 
 /// Splits a page's markdown into plain-text sections, each heading with a unique anchor.
@@ -124,7 +128,9 @@ pub fn plain_page(md: &str) -> PlainPage {
                 in_html_block = false;
                 None
             }
-            Event::End(TagEnd::Item | TagEnd::TableCell | TagEnd::BlockQuote(_) | TagEnd::CodeBlock) => Some(" ".into()),
+            Event::End(TagEnd::Item | TagEnd::TableCell | TagEnd::BlockQuote(_) | TagEnd::CodeBlock) => {
+                Some(" ".into())
+            }
             Event::Text(t) | Event::Code(t) if !in_html_block => Some(t.to_string()),
             Event::InlineMath(t) | Event::DisplayMath(t) => Some(tex_to_text(&t)),
             Event::SoftBreak | Event::HardBreak => Some(" ".into()),
@@ -229,7 +235,10 @@ pub fn tex_to_text(tex: &str) -> String {
                     out.push_str(&paren(&tex_to_text(&a)));
                 } else if let Some(sym) = symbol(&name) {
                     out.push_str(sym);
-                } else if matches!(name.as_str(), "left" | "right" | "big" | "Big" | "bigl" | "bigr" | "Bigl" | "Bigr" | "displaystyle") {
+                } else if matches!(
+                    name.as_str(),
+                    "left" | "right" | "big" | "Big" | "bigl" | "bigr" | "Bigl" | "Bigr" | "displaystyle"
+                ) {
                     // sizing only
                 } else if matches!(name.as_str(), "begin" | "end") {
                     let (_, k) = group(&chars, i);

@@ -41,18 +41,14 @@ pub struct Hit {
 
 /// The query's words, lower case: letters and digits (any script), everything else a break.
 pub fn terms(query: &str) -> Vec<String> {
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
-        .collect()
+    query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
 }
 
 /// Byte offsets where `term` starts a word of `hay` (`hay` already lower case).
 fn word_starts<'a>(hay: &'a str, term: &'a str) -> impl Iterator<Item = usize> + 'a {
-    hay.match_indices(term).map(|(i, _)| i).filter(move |&i| {
-        hay[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric())
-    })
+    hay.match_indices(term)
+        .map(|(i, _)| i)
+        .filter(move |&i| hay[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric()))
 }
 
 /// Searches `index` for `query`; at most `limit` hits, best first (ties keep the book's order).

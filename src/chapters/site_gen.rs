@@ -22,9 +22,17 @@ impl Site {
     /// A written page: its body as Rust code (`Some(&[Segment::…])`), its headings given ids,
     /// its sections added to the search index and its summary recorded. Problems (bad LaTeX,
     /// headings the HTML and the plain text disagree on) go to `problems`.
-    pub fn page(&mut self, slug: &str, title: &str, md: &str, segments: Vec<RawSegment>, problems: &mut Vec<String>) -> String {
+    pub fn page(
+        &mut self,
+        slug: &str,
+        title: &str,
+        md: &str,
+        segments: Vec<RawSegment>,
+        problems: &mut Vec<String>,
+    ) -> String {
         let plain = plain_page(md);
-        let anchors: Vec<&str> = plain.sections.iter().filter(|s| s.heading.is_some()).map(|s| s.anchor.as_str()).collect();
+        let anchors: Vec<&str> =
+            plain.sections.iter().filter(|s| s.heading.is_some()).map(|s| s.anchor.as_str()).collect();
         let mut next = 0;
         let mut code = String::from("Some(&[");
         for s in segments {
@@ -56,7 +64,8 @@ impl Site {
         for s in &plain.sections {
             let _ = writeln!(
                 self.sections,
-                "    crate::chapters::search::Section {{ slug: {slug:?}, page_title: {title:?}, heading: {:?}, anchor: {:?}, text: {:?} }},",
+                "    crate::chapters::search::Section {{ slug: {slug:?}, page_title: {title:?}, \
+                 heading: {:?}, anchor: {:?}, text: {:?} }},",
                 s.heading.as_deref().unwrap_or(""),
                 s.anchor,
                 s.text
@@ -131,5 +140,6 @@ pub fn with_heading_ids(html: &str, anchors: &[&str], next: &mut usize) -> Strin
 
 fn find_heading(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    (0..b.len().saturating_sub(3)).find(|&i| b[i] == b'<' && b[i + 1] == b'h' && (b'1'..=b'6').contains(&b[i + 2]) && b[i + 3] == b'>')
+    (0..b.len().saturating_sub(3))
+        .find(|&i| b[i] == b'<' && b[i + 1] == b'h' && (b'1'..=b'6').contains(&b[i + 2]) && b[i + 3] == b'>')
 }

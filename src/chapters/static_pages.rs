@@ -147,7 +147,8 @@ fn demos_html() -> String {
     let mut s = String::from("<ul class=\"static-demos\">");
     for d in DEMOS {
         let chapter = CHAPTERS.iter().find(|c| c.demo_ids().any(|x| x == d.id));
-        let href = chapter.map(|c| format!("/{}/#{}", c.slug, d.id)).unwrap_or_else(|| format!("/embed/?demo={}", d.id));
+        let href =
+            chapter.map(|c| format!("/{}/#{}", c.slug, d.id)).unwrap_or_else(|| format!("/embed/?demo={}", d.id));
         s.push_str(&format!(
             "<li><a href=\"{}\">{}</a> (<code>{}</code>{}) · <a href=\"/embed/?demo={}\">embed</a></li>",
             escape(&href),
@@ -171,7 +172,8 @@ pub fn fill(template: &str, page: &StaticPage) -> Result<String, String> {
     html = strip_static_body(&html);
     let full_title = format!("{} — {SITE}", page.title);
     let t0 = html.find("<title>").ok_or("the template has no <title>")?;
-    let t1 = html[t0..].find("</title>").map(|i| t0 + i + "</title>".len()).ok_or("the template's <title> is not closed")?;
+    let t1 =
+        html[t0..].find("</title>").map(|i| t0 + i + "</title>".len()).ok_or("the template's <title> is not closed")?;
     html.replace_range(t0..t1, &format!("<title>{}</title>", escape(&full_title)));
     // The template's own description is replaced by the page's.
     if let Some(d0) = html.find("<meta name=\"description\"") {
@@ -200,11 +202,13 @@ pub fn fill(template: &str, page: &StaticPage) -> Result<String, String> {
     html.insert_str(t_end, &format!("\n  {meta}"));
     let body = html.find("<body").ok_or("the template has no <body>")?;
     let body_end = html[body..].find('>').map(|i| body + i + 1).ok_or("unclosed <body> tag")?;
-    let summary = if page.description.is_empty() { String::new() } else { format!("<p class=\"static-summary\">{desc}</p>") };
+    let summary =
+        if page.description.is_empty() { String::new() } else { format!("<p class=\"static-summary\">{desc}</p>") };
     let block = format!(
         "\n<div id=\"static-page\" class=\"static-page\">\n<p class=\"static-site\"><a href=\"/\">{SITE}</a></p>\n\
          <p class=\"static-kicker\">{}</p>\n<h1 class=\"static-title\">{}</h1>\n{summary}\n\
-         <p class=\"static-loading\">The interactive page is loading; it needs JavaScript and WebAssembly.</p>\n{}{}\n</div>",
+         <p class=\"static-loading\">The interactive page is loading; it needs JavaScript and \
+         WebAssembly.</p>\n{}{}\n</div>",
         escape(&page.kicker),
         escape(&page.title),
         if page.list_demos { demos_html() } else { String::new() },

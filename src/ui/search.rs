@@ -20,9 +20,9 @@ const LIMIT: usize = 8;
 
 /// Whether a key press belongs to a text field (where "/" is a character, not a shortcut).
 fn typing_in_field(ev: &web_sys::KeyboardEvent) -> bool {
-    ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()).is_some_and(|el| {
-        matches!(el.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA") || el.is_content_editable()
-    })
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+        .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA") || el.is_content_editable())
 }
 
 #[component]
@@ -34,7 +34,13 @@ pub fn SearchBox() -> impl IntoView {
     let open = move || !query.with(|q| q.trim().is_empty());
 
     let handle = window_event_listener(ev::keydown, move |ev| {
-        if ev.key() != "/" || ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.default_prevented() || typing_in_field(&ev) {
+        if ev.key() != "/"
+            || ev.ctrl_key()
+            || ev.meta_key()
+            || ev.alt_key()
+            || ev.default_prevented()
+            || typing_in_field(&ev)
+        {
             return;
         }
         if let Some(el) = input.get_untracked() {
@@ -92,7 +98,9 @@ pub fn SearchBox() -> impl IntoView {
             <input id="search-box" type="search" class="search-box" placeholder="Search  /" autocomplete="off"
                 spellcheck="false" role="combobox" aria-autocomplete="list" aria-controls="search-results"
                 aria-expanded=move || if open() { "true" } else { "false" }
-                aria-activedescendant=move || (open() && hits.with(|h| !h.is_empty())).then(|| format!("search-hit-{}", active.get()))
+                aria-activedescendant=move || {
+                    (open() && hits.with(|h| !h.is_empty())).then(|| format!("search-hit-{}", active.get()))
+                }
                 aria-keyshortcuts="/"
                 node_ref=input
                 prop:value=move || query.get()
@@ -116,7 +124,10 @@ pub fn SearchBox() -> impl IntoView {
                     }}
                 </p>
                 <ul id="search-results" role="listbox" aria-label="Search results">
-                    {move || hits.get().into_iter().enumerate().map(|(i, h)| result(i, h, active, open_hit.clone())).collect_view()}
+                    {move || {
+                        let go = open_hit.clone();
+                        hits.get().into_iter().enumerate().map(|(i, h)| result(i, h, active, go.clone())).collect_view()
+                    }}
                 </ul>
             </div>
         </div>
@@ -126,7 +137,8 @@ pub fn SearchBox() -> impl IntoView {
 /// One result: a link (so it can also be opened in a new tab), opened in place by the router.
 fn result(i: usize, h: Hit, active: RwSignal<usize>, go: impl Fn(usize) + 'static) -> impl IntoView {
     let s = h.section;
-    let place = if s.heading.is_empty() { s.page_title.to_string() } else { format!("{} › {}", s.page_title, s.heading) };
+    let place =
+        if s.heading.is_empty() { s.page_title.to_string() } else { format!("{} › {}", s.page_title, s.heading) };
     view! {
         // The link is the option (a link may take that role), so the option holds nothing
         // interactive and can still be opened in a new tab.

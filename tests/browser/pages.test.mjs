@@ -10,7 +10,10 @@ import { launch, newPage } from "./browser.mjs";
 const dist = new URL("../../dist", import.meta.url).pathname;
 const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => { const [slug, title, src] = l.split("|").map((s) => s.trim()); return { slug, title, written: src !== "coming" }; });
+  .map((l) => {
+    const [slug, title, src] = l.split("|").map((s) => s.trim());
+    return { slug, title, written: src !== "coming" };
+  });
 const written = ORDER.filter((c) => c.written);
 
 let server, base, browser;
@@ -26,7 +29,8 @@ async function open(path, opts) {
   await page.waitForSelector("main");
   return page;
 }
-const decode = (s) => s.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const decode = (s) => s.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
+  .replace(/&amp;/g, "&");
 const meta = (html, attr, name) => {
   const m = html.match(new RegExp(`<meta ${attr}="${name}" content="([^"]*)">`));
   return m && decode(m[1]);
@@ -92,7 +96,8 @@ test("search: '/' focuses the box, a word finds its chapter, arrows move, Enter 
   assert.equal(await page.evaluate(() => document.activeElement.id), "search-box");
   await page.keyboard.type("Nadaraya");
   await page.waitForSelector("#search-results [role=option]");
-  const hits = await page.$$eval("#search-results [role=option]", (os) => os.map((o) => ({ text: o.innerText, href: o.getAttribute("href") })));
+  const hits = await page.$$eval("#search-results [role=option]",
+    (os) => os.map((o) => ({ text: o.innerText, href: o.getAttribute("href") })));
   assert.ok(hits.length >= 2, `hits: ${hits.length}`);
   assert.match(hits[0].href, /^\/kernel-regression\/#/);
   assert.equal(await page.getAttribute("#search-box", "aria-activedescendant"), "search-hit-0");
@@ -107,7 +112,10 @@ test("search: '/' focuses the box, a word finds its chapter, arrows move, Enter 
   assert.match(await page.innerText(".chapter h1"), /Kernel regression/);
   // the heading the result named is scrolled to, below the sticky header
   const anchor = hits[0].href.split("#")[1];
-  await page.waitForFunction((a) => { const r = document.getElementById(a)?.getBoundingClientRect(); return r && r.top >= 0 && r.top < 200; }, anchor, { timeout: 5000 });
+  await page.waitForFunction((a) => {
+    const r = document.getElementById(a)?.getBoundingClientRect();
+    return r && r.top >= 0 && r.top < 200;
+  }, anchor, { timeout: 5000 });
   assert.equal(await page.inputValue("#search-box"), "", "the box is cleared");
   // "/" typed in a text field is a character, not the shortcut
   await page.focus("#search-box");
@@ -129,7 +137,8 @@ test("each chapter ends with a References section with links, and links the nota
     const refs = await page.evaluate(() => {
       const h = [...document.querySelectorAll(".chapter h2")].find((h) => h.textContent.trim() === "References");
       if (!h) return null;
-      const later = [...document.querySelectorAll(".chapter h2")].filter((x) => h.compareDocumentPosition(x) & Node.DOCUMENT_POSITION_FOLLOWING);
+      const later = [...document.querySelectorAll(".chapter h2")]
+        .filter((x) => h.compareDocumentPosition(x) & Node.DOCUMENT_POSITION_FOLLOWING);
       const list = h.nextElementSibling;
       return {
         last: later.length === 0,
