@@ -84,7 +84,7 @@ pub fn search(index: &'static [Section], query: &str, limit: usize) -> Vec<Hit> 
         hits.push(Hit { section: s, score, before, matched, after });
     }
     // A stable sort keeps the book's order among equal scores.
-    hits.sort_by(|a, b| b.score.cmp(&a.score));
+    hits.sort_by_key(|h| std::cmp::Reverse(h.score));
     hits.truncate(limit);
     hits
 }
