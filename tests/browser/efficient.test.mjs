@@ -34,7 +34,10 @@ test("the benchmark runs on WebGPU and matches the naive CPU result", async () =
   for (const r of rows) assert.match(r[3], /^\d+(\.\d)? ms$/, `GPU time in ${r}`);
   assert.equal(rows[3][4], "4.2 MB", "1024² scores of 4 bytes");
   assert.match(readout, /GPU: browser WebGPU/);
-  const diff = Number(/within ([\d.e+-]+)/.exec(readout)[1]);
+  // The book's number format: "4.768 × 10⁻⁷" (or "0").
+  const m = /within (0|([\d.]+) × 10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))/.exec(readout);
+  const sup = (s) => Number([...s].map((c) => ({ "⁻": "-" })[c] ?? "⁰¹²³⁴⁵⁶⁷⁸⁹".indexOf(c)).join(""));
+  const diff = m[1] === "0" ? 0 : Number(m[2]) * 10 ** sup(m[3]);
   assert.ok(diff < 1e-4, readout);
   assert.deepEqual(page.errors, []);
   await page.context().close();
