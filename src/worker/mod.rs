@@ -176,9 +176,34 @@ struct Worker {
     fault: Cell<bool>,
     /// The GPU device, opened once: `Err` says why there is none.
     gpu: RefCell<Option<Result<Rc<Gpu>, GpuError>>>,
+    /// Turns on the model's backend: (next ticket, ticket being served). See `Worker::turn`.
+    turns: Cell<(u64, u64)>,
+}
+
+/// The right to run on the model's backend until dropped.
+struct Turn<'a>(&'a Cell<(u64, u64)>);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let (next, serving) = self.0.get();
+        self.0.set((next, serving + 1));
+    }
 }
 
 impl Worker {
+    /// Waits for this request's turn to run the model (first come, first served). Requests are
+    /// handled concurrently, and a run on WebGPU awaits its results: two runs in flight at once
+    /// (a prompt and the second prompt beside it, or an analysis per keystroke) interleave their
+    /// WebGPU error scopes, which must be popped in the order they were pushed, and wgpu panics.
+    async fn turn(&self) -> Turn<'_> {
+        let (ticket, serving) = self.turns.get();
+        self.turns.set((ticket + 1, serving));
+        while self.turns.get().1 != ticket {
+            yield_now().await;
+        }
+        Turn(&self.turns)
+    }
+
     async fn gpu(&self) -> Result<Rc<Gpu>, GpuError> {
         if let Some(g) = self.gpu.borrow().clone() {
             return g;
@@ -190,6 +215,7 @@ impl Worker {
 
     /// Puts the loaded model on the chosen backend and tells the page what it runs on.
     async fn apply_backend(&self) {
+        let _turn = self.turn().await;
         let Some(s) = self.session.borrow().clone() else { return };
         let choice = self.choice.get();
         let cpu = |detail: String| post(&Reply::Backend { backend: "cpu".into(), detail, notice: None }, None);
@@ -260,6 +286,7 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             w.apply_backend().await;
         }
         Request::Analyze(q) => {
+            let _turn = w.turn().await;
             let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
             let t0 = js_sys::Date::now();
             let out = s.analyze(&q).await;
@@ -275,7 +302,10 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::Generate { query, steps } => {
             let Some(s) = w.session.borrow().clone() else { return error(Some(query.id), "no model is loaded yet".into()) };
             w.stop.set(false);
-            let started = s.start_generation(&query).await;
+            let started = {
+                let _turn = w.turn().await;
+                s.start_generation(&query).await
+            };
             w.post_notice(&s);
             let mut g = match started {
                 Ok(g) => g,
@@ -285,7 +315,10 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 if w.stop.get() {
                     return post(&Reply::Stopped { id: query.id }, None);
                 }
-                let next = s.next_token(&mut g).await;
+                let next = {
+                    let _turn = w.turn().await;
+                    s.next_token(&mut g).await
+                };
                 w.post_notice(&s);
                 match next {
                     Ok((token, text)) => post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None),
@@ -298,6 +331,7 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::Stop => w.stop.set(true),
         Request::AttentionBench { id, n, d } => {
             // The benchmark uses whatever adapter exists, software ones included (the page says which).
+            let _turn = w.turn().await;
             let gpu = w.gpu().await;
             let now = js_sys::Date::now;
             let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok().and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
@@ -316,7 +350,7 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
 }
 
 pub fn start() {
-    let state = Rc::new(Worker { session: RefCell::new(None), stop: Cell::new(false), choice: Cell::new(BackendChoice::Auto), fault: Cell::new(false), gpu: RefCell::new(None) });
+    let state = Rc::new(Worker { session: RefCell::new(None), stop: Cell::new(false), choice: Cell::new(BackendChoice::Auto), fault: Cell::new(false), gpu: RefCell::new(None), turns: Cell::new((0, 0)) });
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Request>(&text) {
