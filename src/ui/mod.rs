@@ -7,6 +7,7 @@ pub mod demo_frame;
 pub mod pages;
 pub mod plot;
 pub mod reference;
+pub mod scroll_focus;
 pub mod search;
 pub mod seq2seq_models;
 pub mod theme;

@@ -303,8 +303,18 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
     // height is remembered and the page keeps its true length as the reader scrolls.
     let laid_out = RwSignal::new(false);
     request_animation_frame(move || request_animation_frame(move || {
+        super::scroll_focus::mark_wide(); // the chapter is laid out whole at this point
         laid_out.try_set(true);
     }));
+    // A wide equation or table is focusable while it scrolls (src/ui/scroll_focus.rs).
+    if let Some(app) = use_context::<AppCtx>() {
+        Effect::new(move |prev: Option<()>| {
+            app.resize.track();
+            if prev.is_some() {
+                request_animation_frame(super::scroll_focus::mark_wide);
+            }
+        });
+    }
     view! {
         <Header/>
         <div class="layout">
