@@ -43,7 +43,7 @@ fi
 
 # npm: binaryen's wasm-opt 132 (Debian's wasm-opt 108 breaks wasm-bindgen output) and
 # playwright-core, which drives Debian's chromium (never `playwright install`).
-if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ]; then
+if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then
   say "installing npm packages"
   npm ci --no-audit --no-fund --loglevel=error
 fi

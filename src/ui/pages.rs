@@ -157,6 +157,19 @@ pub(crate) fn Header() -> impl IntoView {
     }
 }
 
+/// The contents beside a page: open on a wide screen, folded above the page on a phone.
+#[component]
+pub(crate) fn Sidebar(current: &'static str) -> impl IntoView {
+    view! {
+        <aside class="sidebar">
+            <details class="toc-details" open=wide_screen()>
+                <summary>"Contents"</summary>
+                <Toc current=current/>
+            </details>
+        </aside>
+    }
+}
+
 /// The table of contents, with "coming", "read" and "you are here" markers.
 #[component]
 pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoView {
@@ -318,12 +331,7 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
     view! {
         <Header/>
         <div class="layout">
-            <aside class="sidebar">
-                <details class="toc-details" open=wide_screen()>
-                    <summary>"Contents"</summary>
-                    <Toc current=chapter.slug/>
-                </details>
-            </aside>
+            <Sidebar current=chapter.slug/>
             <main class="chapter" class:laid-out=move || laid_out.get()>
                 <p class="chapter-number">{format!("Chapter {number}")}</p>
                 <h1>{chapter.title}</h1>

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::browser::location_origin;
-use super::pages::{Header, Toc};
+use super::pages::{Header, Sidebar};
 use crate::chapters::{Chapter, Segment, CHAPTERS, REFERENCE_PAGES};
 use crate::demos::{DemoSpec, DEMOS};
 
@@ -45,14 +45,7 @@ pub fn reference_page(page: &'static Chapter) -> impl IntoView {
     view! {
         <Header/>
         <div class="layout">
-            <aside class="sidebar">
-                // Open beside the page on a wide screen, folded above it on a phone (the
-                // sidebar's breakpoint in static/style.css), as on the chapters.
-                <details class="toc-details" open=wide_screen()>
-                    <summary>"Contents"</summary>
-                    <Toc current=page.slug/>
-                </details>
-            </aside>
+            <Sidebar current=page.slug/>
             <main class="chapter reference-page">
                 <p class="chapter-number">"Reference"</p>
                 <h1>{page.title}</h1>
@@ -61,10 +54,6 @@ pub fn reference_page(page: &'static Chapter) -> impl IntoView {
             </main>
         </div>
     }
-}
-
-fn wide_screen() -> bool {
-    window().match_media("(min-width: 901px)").ok().flatten().is_none_or(|m| m.matches())
 }
 
 /// The chapter that embeds a demo.

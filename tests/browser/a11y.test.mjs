@@ -5,8 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { newPage, serveBook, closeBook, drawn } from "./browser.mjs";
 
 const AXE = new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname;
 const ROUTES = ["/", ...fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
@@ -16,23 +15,9 @@ const ALWAYS = ["color-contrast", "label-content-name-mismatch", "scrollable-reg
   "empty-table-header", "aria-allowed-attr", "button-name", "label", "link-name", "image-alt"];
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
-/// Waits until the page has stopped drawing: no plot drawn for 400 ms (or 8 s in all).
-async function drawn(page) {
-  const t0 = Date.now();
-  let last = -1;
-  for (;;) {
-    const n = await page.evaluate(() => window.__alPaints || 0);
-    if (n === last || Date.now() - t0 > 8000) return;
-    last = n;
-    await page.waitForTimeout(400);
-  }
-}
 
 /// axe's violations on the page at `route` in `scheme`, as "rule (impact): target — summary" lines.
 async function audit(route, scheme, width) {

@@ -3,19 +3,15 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, paints, waitPaints, settledUrl } from "./browser.mjs";
+import { newPage, paints, waitPaints, settledUrl, serveBook, closeBook } from "./browser.mjs";
 
 const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
   .map((l) => { const [slug, title, src] = l.split("|").map((s) => s.trim()); return { slug, title, written: src !== "coming" }; });
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 async function open(path, opts) {
   const page = await newPage(browser, opts);

@@ -1,5 +1,7 @@
 // Launches Debian's chromium through playwright-core (never a downloaded browser).
+import fs from "node:fs";
 import { chromium } from "playwright-core";
+import { startServer } from "./static-server.mjs";
 
 export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 
@@ -49,4 +51,31 @@ export function launchPersistent(userDataDir, opts = {}) {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     ...opts,
   });
+}
+
+/// The written chapters' slugs, in reading order (chapters/ORDER).
+export const WRITTEN = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
+  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
+  .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
+
+/// The built book (dist/) on a plain static server, and a browser: `before(async () =>
+/// ({ server, base, browser } = await serveBook()))`, then `after(() => closeBook(...))`.
+export async function serveBook() {
+  const { server, url } = await startServer(new URL("../../dist", import.meta.url).pathname);
+  return { server, base: url, browser: await launch() };
+}
+export async function closeBook({ server, browser }) {
+  await browser?.close();
+  server?.close();
+}
+
+/// Waits until the page has stopped drawing: no plot drawn for 400 ms (or 8 s in all).
+export async function drawn(page) {
+  const t0 = Date.now();
+  for (let last = -1; ;) {
+    const n = await page.evaluate(() => window.__alPaints || 0);
+    if (n === last || Date.now() - t0 > 8000) return;
+    last = n;
+    await page.waitForTimeout(400);
+  }
 }

@@ -4,19 +4,15 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, paints, waitPaints, settledUrl } from "./browser.mjs";
+import { newPage, paints, waitPaints, settledUrl, serveBook, closeBook } from "./browser.mjs";
 
 const written = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
   .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 const snapshot = (page, id) => page.$eval(`#${id}`, (d) => ({
   controls: [...d.querySelectorAll(".controls input, .controls select")].map((e) => e.type === "checkbox" ? e.checked : e.value),

@@ -4,18 +4,14 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import { newPage, settledUrl, serveBook, closeBook } from "./browser.mjs";
 
 const card = JSON.parse(fs.readFileSync(new URL("../../static/models/stories/card.json", import.meta.url), "utf8"));
 const hfTokens = JSON.parse(fs.readFileSync(new URL("../fixtures/gpt2/tokenizer.json", import.meta.url), "utf8"));
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 /// Waits for an analysis newer than `after` to be drawn.
 async function analysed(page, after = 0) {

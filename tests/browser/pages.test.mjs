@@ -4,10 +4,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { newPage, serveBook, closeBook } from "./browser.mjs";
 
-const dist = new URL("../../dist", import.meta.url).pathname;
 const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
   .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
   .map((l) => {
@@ -17,11 +15,8 @@ const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), 
 const written = ORDER.filter((c) => c.written);
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(dist));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 async function open(path, opts) {
   const page = await newPage(browser, opts);

@@ -3,15 +3,11 @@
 // the actions menu) and reading progress. Run by scripts/test.sh against the release build.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, paints, waitPaints } from "./browser.mjs";
+import { newPage, serveBook, closeBook } from "./browser.mjs";
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 async function open(path, opts = { viewport: { width: 1280, height: 900 } }) {
   const page = await newPage(browser, opts);

@@ -4,13 +4,9 @@
 // A4 pages (7 when every button and control printed).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { newPage, serveBook, closeBook, drawn, WRITTEN } from "./browser.mjs";
 
-const CHAPTERS = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
+const CHAPTERS = WRITTEN;
 // The printed column: A4 (21 cm) less the 1.4 cm side margins of static/style.css's @page, at
 // 96 CSS px per inch: 18.2 / 2.54 × 96 = 688 px.
 const PAGE_WIDTH = 688;
@@ -18,22 +14,9 @@ const PAGE_WIDTH = 688;
 const SCORING_PAGES = 5;
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
-/// Waits until the page has stopped drawing: no plot drawn for 400 ms (or 8 s in all).
-async function drawn(page) {
-  const t0 = Date.now();
-  for (let last = -1; ;) {
-    const n = await page.evaluate(() => window.__alPaints || 0);
-    if (n === last || Date.now() - t0 > 8000) return;
-    last = n;
-    await page.waitForTimeout(400);
-  }
-}
 
 async function open(slug, opts = {}) {
   const page = await newPage(browser, { viewport: { width: PAGE_WIDTH, height: 1000 }, ...opts });

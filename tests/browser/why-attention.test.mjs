@@ -3,15 +3,11 @@
 // can be recomputed live, and links restore the state.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import { newPage, settledUrl, serveBook, closeBook } from "./browser.mjs";
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
 const typeInto = (page, sel, text) => page.$eval(sel, (e, t) => { e.value = t; e.dispatchEvent(new Event("input", { bubbles: true })); }, text);
 

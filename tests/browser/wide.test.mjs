@@ -3,31 +3,14 @@
 // every box that scrolls shows a cue (a shadow at each edge with more beyond it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { newPage, serveBook, closeBook, drawn, WRITTEN } from "./browser.mjs";
 
-const CHAPTERS = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
+const CHAPTERS = WRITTEN;
 
 let server, base, browser;
-before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
-  browser = await launch();
-});
-after(async () => { await browser?.close(); server?.close(); });
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
-/// Waits until the page has stopped drawing: no plot drawn for 400 ms (or 8 s in all).
-async function drawn(page) {
-  const t0 = Date.now();
-  for (let last = -1; ;) {
-    const n = await page.evaluate(() => window.__alPaints || 0);
-    if (n === last || Date.now() - t0 > 8000) return;
-    last = n;
-    await page.waitForTimeout(400);
-  }
-}
 
 // Runs in the page: one line per element cut off, per hidden part, per scroller with no cue.
 const CLIPPED = () => {

@@ -104,7 +104,7 @@ fn steps_table(o: &FlashSteps) -> impl IntoView {
             view! {
                 <tr>
                     <td>{i + 1}</td>
-                    <td>{format!("k{}–k{}", s.keys.0 + 1, s.keys.1)}</td>
+                    <td>{format!("k{}–k{}", s.keys.0, s.keys.1 - 1)}</td>
                     <td>{f3(s.tile_max)}</td>
                     <td>{m}</td>
                     <td>{f3(s.rescale)}</td>

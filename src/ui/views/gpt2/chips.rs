@@ -59,22 +59,23 @@ pub fn token_chips(r: Arc<Result_>, sel: Memo<Option<(usize, usize, usize)>>, va
             let r = r.clone();
             let weight = move || sel.get().and_then(|(l, h, q)| r.weight(l, h, q, j)).unwrap_or(0.0);
             let query = move || sel.get().map(|s| s.2);
-            let label = {
+            // Read after the visible text, so the accessible name starts with what is shown.
+            let detail = {
                 let weight = weight.clone();
-                move || format!("token {j}: {:?}, id {}, weight {:.3}", tok.text, tok.id, weight())
+                move || format!(": token {j}, {:?}, weight {:.3}", tok.text, weight())
             };
             let set = move |to: usize| values.update(|v| v.set("token", Value::Int(to as i64)));
             view! {
                 <button type="button" class="chip" class:selected=move || query() == Some(j) class:future=move || query().is_some_and(|q| j > q)
                     style=move || format!("--w: {:.3}", weight())
                     tabindex=move || if query().unwrap_or(0) == j { "0" } else { "-1" }
-                    aria-pressed=move || (query() == Some(j)).to_string() aria-label=label
+                    aria-pressed=move || (query() == Some(j)).to_string()
                     on:click=move |_| set(j)
                     on:keydown=move |ev| if let Some(to) = roving_key(&ev, j, n) {
                         set(to);
                         focus_sibling(&ev, j, to);
                     }>
-                    <span class="chip-text">{text}</span><small>{id}</small>
+                    <span class="chip-text">{text}</span><small>{id}</small><span class="visually-hidden">{detail}</span>
                 </button>
             }
         })
