@@ -3,47 +3,59 @@
 //! description, Open Graph tags and summary (`chapters::static_pages`), from the `index.html`
 //! that Trunk wrote. With `SITE_URL=https://…` set, `og:url` and `og:image` are absolute.
 
-use std::path::Path;
+// A build-time tool: it reads the native-only half of the chapters.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
 
-use attention_live::chapters::static_pages::{fill, pages};
-
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    let dist = std::env::args().nth(1).unwrap_or_else(|| "dist".into());
-    let dist = Path::new(&dist);
-    let template = match std::fs::read_to_string(dist.join("index.html")) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!(
-                "site_pages: cannot read {}: {e} (build the site with Trunk first)",
-                dist.join("index.html").display()
-            );
-            std::process::exit(1);
-        }
-    };
-    // Where the site will be served, if known: link previews then get absolute URLs and a picture.
-    let site = std::env::var("SITE_URL").ok().filter(|s| !s.trim().is_empty());
-    let mut written = 0;
-    for page in pages() {
-        let page = match &site {
-            Some(site) => page.at_site(site),
-            None => page,
+    native::main()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use std::path::Path;
+
+    use attention_live::chapters::static_pages::{fill, pages};
+
+    pub fn main() {
+        let dist = std::env::args().nth(1).unwrap_or_else(|| "dist".into());
+        let dist = Path::new(&dist);
+        let template = match std::fs::read_to_string(dist.join("index.html")) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!(
+                    "site_pages: cannot read {}: {e} (build the site with Trunk first)",
+                    dist.join("index.html").display()
+                );
+                std::process::exit(1);
+            }
         };
-        let html = fill(&template, &page).unwrap_or_else(|e| {
-            eprintln!("site_pages: {}: {e}", page.file);
-            std::process::exit(1);
-        });
-        let path = dist.join(&page.file);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).unwrap_or_else(|e| {
-                eprintln!("site_pages: {}: {e}", dir.display());
+        // Where the site will be served, if known: link previews then get absolute URLs and a picture.
+        let site = std::env::var("SITE_URL").ok().filter(|s| !s.trim().is_empty());
+        let mut written = 0;
+        for page in pages() {
+            let page = match &site {
+                Some(site) => page.at_site(site),
+                None => page,
+            };
+            let html = fill(&template, &page).unwrap_or_else(|e| {
+                eprintln!("site_pages: {}: {e}", page.file);
                 std::process::exit(1);
             });
+            let path = dist.join(&page.file);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).unwrap_or_else(|e| {
+                    eprintln!("site_pages: {}: {e}", dir.display());
+                    std::process::exit(1);
+                });
+            }
+            std::fs::write(&path, html).unwrap_or_else(|e| {
+                eprintln!("site_pages: {}: {e}", path.display());
+                std::process::exit(1);
+            });
+            written += 1;
         }
-        std::fs::write(&path, html).unwrap_or_else(|e| {
-            eprintln!("site_pages: {}: {e}", path.display());
-            std::process::exit(1);
-        });
-        written += 1;
+        println!("[build] static pages: {written} files with their own title, description and summary");
     }
-    println!("[build] static pages: {written} files with their own title, description and summary");
 }

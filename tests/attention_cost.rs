@@ -1,5 +1,6 @@
 //! The efficient-attention chapter's cost formulas, against hand arithmetic, and the
 //! benchmark's rows (naive, tiled and, where an adapter exists, GPU) against each other.
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::attention_cost::{full, low_rank, window};
 use attention_live::gpu::bench::attention_row;

@@ -3,6 +3,7 @@
 //! notice while the request still gets its answer, also in the middle of a generation.
 //!
 //! Without an adapter each test says "skipped: no adapter" (CI installs lavapipe).
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::rc::Rc;
 

@@ -1,6 +1,7 @@
 //! The GPT-2 demo's page logic, DOM-free: which next-token rows the chart shows (with and
 //! without knock-outs), how the layer, head and token selection fits a model and a prompt, and
 //! how labels are thinned or clipped so they never run together.
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::gpt2::{clip_label, fit_selection, label_stride, next_rows, slider_max, Moved, Prob};
 use attention_live::gpt2::session::Candidate;

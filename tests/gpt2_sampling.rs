@@ -1,4 +1,5 @@
 //! Sampling: temperature, top-k, top-p and greedy, against hand arithmetic.
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::gpt2::sample::{argmax, distribution, sample};
 use attention_live::gpt2::Sampling;

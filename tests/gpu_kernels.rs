@@ -4,6 +4,7 @@
 //!
 //! Where no GPU adapter exists the GPU run prints "skipped: no adapter" (CI installs
 //! lavapipe, so there it runs).
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::gpt2::weights::{LayerNorm, Linear};
 mod common;

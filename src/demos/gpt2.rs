@@ -218,7 +218,7 @@ pub fn slider_max(n_layer: usize, n_head: usize, tokens: usize) -> [(&'static st
 /// Label every `k`-th of a row of labels placed `spacing` pixels apart, the widest `widest`
 /// pixels wide, so that drawn labels keep at least `gap` pixels between them.
 pub fn label_stride(widest: f64, gap: f64, spacing: f64) -> usize {
-    if !(spacing > 0.0) || !widest.is_finite() {
+    if spacing.is_nan() || spacing <= 0.0 || !widest.is_finite() {
         return 1;
     }
     ((widest + gap) / spacing).ceil().max(1.0) as usize

@@ -200,8 +200,11 @@ pub fn batch_dots(canvas: &HtmlCanvasElement, pts: &[(i32, i32, f64)], colour: R
     Ok(())
 }
 
+/// A line segment's two ends, in canvas pixels.
+pub type Segment = ((i32, i32), (i32, i32));
+
 /// Many line segments of one colour as a single canvas path. Segments in canvas pixels.
-pub fn batch_segments(canvas: &HtmlCanvasElement, segs: &[((i32, i32), (i32, i32))], colour: RGBAColor, width: f64) -> Result<(), String> {
+pub fn batch_segments(canvas: &HtmlCanvasElement, segs: &[Segment], colour: RGBAColor, width: f64) -> Result<(), String> {
     if segs.is_empty() {
         return Ok(());
     }

@@ -17,7 +17,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     view! {
         <div>
             <canvas node_ref=canvas class="plot" role="img" aria-label="Line chart of the four kernels against the distance d"></canvas>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| table(o)))}
+            {move || ctx.show_numbers.get().then(|| out.with(table))}
         </div>
     }
     .into_any()

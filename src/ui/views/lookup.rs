@@ -43,7 +43,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     <div class="muted">{move || answer().1}</div>
                 </div>
             </div>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| table(o)))}
+            {move || ctx.show_numbers.get().then(|| out.with(table))}
         </div>
     }
     .into_any()

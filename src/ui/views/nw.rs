@@ -128,7 +128,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             </div>
             <canvas node_ref=loss_c class="plot short" class:hidden=move || history.with(|h| h.is_empty()) role="img"
                 aria-label="Line chart of the leave-one-out error per fitting step"></canvas>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| tables(o)))}
+            {move || ctx.show_numbers.get().then(|| out.with(tables))}
         </div>
     }
     .into_any()
