@@ -119,3 +119,13 @@ fn malformed_chapters_are_refused_with_their_line() {
     let r = render_chapter("A.\n\n{{demo: nw}}\n\nB\n\n$$\n\\nosuchthing\n$$\n");
     assert!(r.problems.len() == 1 && r.problems[0].starts_with("line 7:"), "{:?}", r.problems);
 }
+
+#[test]
+fn punctuation_after_inline_math_stays_on_its_line() {
+    let r = render_chapter("a new input $q$. In the demo, $x$, and $y$ then.\n");
+    let RawSegment::Html(h) = &r.segments[0] else { unreachable!() };
+    // The full stop and the comma are glued to their equations; the text after them is kept.
+    assert_eq!(h.matches("<span class=\"nobr\"><math").count(), 2, "{h}");
+    assert!(h.contains("</math>.</span> In the demo, ") && h.contains("</math>,</span> and "), "{h}");
+    assert!(h.contains("</math> then."), "no punctuation after $y$: nothing glued, {h}");
+}

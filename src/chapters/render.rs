@@ -115,13 +115,39 @@ pub struct Problem {
 /// Markdown to HTML with `$…$` and `$$…$$` rendered as MathML.
 pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
     let opts = Options::ENABLE_MATH | Options::ENABLE_TABLES | Options::ENABLE_SMART_PUNCTUATION | Options::ENABLE_STRIKETHROUGH;
-    let events = Parser::new_ext(md, opts).map(|ev| match ev {
-        Event::InlineMath(tex) => Event::InlineHtml(CowStr::from(tex_to_mathml(&tex, false, problems))),
-        Event::DisplayMath(tex) => Event::Html(CowStr::from(tex_to_mathml(&tex, true, problems))),
-        other => other,
-    });
+    let mut events = Parser::new_ext(md, opts).peekable();
+    let mut out = Vec::new();
+    while let Some(ev) = events.next() {
+        let next = match ev {
+            Event::InlineMath(tex) => {
+                let mathml = tex_to_mathml(&tex, false, problems);
+                // Punctuation right after an equation stays on its line: on a phone "input q"
+                // used to end one line and ". In the demo" start the next.
+                let punct = match events.peek() {
+                    Some(Event::Text(t)) => t.chars().take_while(|c| ".,;:!?)’”".contains(*c)).map(char::len_utf8).sum(),
+                    _ => 0,
+                };
+                if punct == 0 {
+                    Event::InlineHtml(CowStr::from(mathml))
+                } else {
+                    let Some(Event::Text(t)) = events.next() else { unreachable!("peeked a text event") };
+                    let (p, rest) = t.split_at(punct);
+                    let glued = Event::InlineHtml(CowStr::from(format!("<span class=\"nobr\">{mathml}{p}</span>")));
+                    if rest.is_empty() {
+                        glued
+                    } else {
+                        out.push(glued);
+                        Event::Text(CowStr::from(rest.to_string()))
+                    }
+                }
+            }
+            Event::DisplayMath(tex) => Event::Html(CowStr::from(tex_to_mathml(&tex, true, problems))),
+            other => other,
+        };
+        out.push(next);
+    }
     let mut html = String::new();
-    html::push_html(&mut html, events);
+    html::push_html(&mut html, out.into_iter());
     html
 }
 

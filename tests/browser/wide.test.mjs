@@ -17,8 +17,8 @@ const CLIPPED = () => {
   const out = [];
   // Boxes that hide part of their content on purpose: self-attn's 8 × 8 field table shows its
   // top-left n × d (the rest is aria-hidden and out of the Tab order), and a matrix canvas
-  // keeps spare rows below its drawing.
-  const INTENDED = ".x-cells-clip, .matrix-clip";
+  // keeps spare rows below its drawing; text for screen readers only is a 1-pixel clip.
+  const INTENDED = ".x-cells-clip, .matrix-clip, .visually-hidden";
   const FIELD = new Set(["INPUT", "TEXTAREA", "SELECT"]); // they scroll their own text
   const scrolls = (v) => v === "auto" || v === "scroll";
   const describe = (e) => {

@@ -218,10 +218,12 @@ pub fn draw_legend(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Pal
 
 /// A number in at most 5 characters: 0.123, −1.23, 12.3, −1e6.
 pub fn short(v: f64) -> String {
-    let v = v + 0.0; // −0.0 + 0.0 = +0.0: never print "−0.00"
+    // Two decimals among two-decimal cells: a weight of 0.004 reads "0.00", not "4e−3" (and
+    // −0.004 too: never "−0.00"); past 1000 the book's power-of-ten form.
+    let v = if v.abs() < 0.005 { 0.0 } else { v };
     let a = v.abs();
-    let s = if a != 0.0 && !(0.01..1000.0).contains(&a) {
-        format!("{v:.0e}")
+    let s = if a >= 1000.0 {
+        return crate::numerics::format::num(v);
     } else if a >= 100.0 {
         format!("{v:.0}")
     } else if a >= 10.0 {

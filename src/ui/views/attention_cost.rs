@@ -51,7 +51,11 @@ fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &
         .light_line_style(TRANSPARENT)
         .x_labels((x1.log2() - x0.log2()) as usize + 3)
         .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{}", 2f64.powi(v.round() as i32)) } else { String::new() })
-        .y_label_formatter(&|v| crate::ui::plot::matrix::short(*v))
+        // a log axis: "10⁷", not "1e7"
+        .y_label_formatter(&|v| {
+            let s = crate::numerics::format::num(*v);
+            s.strip_prefix("1 × ").map(str::to_string).unwrap_or(s)
+        })
         .draw()
         .map_err(err)?;
     for (_, colour, pts) in series {

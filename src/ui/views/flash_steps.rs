@@ -37,7 +37,7 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
         let cells = (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
     };
-    let caption = format!("Query row {}: its keys in tiles of {}", o.row + 1, o.tile);
+    let caption = format!("Query row {}: its keys in tiles of {}", o.row, o.tile);
     let label = caption.clone();
     view! {
         <div class="table-wrap" role="region" tabindex="0" aria-label=label>

@@ -47,8 +47,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             </table>
         </div>
         <p class="readout">{move || out.with(|o| format!(
-            "Largest difference between the two sets of weights: {:.2e}{}",
-            o.max_diff,
+            "Largest difference between the two sets of weights: {}{}",
+            crate::numerics::format::num(o.max_diff),
             if o.max_diff < 1e-12 { " (equal up to rounding: the keys have the same length)" } else { " (the keys' lengths differ, so −½‖k‖² changes the ranking)" }
         ))}</p>
     }

@@ -84,7 +84,7 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
                     <table class="x-cells">
                         // The corner heads nothing: a plain cell (an empty header confuses screen readers).
                         <tr><td class="x-corner"></td>{col_out.iter().enumerate().map(|(j, &out_j)| view! {
-                            <th scope="col" aria-hidden=move || out_j.get().then_some("true")>{j + 1}</th>
+                            <th scope="col" aria-hidden=move || out_j.get().then_some("true")>{j}</th>
                         }).collect_view()}</tr>
                         {row_out.iter().enumerate().map(|(i, &out_i)| view! {
                             <tr aria-hidden=move || out_i.get().then_some("true")>
