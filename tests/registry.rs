@@ -129,3 +129,10 @@ fn punctuation_after_inline_math_stays_on_its_line() {
     assert!(h.contains("</math>.</span> In the demo, ") && h.contains("</math>,</span> and "), "{h}");
     assert!(h.contains("</math> then."), "no punctuation after $y$: nothing glued, {h}");
 }
+
+#[test]
+fn crlf_line_endings_are_line_endings() {
+    // A chapter saved with Windows line endings is not refused; a lone carriage return is.
+    assert!(render_chapter("A $x$.\r\n\r\nB $y$.\r\n").problems.is_empty());
+    assert_eq!(render_chapter("A $x$.\r\n\r\nB\ry.\r\n").problems.len(), 1);
+}

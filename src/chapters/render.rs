@@ -77,6 +77,7 @@ pub fn render_chapter(md: &str) -> Rendered {
 fn control_characters(md: &str) -> Vec<String> {
     let mut found = Vec::new();
     for (i, line) in md.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line); // a CRLF line ending is a line ending
         for (col, ch) in line.chars().enumerate() {
             if ch.is_control() && ch != '\t' {
                 found.push(format!("line {}, column {}: control character U+{:04X}", i + 1, col + 1, ch as u32));
@@ -121,8 +122,8 @@ pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
         let next = match ev {
             Event::InlineMath(tex) => {
                 let mathml = tex_to_mathml(&tex, false, problems);
-                // Punctuation right after an equation stays on its line: on a phone "input q"
-                // used to end one line and ". In the demo" start the next.
+                // Punctuation right after an equation stays on its line: a narrow column must
+                // not end one line with "input q" and start the next with ". In the demo".
                 let punct = match events.peek() {
                     Some(Event::Text(t)) => t.chars().take_while(|c| ".,;:!?)’”".contains(*c)).map(char::len_utf8).sum(),
                     _ => 0,

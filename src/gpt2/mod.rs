@@ -2,9 +2,8 @@
 //!
 //! - `config`: the hyper-parameters (`Config`, with presets), read from `config.json`;
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`wte`, `h.0.ln_1`, …);
-//! - `ops`: the CPU kernels (layer norm, causal attention, linear layers), and `gelu`;
-//! - `packed` (with `f4`, its 4-lane vectors): the browser's matrix product, on weights
-//!   packed at load time;
+//! - `ops`: the CPU kernels (layer norm, causal attention, linear layers), and `gelu` (the
+//!   browser's matrix product, on weights packed at load time, is `numerics::packed`);
 //! - `model`: the forward pass with a KV cache, attention capture and head ablation;
 //! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
 //! - `engine`: that forward pass on the CPU or on the GPU, one interface;

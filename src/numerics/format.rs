@@ -13,23 +13,21 @@ pub fn num_sig(x: f64, sig: u32) -> String {
     if x == 0.0 {
         return "0".into();
     }
-    let sig = sig.clamp(1, 15);
-    let exp = x.abs().log10().floor() as i32;
-    // Rounded to `sig` significant digits first: 9.9996 at 4 digits is 10, a whole number.
-    let scale = 10f64.powi(sig as i32 - 1 - exp);
-    let r = (x * scale).round() / scale;
+    let sig = sig.clamp(1, 15) as usize;
+    // Rust's scientific form rounds to `sig` significant digits at any magnitude, subnormals
+    // included ("2.900e-17"): the mantissa and exponent are read back from it.
+    let sci = format!("{:.*e}", sig - 1, x);
+    let Some((mantissa, exp)) = sci.split_once('e') else { return sci };
+    let (exp, r): (i32, f64) = (exp.parse().unwrap_or(0), sci.parse().unwrap_or(x));
     if (1e-3..1e6).contains(&r.abs()) {
         if r == r.trunc() {
             return minus(format!("{}", r as i64));
         }
-        let decimals = (sig as i32 - 1 - r.abs().log10().floor() as i32).max(0) as usize;
+        let decimals = (sig as i32 - 1 - exp).max(0) as usize;
         let s = format!("{r:.decimals$}");
         return minus(s.trim_end_matches('0').trim_end_matches('.').to_string());
     }
-    let exp = r.abs().log10().floor() as i32;
-    let mantissa = r / 10f64.powi(exp);
-    let m = format!("{mantissa:.*}", (sig as usize).saturating_sub(1));
-    let m = m.trim_end_matches('0').trim_end_matches('.').to_string();
+    let m = if mantissa.contains('.') { mantissa.trim_end_matches('0').trim_end_matches('.') } else { mantissa };
     minus(format!("{m} × 10{}", superscript(exp)))
 }
 

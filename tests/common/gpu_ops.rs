@@ -2,8 +2,8 @@
 //! implements it with the CPU twins. The kernel tests run one test body on each backend
 //! (`tests/gpu_kernels.rs`).
 //!
-//! On the GPU each call uploads its inputs, runs and reads the result back: right for tests
-//! and benchmarks of one kernel, not for a model (`gpt2::gpu` keeps everything on the device).
+//! On the GPU each call uploads its inputs, runs and reads the result back: right for a test
+//! of one kernel, not for a model (`gpt2::gpu` keeps everything on the device).
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 

@@ -27,7 +27,8 @@ pub struct HeatmapSpec<'a> {
     pub vmin: f64,
     pub vmax: f64,
     /// Axis ranges, (lo, hi): x left to right; y is the range that data rows 0..rows cover, row r
-    /// spanning lo + r (hi − lo) / rows upwards.
+    /// starting at lo + r (hi − lo) / rows (downwards from the top when `rows_down`, else
+    /// upwards from the bottom).
     pub x_range: (f64, f64),
     pub y_range: (f64, f64),
     /// Data row 0 at the top, as in a matrix (the y axis then runs downwards); otherwise at the

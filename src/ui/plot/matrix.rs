@@ -216,10 +216,11 @@ pub fn draw_legend(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Pal
     }
 }
 
-/// A number in at most 5 characters: 0.123, −1.23, 12.3, −1e6.
+/// A matrix cell: two decimals below 10 (0.12, −1.23), one below 100 (12.3), none below 1000,
+/// and from 1000 the book's number format (`numerics::format::num`).
 pub fn short(v: f64) -> String {
-    // Two decimals among two-decimal cells: a weight of 0.004 reads "0.00", not "4e−3" (and
-    // −0.004 too: never "−0.00"); past 1000 the book's power-of-ten form.
+    // A weight of 0.004 reads "0.00" among two-decimal cells, not "4e−3" (and −0.004 too:
+    // never "−0.00").
     let v = if v.abs() < 0.005 { 0.0 } else { v };
     let a = v.abs();
     let s = if a >= 1000.0 {
