@@ -130,7 +130,11 @@ where
         .light_line_style(TRANSPARENT)
         // the book's number format: "20", not "20.0"
         .x_label_formatter(&tick_label)
-        .y_label_formatter(&tick_label);
+        .y_label_formatter(&tick_label)
+        // About one label per 60 CSS pixels across and per 28 up, at most plotters' ten: on a
+        // phone eleven y labels in 130 pixels ran together. A caller may still ask for others.
+        .x_labels(((f.w as f64 / f.scale) / 60.0).clamp(2.0, 10.0) as usize)
+        .y_labels(((f.h as f64 / f.scale) / 28.0).clamp(3.0, 10.0) as usize);
     m
 }
 
