@@ -126,3 +126,23 @@ fn malformed_typed_cells_fall_back_with_a_notice() {
     let (v, notices) = Values::from_pairs(spec.id, spec.params, &pairs("self-attn.x=1,2;3,0.5"));
     assert_eq!((v.text("x"), notices.len()), ("1,2;3,0.5", 0));
 }
+
+/// Every link shared so far must open the same demo in the same state: the links in
+/// `fixtures/saved_links.tsv` were written by the first edition together with the state it restored.
+#[test]
+fn links_saved_from_the_first_edition_restore_the_same_state() {
+    let saved = std::fs::read_to_string("tests/fixtures/saved_links.tsv").unwrap();
+    let mut checked = 0;
+    for line in saved.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [id, link, state, notices] = cols[..] else { panic!("malformed fixture line {line}") };
+        let spec = find(id).unwrap_or_else(|| panic!("demo {id} is gone"));
+        let (v, got) = Values::from_pairs(spec.id, spec.params, &pairs(link));
+        let pairs = v.to_pairs(spec.id, false);
+        let restored = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        assert_eq!(restored, state, "{link}");
+        assert_eq!(got.len().to_string(), notices, "{link}");
+        checked += 1;
+    }
+    assert_eq!(checked, 78);
+}
