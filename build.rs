@@ -1,10 +1,10 @@
 //! Renders `chapters/*.md` (listed in `chapters/ORDER`) into Rust statics at build time, so the
 //! browser receives ready HTML + MathML and no markdown or LaTeX parser ships in the wasm.
 
-#[path = "src/chapters/render.rs"]
-mod render;
 #[path = "src/chapters/plain.rs"]
 mod plain;
+#[path = "src/chapters/render.rs"]
+mod render;
 #[path = "src/chapters/site_gen.rs"]
 mod site_gen;
 

@@ -15,9 +15,9 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use attention_live::gpt2::engine::Engine;
+use attention_live::gpt2::gpu::GpuGpt2;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
-use attention_live::gpt2::gpu::GpuGpt2;
 use attention_live::gpu::bench::{attention_row, AttentionRow};
 use attention_live::gpu::{Gpu, GpuError, Precision};
 use pollster::block_on;
@@ -62,7 +62,13 @@ fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str) {
 fn gpt2(gpu: Option<Rc<Gpu>>) {
     println!("| model | backend | prompt 16 | prompt 128 | decode tokens/s |\n|---|---|---|---|---|");
     let dir = format!("{}/static/models/stories", env!("CARGO_MANIFEST_DIR"));
-    let stories = Rc::new(Gpt2::load(&std::fs::read_to_string(format!("{dir}/config.json")).unwrap(), &std::fs::read(format!("{dir}/model.safetensors")).unwrap()).unwrap());
+    let stories = Rc::new(
+        Gpt2::load(
+            &std::fs::read_to_string(format!("{dir}/config.json")).unwrap(),
+            &std::fs::read(format!("{dir}/model.safetensors")).unwrap(),
+        )
+        .unwrap(),
+    );
     let cfg = Config::gpt2_small();
     let small = Rc::new(Gpt2 { weights: Weights::random(&cfg, 1), config: cfg });
     for (name, model) in [("stories (bundled)", &stories), ("GPT-2 small, random init", &small)] {
@@ -87,10 +93,13 @@ fn attention(gpu: Result<&Gpu, &GpuError>) {
     let now = || ms(start);
     for n in [128usize, 256, 512, 1024, 2048, 4096, 8192] {
         // The page's benchmark (`gpu::bench`), median of 5 runs up to n = 1024.
-        let rows: Vec<AttentionRow> = (0..if n <= 1024 { 5 } else { 1 }).map(|_| block_on(attention_row(gpu, n, D, 5, &now))).collect();
-        let med = |f: &dyn Fn(&AttentionRow) -> Option<f64>| rows.iter().map(f).collect::<Option<Vec<f64>>>().map(median);
+        let rows: Vec<AttentionRow> =
+            (0..if n <= 1024 { 5 } else { 1 }).map(|_| block_on(attention_row(gpu, n, D, 5, &now))).collect();
+        let med =
+            |f: &dyn Fn(&AttentionRow) -> Option<f64>| rows.iter().map(f).collect::<Option<Vec<f64>>>().map(median);
         let r = &rows[0];
-        let gpu_cell = med(&|x| x.gpu_ms).map_or_else(|| r.gpu_note.clone().unwrap_or_default(), |m| format!("{m:.1} ms"));
+        let gpu_cell =
+            med(&|x| x.gpu_ms).map_or_else(|| r.gpu_note.clone().unwrap_or_default(), |m| format!("{m:.1} ms"));
         let diff = r.gpu_max_diff.map_or(String::new(), |e| format!("{e:.1e}"));
         println!(
             "| {n} | {:.1} ms | {:.1} ms | {gpu_cell} | {:.1} MB | {:.1} KB | {diff} |",

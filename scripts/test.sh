@@ -8,7 +8,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # The Vulkan loader (lavapipe, for the GPU tests) complains without a runtime directory.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}"
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
-echo "== lints (both targets, warnings are errors)"
+echo "== format and lints (both targets, warnings are errors)"
+cargo fmt --check
 cargo clippy --locked --all-targets --quiet -- -D warnings
 cargo clippy --locked --all-targets --quiet --target wasm32-unknown-unknown -- -D warnings
 echo "== native tests"

@@ -90,10 +90,13 @@ fn causal_mask_hides_the_future() {
 #[test]
 fn self_attention_is_permutation_equivariant() {
     let mut rng = Rng::new(5);
-    let (x, wq, wk, wv) = (random(6, 4, &mut rng), random(4, 4, &mut rng), random(4, 4, &mut rng), random(4, 4, &mut rng));
+    let (x, wq, wk, wv) =
+        (random(6, 4, &mut rng), random(4, 4, &mut rng), random(4, 4, &mut rng), random(4, 4, &mut rng));
     let perm = [3, 0, 5, 1, 4, 2];
     let px = Array2::from_shape_fn(x.dim(), |(i, j)| x[[perm[i], j]]);
-    let run = |x: &Array2<f64>| attention(x.dot(&wq).view(), x.dot(&wk).view(), x.dot(&wv).view(), None, MaskFill::NegInf, true).output;
+    let run = |x: &Array2<f64>| {
+        attention(x.dot(&wq).view(), x.dot(&wk).view(), x.dot(&wv).view(), None, MaskFill::NegInf, true).output
+    };
     let (y, py) = (run(&x), run(&px));
     for i in 0..6 {
         for j in 0..4 {
@@ -106,7 +109,13 @@ fn self_attention_is_permutation_equivariant() {
 fn one_head_equals_single_head_attention() {
     let mut rng = Rng::new(8);
     let d = 8;
-    let (x, wq, wk, wv, wo) = (random(5, d, &mut rng), random(d, d, &mut rng), random(d, d, &mut rng), random(d, d, &mut rng), random(d, d, &mut rng));
+    let (x, wq, wk, wv, wo) = (
+        random(5, d, &mut rng),
+        random(d, d, &mut rng),
+        random(d, d, &mut rng),
+        random(d, d, &mut rng),
+        random(d, d, &mut rng),
+    );
     let mh = multi_head(x.view(), &wq, &wk, &wv, &wo, 1, false);
     let single = attention(x.dot(&wq).view(), x.dot(&wk).view(), x.dot(&wv).view(), None, MaskFill::NegInf, true);
     let want = single.output.dot(&wo);
@@ -123,8 +132,17 @@ fn one_head_equals_single_head_attention() {
 fn additive_and_general_scores_by_hand() {
     // q = (1), k = (1, 0); W_q = [[1], [0]], W_k = [[0, 1], [1, 0]], w_v = (1, 1):
     // W_q q + W_k k = (1, 0) + (0, 1) = (1, 1); tanh -> (0.761594, 0.761594); sum 1.523188
-    let s = additive_score(&arr1(&[1.0]), &arr1(&[1.0, 0.0]), &arr2(&[[1.0], [0.0]]), &arr2(&[[0.0, 1.0], [1.0, 0.0]]), &arr1(&[1.0, 1.0]));
+    let s = additive_score(
+        &arr1(&[1.0]),
+        &arr1(&[1.0, 0.0]),
+        &arr2(&[[1.0], [0.0]]),
+        &arr2(&[[0.0, 1.0], [1.0, 0.0]]),
+        &arr1(&[1.0, 1.0]),
+    );
     assert!((s - 2.0 * 1f64.tanh()).abs() < 1e-12 && (s - 1.523188).abs() < 1e-6);
     // q = (1, 2), W = [[1, 0, 1], [0, 1, 0]], k = (1, 1, 1): W k = (2, 1); q · (2, 1) = 4
-    assert_eq!(general_score(&arr1(&[1.0, 2.0]), &arr1(&[1.0, 1.0, 1.0]), &arr2(&[[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])), 4.0);
+    assert_eq!(
+        general_score(&arr1(&[1.0, 2.0]), &arr1(&[1.0, 1.0, 1.0]), &arr2(&[[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])),
+        4.0
+    );
 }

@@ -78,7 +78,15 @@ fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
     let s = shape(&v);
     // 128 layers × 128 heads of 256 × 131,072 positions × 256 sequences × 4 bytes = 2⁵⁰ bytes:
     // far past what a 32-bit usize (the browser's) holds; the size is a u64.
-    let huge = attention_live::numerics::kv_cache::KvShape { layers: 128, heads: 128, kv_heads: 128, head_size: 256, positions: 131_072, batch: 256, bytes_per_value: 4 };
+    let huge = attention_live::numerics::kv_cache::KvShape {
+        layers: 128,
+        heads: 128,
+        kv_heads: 128,
+        head_size: 256,
+        positions: 131_072,
+        batch: 256,
+        bytes_per_value: 4,
+    };
     assert_eq!(huge.bytes(), 2 * 128 * 128 * 256 * 131_072 * 256 * 4);
     // Defaults: Llama 3 8B's shape, 8192 positions, 16-bit: 1 GiB.
     assert_eq!(s.bytes(), 1 << 30);

@@ -68,7 +68,10 @@ fn padding_weights_are_zero_and_empty_rows_are_explained() {
     // with at least one visible key, both fills give the same weights
     let a = padding::compute([4, 3, 2], MaskFill::NegInf);
     let b = padding::compute([4, 3, 2], MaskFill::Value(-1e6));
-    assert_eq!(a.iter().map(|s| s.weights.clone()).collect::<Vec<_>>(), b.iter().map(|s| s.weights.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        a.iter().map(|s| s.weights.clone()).collect::<Vec<_>>(),
+        b.iter().map(|s| s.weights.clone()).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -88,10 +91,19 @@ fn self_attention_stages_and_the_permutation_check() {
     for stage in ["xx", "qkv"] {
         let s = self_attention::compute(stage, 5, 4, 1, &[], 2, false, true, false);
         assert!(s.equivariance_gap < 1e-9, "{stage}: {}", s.equivariance_gap);
-        assert!(self_attention::compute(stage, 5, 4, 1, &[], 2, false, false, true).equivariance_gap > 1e-3, "{stage} + PE");
-        assert!(self_attention::compute(stage, 5, 4, 1, &[], 2, true, false, false).equivariance_gap > 1e-3, "{stage} + causal");
+        assert!(
+            self_attention::compute(stage, 5, 4, 1, &[], 2, false, false, true).equivariance_gap > 1e-3,
+            "{stage} + PE"
+        );
+        assert!(
+            self_attention::compute(stage, 5, 4, 1, &[], 2, true, false, false).equivariance_gap > 1e-3,
+            "{stage} + causal"
+        );
     }
-    assert!(self_attention::compute("fixed", 5, 4, 1, &[], 2, false, false, false).equivariance_gap > 1e-3, "fixed A is tied to positions");
+    assert!(
+        self_attention::compute("fixed", 5, 4, 1, &[], 2, false, false, false).equivariance_gap > 1e-3,
+        "fixed A is tied to positions"
+    );
     let s = self_attention::compute("qkv", 3, 4, 1, &[], 2, false, false, false);
     let names: Vec<&str> = s.matrices.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names[0], "X (input)");
@@ -149,7 +161,9 @@ fn hand_built_heads_find_their_relations() {
     }
     let open = two_heads::compute(6.0, false);
     assert!(open.previous_token[0].iter().all(|&w| (w - 1.0 / 6.0).abs() < 1e-12));
-    assert!((open.same_word[0][0] - e6 / (2.0 * e6 + 4.0)).abs() < 1e-12 && (open.same_word[0][0] - 0.4975).abs() < 5e-5);
+    assert!(
+        (open.same_word[0][0] - e6 / (2.0 * e6 + 4.0)).abs() < 1e-12 && (open.same_word[0][0] - 0.4975).abs() < 5e-5
+    );
 }
 
 /// Claims made in chapters/scoring.md and chapters/masking.md.
@@ -231,7 +245,13 @@ fn cells_parse_and_refuse_with_reasons() {
     let m = vec![vec![1.0, -0.25], vec![3.5, 0.0]];
     assert_eq!(parse_cells(&format_cells(&m), 8, 8, 99.0).unwrap(), m);
     assert_eq!(parse_cells("", 8, 8, 99.0).unwrap(), Vec::<Vec<f64>>::new());
-    for (raw, why) in [("1,2;3", "row 2 has 1 cells, row 1 has 2"), ("1,x", "not a number"), ("1,200", "outside"), ("1,NaN", "outside"), ("1;2;3", "more than 2")] {
+    for (raw, why) in [
+        ("1,2;3", "row 2 has 1 cells, row 1 has 2"),
+        ("1,x", "not a number"),
+        ("1,200", "outside"),
+        ("1,NaN", "outside"),
+        ("1;2;3", "more than 2"),
+    ] {
         let e = parse_cells(raw, 2, 2, 99.0).unwrap_err();
         assert!(e.contains(why), "{raw}: {e}");
     }

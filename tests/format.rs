@@ -13,7 +13,9 @@ fn whole_numbers_have_no_decimal_point() {
 
 #[test]
 fn fractions_keep_four_significant_digits_trimmed() {
-    for (x, s) in [(0.25, "0.25"), (0.1 + 0.2, "0.3"), (8.8, "8.8"), (0.731_058_578, "0.7311"), (-1.5, "−1.5"), (9.99996, "10")] {
+    for (x, s) in
+        [(0.25, "0.25"), (0.1 + 0.2, "0.3"), (8.8, "8.8"), (0.731_058_578, "0.7311"), (-1.5, "−1.5"), (9.99996, "10")]
+    {
         assert_eq!(num(x), s, "{x}");
     }
     assert_eq!(num_sig(std::f64::consts::PI, 2), "3.1");

@@ -37,7 +37,17 @@ fn cpu_and_gpu() -> Option<(Session, Session)> {
 }
 
 fn query(prompt: &str) -> Query {
-    Query { id: 1, prompt: prompt.into(), layer: 1, ablate: vec![(1, 3)], temperature: 0.8, top_k: 0, top_p: 1.0, seed: 9, top: 10 }
+    Query {
+        id: 1,
+        prompt: prompt.into(),
+        layer: 1,
+        ablate: vec![(1, 3)],
+        temperature: 0.8,
+        top_k: 0,
+        top_p: 1.0,
+        seed: 9,
+        top: 10,
+    }
 }
 
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
@@ -106,12 +116,14 @@ fn a_gpu_failure_during_generation_continues_on_the_cpu() {
 #[test]
 fn an_embedding_table_in_chunks_gives_the_same_logits() {
     use attention_live::gpt2::engine::Engine;
-    use attention_live::gpt2::ForwardOptions;
     use attention_live::gpt2::gpu::GpuGpt2;
+    use attention_live::gpt2::ForwardOptions;
     let Some(gpu) = gpu() else { return };
     let s = session();
     let whole = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload(gpu.clone(), &s.model)).unwrap()));
-    let chunked = Engine::Gpu(Rc::new(block_on(GpuGpt2::upload_in_chunks(gpu, &s.model, 50257 / 7 + 1, Precision::F32)).unwrap()));
+    let chunked = Engine::Gpu(Rc::new(
+        block_on(GpuGpt2::upload_in_chunks(gpu, &s.model, 50257 / 7 + 1, Precision::F32)).unwrap(),
+    ));
     let cpu = Engine::Cpu(s.model.clone());
     let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
     let opts = ForwardOptions { all_logits: true, ..Default::default() };
@@ -128,9 +140,9 @@ fn an_embedding_table_in_chunks_gives_the_same_logits() {
 #[test]
 fn f16_weights_match_the_rounded_cpu_model() {
     use attention_live::gpt2::engine::Engine;
+    use attention_live::gpt2::gpu::GpuGpt2;
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::{ForwardOptions, Gpt2};
-    use attention_live::gpt2::gpu::GpuGpt2;
     use common::gpu_ops::round_linear_to_f16;
     let Some(gpu) = gpu() else { return };
     if !gpu.f16 {
@@ -140,7 +152,8 @@ fn f16_weights_match_the_rounded_cpu_model() {
     let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
     let opts = ForwardOptions { all_logits: true, ..Default::default() };
     let run = |m: &Gpt2, e: &Engine| block_on(e.forward(m, &ids, &mut e.new_cache(ids.len()), &opts)).unwrap().logits;
-    let max_diff = |a: &ndarray::Array2<f32>, b: &ndarray::Array2<f32>| (a - b).iter().fold(0.0f32, |m, e| m.max(e.abs()));
+    let max_diff =
+        |a: &ndarray::Array2<f32>, b: &ndarray::Array2<f32>| (a - b).iter().fold(0.0f32, |m, e| m.max(e.abs()));
     // Random f32 weights (the stories model's shape), and the same rounded to f16 on the CPU.
     let model = Rc::new(Gpt2 { config: s.model.config.clone(), weights: Weights::random(&s.model.config, 5) });
     let mut weights = model.weights.clone();
@@ -168,9 +181,9 @@ fn f16_weights_match_the_rounded_cpu_model() {
 /// changes), and keeps f32 weights f32.
 #[test]
 fn the_session_uses_f16_weights_only_where_nothing_changes() {
+    use attention_live::gpt2::gpu::GpuGpt2;
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::Gpt2;
-    use attention_live::gpt2::gpu::GpuGpt2;
     let Some(gpu) = gpu() else { return };
     let s = session();
     block_on(s.attach_gpu(gpu.clone())).unwrap();

@@ -34,7 +34,10 @@ fn the_stories_model_has_a_head_where_she_looks_at_cat() {
     let tok = Tokenizer::gpt2();
     let ids = tok.encode(attention_live::demos::gpt2::DEFAULT_PROMPT);
     let (she, cat) = (ids.iter().position(|&i| i == 1375).unwrap(), ids.iter().position(|&i| i == 3797).unwrap());
-    let out = s.model.forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::All, ..Default::default() }).unwrap();
+    let out = s
+        .model
+        .forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::All, ..Default::default() })
+        .unwrap();
     let a = out.attentions[l].as_ref().unwrap();
     let row = a.slice(ndarray::s![h, she, ..]);
     let best = row.iter().enumerate().fold((0, f32::MIN), |b, (j, &w)| if w > b.1 { (j, w) } else { b }).0;
@@ -47,7 +50,10 @@ fn the_stories_model_has_a_head_where_she_looks_at_cat() {
     let p = attention_live::demos::gpt2::PARAMS;
     let default = |key: &str| p.iter().find(|x| x.key == key).unwrap().default_value();
     use attention_live::state::Value as V;
-    assert_eq!((default("layer"), default("head"), default("token")), (V::Int(l as i64), V::Int(h as i64), V::Int(she as i64)));
+    assert_eq!(
+        (default("layer"), default("head"), default("token")),
+        (V::Int(l as i64), V::Int(h as i64), V::Int(she as i64))
+    );
     let ppl = card["val_perplexity"].as_f64().unwrap();
     assert!(text.contains(&format!("{ppl:.2}")), "the chapter quotes the validation perplexity {ppl:.2}");
 }
@@ -135,11 +141,15 @@ fn the_induction_model_has_the_previous_token_and_induction_heads_its_card_names
     let (mut ind, mut prev) = (vec![0.0f32; cfg.n_layer * cfg.n_head], vec![0.0f32; cfg.n_layer * cfg.n_head]);
     let trials = 20;
     for _ in 0..trials {
-        let letters: Vec<String> = (0..8).map(|_| ((b'A' + (rng.uniform() * 26.0) as u8) as char).to_string()).collect();
+        let letters: Vec<String> =
+            (0..8).map(|_| ((b'A' + (rng.uniform() * 26.0) as u8) as char).to_string()).collect();
         let text = [letters.join(" "), letters.join(" ")].join(" ");
         let ids = tok.encode(&text);
         assert_eq!(ids.len(), 16, "{text}");
-        let out = s.model.forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::All, ..Default::default() }).unwrap();
+        let out = s
+            .model
+            .forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::All, ..Default::default() })
+            .unwrap();
         for l in 0..cfg.n_layer {
             let a = out.attentions[l].as_ref().unwrap();
             for h in 0..cfg.n_head {
@@ -152,7 +162,11 @@ fn the_induction_model_has_the_previous_token_and_induction_heads_its_card_names
     let (i_best, i_score) = argmax(&ind);
     let (p_best, p_score) = argmax(&prev);
     assert_eq!((i_best / cfg.n_head, i_best % cfg.n_head), head(&card, "induction_head"), "induction scores {ind:?}");
-    assert_eq!((p_best / cfg.n_head, p_best % cfg.n_head), head(&card, "previous_token_head"), "previous-token scores {prev:?}");
+    assert_eq!(
+        (p_best / cfg.n_head, p_best % cfg.n_head),
+        head(&card, "previous_token_head"),
+        "previous-token scores {prev:?}"
+    );
     assert!(i_score > 0.4, "induction score {i_score}");
     // The induction head lives in a later layer than the previous-token head it relies on.
     assert!(i_best / cfg.n_head > p_best / cfg.n_head);
@@ -163,7 +177,17 @@ fn the_induction_model_has_the_previous_token_and_induction_heads_its_card_names
 }
 
 fn query(prompt: &str) -> Query {
-    Query { id: 7, prompt: prompt.into(), layer: 0, ablate: vec![], temperature: 1.0, top_k: 0, top_p: 1.0, seed: 3, top: 10 }
+    Query {
+        id: 7,
+        prompt: prompt.into(),
+        layer: 0,
+        ablate: vec![],
+        temperature: 1.0,
+        top_k: 0,
+        top_p: 1.0,
+        seed: 3,
+        top: 10,
+    }
 }
 
 #[test]
@@ -197,7 +221,11 @@ fn session_analysis_reports_tokens_weights_and_candidates() {
     let (intact, knocked) = (rows[0].intact, rows[0].knocked.unwrap());
     assert_eq!(rows[0].text, " B");
     assert!(matches!(knocked, attention_live::demos::gpt2::Prob::Exact(p) if p < 0.05), "{knocked:?}");
-    let quoted = format!("gives \" B\" {} of the probability; knock out layer 1, head 3 and it falls to {}", intact.label(), knocked.label());
+    let quoted = format!(
+        "gives \" B\" {} of the probability; knock out layer 1, head 3 and it falls to {}",
+        intact.label(),
+        knocked.label()
+    );
     assert!(chapter().contains(&quoted), "the chapter says: {quoted}");
 }
 

@@ -24,7 +24,18 @@ fn with_knock_outs_a_token_that_falls_keeps_its_row_with_both_probabilities() {
     // Intact: token 1 is the favourite. Knocked out: it falls to 2% (10th of the list of 10
     // asked, so still listed), and tokens 20 and 21 rise into the top 2.
     let base = cands(&[(1, 0.82), (2, 0.05), (3, 0.04), (4, 0.03)]);
-    let next = cands(&[(20, 0.3), (21, 0.2), (2, 0.1), (9, 0.05), (10, 0.04), (11, 0.03), (12, 0.03), (13, 0.03), (14, 0.03), (1, 0.02)]);
+    let next = cands(&[
+        (20, 0.3),
+        (21, 0.2),
+        (2, 0.1),
+        (9, 0.05),
+        (10, 0.04),
+        (11, 0.03),
+        (12, 0.03),
+        (13, 0.03),
+        (14, 0.03),
+        (1, 0.02),
+    ]);
     let rows = next_rows(&next, Some(&base), 10, 2);
     // The union of each model's top 2: {1, 2} ∪ {20, 21}, sorted by the intact probability.
     assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2, 20, 21]);

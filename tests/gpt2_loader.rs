@@ -87,7 +87,10 @@ fn missing_and_misshapen_tensors_are_named() {
         e.1 = vec![16, 64]; // same number of values, wrong shape
     });
     let e = err(&cfg, &bad);
-    assert!(matches!(&e, LoadError::Shape { tensor, found, .. } if tensor == "h.0.attn.c_proj.weight" && found == &vec![16, 64]), "{e}");
+    assert!(
+        matches!(&e, LoadError::Shape { tensor, found, .. } if tensor == "h.0.attn.c_proj.weight" && found == &vec![16, 64]),
+        "{e}"
+    );
 }
 
 #[test]
@@ -128,7 +131,14 @@ fn the_config_reads_gpt2_small_and_counts_its_parameters() {
 fn f16_conversion_is_exact_on_hand_values() {
     // 0x3C00 = 1.0, 0xC000 = −2.0, 0x7BFF = 65504 (largest half), 0x0001 = 2⁻²⁴ (smallest subnormal),
     // 0x3555 = 0.333251953125 (1/3 rounded to 10 fraction bits).
-    for (h, f) in [(0x3C00u16, 1.0f32), (0xC000, -2.0), (0x7BFF, 65504.0), (0x0001, 5.960_464_5e-8), (0x3555, 0.333_251_95), (0x0000, 0.0)] {
+    for (h, f) in [
+        (0x3C00u16, 1.0f32),
+        (0xC000, -2.0),
+        (0x7BFF, 65504.0),
+        (0x0001, 5.960_464_5e-8),
+        (0x3555, 0.333_251_95),
+        (0x0000, 0.0),
+    ] {
         assert_eq!(f16_to_f32(h), f, "{h:#x}");
         assert_eq!(f32_to_f16(f), h, "{f}");
     }

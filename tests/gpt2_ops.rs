@@ -10,7 +10,9 @@ mod common;
 fn the_packed_matmul_equals_ndarray() {
     use attention_live::numerics::packed::PackedMatrix;
     use attention_live::numerics::rng::normal_matrix;
-    for (t, k, n) in [(1, 3, 5), (2, 8, 8), (3, 33, 17), (4, 16, 24), (5, 9, 31), (7, 64, 70), (16, 64, 1030), (17, 33, 517)] {
+    for (t, k, n) in
+        [(1, 3, 5), (2, 8, 8), (3, 33, 17), (4, 16, 24), (5, 9, 31), (7, 64, 70), (16, 64, 1030), (17, 33, 517)]
+    {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32);
         let packed = PackedMatrix::pack(w.view());
@@ -33,9 +35,17 @@ fn loading_packed_gives_the_same_weights() {
     for name in ["a", "b"] {
         let (cfg, bytes) = common::checkpoint(&format!("tests/fixtures/gpt2/{name}"));
         let (cfg, st) = (Config::from_json(&cfg).unwrap(), SafeTensors::parse(&bytes).unwrap());
-        let (plain, packed) = (Weights::from_safetensors_in(&st, &cfg, false).unwrap(), Weights::from_safetensors_in(&st, &cfg, true).unwrap());
+        let (plain, packed) = (
+            Weights::from_safetensors_in(&st, &cfg, false).unwrap(),
+            Weights::from_safetensors_in(&st, &cfg, true).unwrap(),
+        );
         for (p, q) in plain.h.iter().zip(&packed.h) {
-            for (a, b) in [(&p.attn.c_attn, &q.attn.c_attn), (&p.attn.c_proj, &q.attn.c_proj), (&p.mlp.c_fc, &q.mlp.c_fc), (&p.mlp.c_proj, &q.mlp.c_proj)] {
+            for (a, b) in [
+                (&p.attn.c_attn, &q.attn.c_attn),
+                (&p.attn.c_proj, &q.attn.c_proj),
+                (&p.mlp.c_fc, &q.mlp.c_fc),
+                (&p.mlp.c_proj, &q.mlp.c_proj),
+            ] {
                 assert!(matches!(a.weight, LinearWeight::Plain(_)) && matches!(b.weight, LinearWeight::Packed(_)));
                 assert_eq!((a.weight(), &a.bias), (b.weight(), &b.bias), "{name}");
             }
@@ -51,7 +61,10 @@ fn one_row_paths_equal_the_full_products() {
     use attention_live::gpt2::weights::Linear;
     use attention_live::numerics::rng::normal_matrix;
     let x = normal_matrix(1, 37, 3, 1.0).mapv(|v| v as f32);
-    let (w, bias) = (normal_matrix(37, 70, 4, 1.0).mapv(|v| v as f32), normal_matrix(1, 70, 5, 1.0).mapv(|v| v as f32).row(0).to_owned());
+    let (w, bias) = (
+        normal_matrix(37, 70, 4, 1.0).mapv(|v| v as f32),
+        normal_matrix(1, 70, 5, 1.0).mapv(|v| v as f32).row(0).to_owned(),
+    );
     let want = x.dot(&w) + &bias;
     for packed in [false, true] {
         let lin = Linear::with_layout(w.clone(), bias.clone(), packed);

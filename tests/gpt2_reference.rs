@@ -26,7 +26,8 @@ fn dir(name: &str) -> String {
 fn load(name: &str) -> (Rc<Gpt2>, Value) {
     let d = dir(name);
     let (cfg, bytes) = common::checkpoint(&format!("tests/fixtures/gpt2/{name}"));
-    let reference: Value = serde_json::from_str(&std::fs::read_to_string(format!("{d}/reference.json")).unwrap()).unwrap();
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{d}/reference.json")).unwrap()).unwrap();
     (Rc::new(Gpt2::load(&cfg, &bytes).unwrap()), reference)
 }
 
@@ -112,7 +113,12 @@ fn kv_cache_steps_equal_the_full_pass() {
 fn head_ablation_matches_zeroing_the_heads_in_transformers() {
     for name in ["a", "b"] {
         let (model, r) = load(name);
-        let ablate: Vec<(usize, usize)> = r["ablate"].as_array().unwrap().iter().map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize)).collect();
+        let ablate: Vec<(usize, usize)> = r["ablate"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as usize))
+            .collect();
         let opts = ForwardOptions { ablate, all_logits: true, ..Default::default() };
         let tokens = ids(&r["tokens"]);
         for engine in common::engines(&model) {

@@ -74,4 +74,3 @@ fn seeded_sampling_is_reproducible_and_follows_the_distribution() {
         assert!((freq - p).abs() < 0.01, "token {id}: drawn {freq}, p = {p}");
     }
 }
-

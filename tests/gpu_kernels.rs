@@ -8,9 +8,9 @@
 
 use attention_live::gpt2::weights::{LayerNorm, Linear};
 mod common;
-use common::gpu_ops::{linear_in, Cpu, Ops};
 use attention_live::gpu::Gpu;
 use attention_live::numerics::rng::Rng;
+use common::gpu_ops::{linear_in, Cpu, Ops};
 use ndarray::{Array1, Array2, Array3};
 
 /// f32 sums in another order than the f64 definitions: well under this on every backend.
@@ -32,12 +32,24 @@ fn gelu(x: f64) -> f64 {
 
 /// Causal attention of head h for query i at position past + i, as the formula reads:
 /// softmax over keys 0..=past+i of q·k/√d, then Σ weights · v. Returns (weights over S, output).
-fn attend(qkv: &Array2<f32>, k: &Array2<f32>, v: &Array2<f32>, past: usize, n_head: usize, h: usize, i: usize) -> (Vec<f64>, Vec<f64>) {
+fn attend(
+    qkv: &Array2<f32>,
+    k: &Array2<f32>,
+    v: &Array2<f32>,
+    past: usize,
+    n_head: usize,
+    h: usize,
+    i: usize,
+) -> (Vec<f64>, Vec<f64>) {
     let c = k.ncols();
     let hd = c / n_head;
     let s_len = past + qkv.nrows();
     let visible = past + i + 1;
-    let scores: Vec<f64> = (0..visible).map(|j| (0..hd).map(|d| qkv[[i, h * hd + d]] as f64 * k[[j, h * hd + d]] as f64).sum::<f64>() / (hd as f64).sqrt()).collect();
+    let scores: Vec<f64> = (0..visible)
+        .map(|j| {
+            (0..hd).map(|d| qkv[[i, h * hd + d]] as f64 * k[[j, h * hd + d]] as f64).sum::<f64>() / (hd as f64).sqrt()
+        })
+        .collect();
     let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let z: f64 = scores.iter().map(|s| (s - m).exp()).sum();
     let mut w: Vec<f64> = scores.iter().map(|s| (s - m).exp() / z).collect();
@@ -75,12 +87,18 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
 
     // logits against a (V, C) table with V not a multiple of the 8 rows per workgroup.
     let (h, wte) = (random(&mut rng, 2, 40, 1.0), random(&mut rng, 101, 40, 0.3));
-    let want: Vec<f64> = (0..2).flat_map(|r| (0..101).map(move |v| (r, v))).map(|(r, v)| (0..40).map(|c| h[[r, c]] as f64 * wte[[v, c]] as f64).sum()).collect();
+    let want: Vec<f64> = (0..2)
+        .flat_map(|r| (0..101).map(move |v| (r, v)))
+        .map(|(r, v)| (0..40).map(|c| h[[r, c]] as f64 * wte[[v, c]] as f64).sum())
+        .collect();
     close("logits", &name, b.logits(h.view(), wte.view()).await.unwrap().as_slice().unwrap(), &want, TOL);
 
     // layer norm on rows with a large common offset (the two-pass variance keeps it exact).
     let x = random(&mut rng, 5, 130, 2.0).mapv(|v| v + 50.0);
-    let ln = LayerNorm { weight: Array1::from_shape_fn(130, |i| 1.0 + i as f32 * 0.01), bias: Array1::from_shape_fn(130, |i| -(i as f32) * 0.02) };
+    let ln = LayerNorm {
+        weight: Array1::from_shape_fn(130, |i| 1.0 + i as f32 * 0.01),
+        bias: Array1::from_shape_fn(130, |i| -(i as f32) * 0.02),
+    };
     let mut want = Vec::new();
     for row in x.rows() {
         let mean = row.iter().map(|&v| v as f64).sum::<f64>() / 130.0;
@@ -99,7 +117,12 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     // embeddings at positions 3 .. 3 + 4
     let (wte, wpe) = (random(&mut rng, 20, 16, 1.0), random(&mut rng, 10, 16, 1.0));
     let ids = [5u32, 0, 19, 5];
-    let want: Vec<f64> = ids.iter().enumerate().flat_map(|(t, &id)| (0..16).map(move |c| (t, id, c))).map(|(t, id, c)| wte[[id as usize, c]] as f64 + wpe[[3 + t, c]] as f64).collect();
+    let want: Vec<f64> = ids
+        .iter()
+        .enumerate()
+        .flat_map(|(t, &id)| (0..16).map(move |c| (t, id, c)))
+        .map(|(t, id, c)| wte[[id as usize, c]] as f64 + wpe[[3 + t, c]] as f64)
+        .collect();
     close("embed", &name, b.embed(&ids, wte.view(), wpe.view(), 3).await.unwrap().as_slice().unwrap(), &want, 1e-6);
 
     // Attention over a cache: 3 heads of 8, 2 cached positions + 5 new ones, capacity 9.
@@ -137,7 +160,10 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     }
     close("attention", &name, y.as_slice().unwrap(), want_y.as_slice().unwrap(), TOL);
     close("attention weights", &name, w.as_slice().unwrap(), want_w.as_slice().unwrap(), 1e-6);
-    assert!(w.iter().zip(want_w.iter()).all(|(a, b)| (*b != 0.0) || *a == 0.0), "{name}: masked weights must be exactly 0");
+    assert!(
+        w.iter().zip(want_w.iter()).all(|(a, b)| (*b != 0.0) || *a == 0.0),
+        "{name}: masked weights must be exactly 0"
+    );
 
     // A long causal row (600 keys: three 256-key tiles of the fused kernel, whose running
     // maximum must be rescaled) with a sharp score far from the first tile.
@@ -151,7 +177,13 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     let y = b.attention(qkv.view(), k.view(), v.view(), 0, n_head, 0).await.unwrap();
     for i in [0, 255, 256, 599] {
         let (_, out) = attend(&qkv, &k, &v, 0, 1, 0, i);
-        close(&format!("attention over {} tiles, row {i}", i / 256 + 1), &name, y.row(i).as_slice().unwrap(), &out, TOL);
+        close(
+            &format!("attention over {} tiles, row {i}", i / 256 + 1),
+            &name,
+            y.row(i).as_slice().unwrap(),
+            &out,
+            TOL,
+        );
     }
 
     // Softmax: plain rows with large scores (max-subtract), and causal rows.
@@ -196,8 +228,8 @@ fn kernels_match_their_definitions_on_the_gpu() {
 /// weights stay f32 and the f32 definition applies.
 #[test]
 fn f16_weight_products_match_their_cpu_twin() {
-    use common::gpu_ops::round_linear_to_f16;
     use attention_live::gpu::Precision;
+    use common::gpu_ops::round_linear_to_f16;
     let gpu = match pollster::block_on(Gpu::new()) {
         Ok(g) => g,
         Err(e) => return eprintln!("skipped: no adapter ({e})"),
@@ -212,11 +244,21 @@ fn f16_weight_products_match_their_cpu_twin() {
         let twin = round_linear_to_f16(&lin);
         // The rounding is real: about 3 decimal digits per weight.
         assert!(twin.weight().iter().zip(lin.weight().iter()).any(|(a, b)| a != b));
-        let want: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * twin.weight()[[i, j]] as f64).sum::<f64>() + twin.bias[j] as f64).collect();
+        let want: Vec<f64> = (0..m)
+            .flat_map(|r| (0..n).map(move |j| (r, j)))
+            .map(|(r, j)| {
+                (0..k).map(|i| x[[r, i]] as f64 * twin.weight()[[i, j]] as f64).sum::<f64>() + twin.bias[j] as f64
+            })
+            .collect();
         let y = pollster::block_on(linear_in(&gpu, x.view(), &lin, None, Precision::F16)).unwrap();
         close(&format!("f16 linear {m}x{k}x{n}"), &gpu.name, y.as_slice().unwrap(), &want, TOL);
         // …and it is the rounding, not the kernel, that separates it from the f32 product.
-        let exact: Vec<f64> = (0..m).flat_map(|r| (0..n).map(move |j| (r, j))).map(|(r, j)| (0..k).map(|i| x[[r, i]] as f64 * lin.weight()[[i, j]] as f64).sum::<f64>() + lin.bias[j] as f64).collect();
+        let exact: Vec<f64> = (0..m)
+            .flat_map(|r| (0..n).map(move |j| (r, j)))
+            .map(|(r, j)| {
+                (0..k).map(|i| x[[r, i]] as f64 * lin.weight()[[i, j]] as f64).sum::<f64>() + lin.bias[j] as f64
+            })
+            .collect();
         let gap = y.iter().zip(&exact).map(|(a, b)| (*a as f64 - b).abs()).fold(0.0, f64::max);
         assert!(gap > 1e-5 && gap < 1e-2, "f16 vs f32 product: {gap}");
     }

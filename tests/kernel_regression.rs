@@ -135,7 +135,9 @@ fn fitting_sigma_lowers_the_loo_loss() {
     // n = 40, seed 2: Gaussian LOO loss at σ = 0.01, 0.1, 0.3, 0.5, 1, 3 is 1.94, 1.43, 1.17, 1.17,
     // 1.50, 1.83 (a sweep with `loo_loss`): the fit should land in between.
     let (x, y) = sample(40, 2);
-    for (k, start) in [(Kernel::Gaussian, 3.0), (Kernel::Gaussian, 0.02), (Kernel::Epanechnikov, 3.0), (Kernel::Epanechnikov, 0.05)] {
+    for (k, start) in
+        [(Kernel::Gaussian, 3.0), (Kernel::Gaussian, 0.02), (Kernel::Epanechnikov, 3.0), (Kernel::Epanechnikov, 0.05)]
+    {
         let mut fit = SigmaFit::start(x.view(), y.view(), k, start).unwrap();
         let first = fit.current.loss;
         let mut steps = 0;

@@ -31,7 +31,8 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-const MODULES: [&str; 10] = ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos", "chapters", "ui", "worker"];
+const MODULES: [&str; 10] =
+    ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos", "chapters", "ui", "worker"];
 
 /// Each demo names its view in `ui::views`, and the registry's `view` field takes the UI's
 /// `DemoCtx`: the one upward edge left (27 demo files and the registry). It may shrink, never grow.
@@ -73,7 +74,9 @@ fn no_layer_imports_a_higher_one() {
     let (mut wrong, mut demo_views) = (Vec::new(), 0);
     for file in &files {
         let rel = file.strip_prefix(&root).unwrap();
-        let Some(module) = rel.components().next().and_then(|c| c.as_os_str().to_str()).map(|s| s.trim_end_matches(".rs")) else {
+        let Some(module) =
+            rel.components().next().and_then(|c| c.as_os_str().to_str()).map(|s| s.trim_end_matches(".rs"))
+        else {
             continue;
         };
         let Some(ok) = allowed(module) else { continue }; // lib.rs, main.rs, worker_main.rs: the top

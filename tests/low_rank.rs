@@ -44,7 +44,14 @@ fn the_demo_uses_the_engines_attention_and_errors_never_grow_with_k() {
     assert!((30..=128).contains(&n), "{n} tokens");
     // The causal matrix the demo builds from Q and K is the one the forward pass captures.
     let ids: Vec<u32> = h.tokens.iter().map(|t| t.id).collect();
-    let out = s.model.forward(&ids, &mut s.model.new_cache(), &ForwardOptions { capture: Capture::Layer(layer), ..Default::default() }).unwrap();
+    let out = s
+        .model
+        .forward(
+            &ids,
+            &mut s.model.new_cache(),
+            &ForwardOptions { capture: Capture::Layer(layer), ..Default::default() },
+        )
+        .unwrap();
     let captured = out.attentions[layer].as_ref().unwrap();
     let r = analyze(&h, true).unwrap();
     for i in 0..n {

@@ -108,7 +108,10 @@ fn attention_alone_collapses_and_the_full_block_does_not() {
     let full = c(BlockParts { residual: true, ffn: true, layer_norm: true });
     assert!((full[24] - 0.35).abs() < 0.01, "{}", full[24]);
     // the reference curve is attention only, whatever is toggled
-    assert_eq!(collapse::compute(24, 8, BlockParts { residual: true, ffn: true, layer_norm: true }, 1).attention_only, attn);
+    assert_eq!(
+        collapse::compute(24, 8, BlockParts { residual: true, ffn: true, layer_norm: true }, 1).attention_only,
+        attn
+    );
     // collapsed tokens have cosine similarity 1
     let collapsed = collapse::compute(12, 8, none, 1);
     assert!(collapsed.cosine.iter().flatten().all(|&c| (c - 1.0).abs() < 1e-6));
@@ -146,7 +149,11 @@ fn numbers_quoted_in_the_last_chapters() {
     // positional: d/4 and d/2 columns at d = 64 have wavelengths 2π·10 and 2π·100
     let s = sinusoidal::compute(64, 10000.0, 64);
     assert_eq!(s.columns, vec![0, 2, 16, 32]);
-    assert!((s.wavelengths[1] - 8.38).abs() < 0.01 && (s.wavelengths[2] - 62.83).abs() < 0.01 && (s.wavelengths[3] - 628.3).abs() < 0.1);
+    assert!(
+        (s.wavelengths[1] - 8.38).abs() < 0.01
+            && (s.wavelengths[2] - 62.83).abs() < 0.01
+            && (s.wavelengths[3] - 628.3).abs() < 0.1
+    );
 }
 
 #[test]
@@ -170,10 +177,15 @@ fn the_bundled_wpe_tables_are_as_the_chapter_says() {
     use attention_live::formats::safetensors::SafeTensors;
     use attention_live::numerics::positional::{cosine_matrix, mean_by_offset};
     let wpe = |name: &str| {
-        let bytes = std::fs::read(format!("{}/static/models/{name}/model.safetensors", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let bytes =
+            std::fs::read(format!("{}/static/models/{name}/model.safetensors", env!("CARGO_MANIFEST_DIR"))).unwrap();
         let st = SafeTensors::parse(&bytes).unwrap();
         let info = &st.tensors["wpe.weight"];
-        ndarray::Array2::from_shape_vec((info.shape[0], info.shape[1]), st.to_f32(info).into_iter().map(f64::from).collect()).unwrap()
+        ndarray::Array2::from_shape_vec(
+            (info.shape[0], info.shape[1]),
+            st.to_f32(info).into_iter().map(f64::from).collect(),
+        )
+        .unwrap()
     };
     let by = mean_by_offset(&cosine_matrix(wpe("stories").view()));
     let text = std::fs::read_to_string(format!("{}/chapters/positional.md", env!("CARGO_MANIFEST_DIR"))).unwrap();

@@ -68,7 +68,11 @@ fn shipped_chapters_have_no_raw_latex_and_render_cleanly() {
                 }
             }
         }
-        assert!(c.body.unwrap().iter().any(|s| matches!(s, Segment::Html(h) if h.contains("<math"))), "{} has math", c.slug);
+        assert!(
+            c.body.unwrap().iter().any(|s| matches!(s, Segment::Html(h) if h.contains("<math"))),
+            "{} has math",
+            c.slug
+        );
     }
 }
 
@@ -110,7 +114,11 @@ fn previous_and_next_skip_unwritten_chapters() {
 fn malformed_chapters_are_refused_with_their_line() {
     // A carriage return where `\r` of `\rVert` was meant: it rendered as the letters "V e r t".
     let r = render_chapter("Intro.\n\nThe norm $\\lVert x \rVert$ here.\n");
-    assert!(r.problems.iter().any(|p| p.starts_with("line 3, column 20: control character U+000D")), "{:?}", r.problems);
+    assert!(
+        r.problems.iter().any(|p| p.starts_with("line 3, column 20: control character U+000D")),
+        "{:?}",
+        r.problems
+    );
     // A command the renderer does not know, named with its line.
     let r = render_chapter("One.\n\nTwo\nthree $\\frob{x}$.\n");
     assert_eq!(r.problems.len(), 1, "{:?}", r.problems);

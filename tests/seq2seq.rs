@@ -29,23 +29,30 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 #[test]
 fn every_variant_decodes_as_the_reference_does() {
     let m = models();
-    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(root("tests/fixtures/seq2seq/reference.json")).unwrap()).unwrap();
+    let fixture: Value =
+        serde_json::from_str(&std::fs::read_to_string(root("tests/fixtures/seq2seq/reference.json")).unwrap()).unwrap();
     for v in Variant::ALL {
         let cases = fixture["variants"][v.key()].as_array().unwrap_or_else(|| panic!("no fixture for {}", v.key()));
         assert_eq!(cases.len(), 4);
         for case in cases {
             let text = case["text"].as_str().unwrap();
             let src = encode(text).unwrap();
-            let want_src: Vec<u32> = case["src"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+            let want_src: Vec<u32> =
+                case["src"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
             assert_eq!(src, want_src, "token ids of {text}");
             let d = m.get(v).greedy(&src);
             let ctx = format!("{} on {text}", v.key());
             if let Some(states) = case["enc_states"].as_array() {
                 for (j, row) in states.iter().enumerate() {
-                    assert!(max_diff(d.enc_states.row(j).as_slice().unwrap(), &floats(row)) < 1e-5, "{ctx}: h_{}", j + 1);
+                    assert!(
+                        max_diff(d.enc_states.row(j).as_slice().unwrap(), &floats(row)) < 1e-5,
+                        "{ctx}: h_{}",
+                        j + 1
+                    );
                 }
             }
-            let want_out: Vec<u32> = case["out"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+            let want_out: Vec<u32> =
+                case["out"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
             assert_eq!(d.out, want_out, "{ctx}: output ids");
             assert_eq!(decode(&d.out), case["out_text"].as_str().unwrap());
             for (i, row) in case["logits"].as_array().unwrap().iter().enumerate() {
@@ -60,10 +67,14 @@ fn every_variant_decodes_as_the_reference_does() {
                         assert!(max_diff(&d.attn[i], &floats(row)) < 1e-5, "{ctx}: attention at step {i}");
                     }
                 }
-                None => assert!(d.attn.is_empty() && v == Variant::Fixed, "{ctx}: only the fixed model has no attention"),
+                None => {
+                    assert!(d.attn.is_empty() && v == Variant::Fixed, "{ctx}: only the fixed model has no attention")
+                }
             }
             match case["p"].as_array() {
-                Some(p) => assert!(max_diff(&d.centres, &floats(&Value::Array(p.clone()))) < 1e-4, "{ctx}: window centres"),
+                Some(p) => {
+                    assert!(max_diff(&d.centres, &floats(&Value::Array(p.clone()))) < 1e-4, "{ctx}: window centres")
+                }
                 None => assert!(d.centres.is_empty()),
             }
         }
@@ -114,7 +125,11 @@ fn the_chapter_quotes_the_shipped_curve() {
     let pct = |x: f64| format!("{}%", (x * 1000.0).round() / 10.0);
     let (fixed, fixed_tok) = (&c.variants["fixed"].exact, &c.variants["fixed"].token);
     assert!(fixed[..3].iter().all(|&a| a == 1.0) && fixed[3] < 1.0 && text.contains("perfect up to 3 letters"));
-    for (quote, value) in [("gets {} of 10-letter strings", fixed[9]), ("{} at 15 letters", fixed[14]), ("gets {} of the individual letters right at 30", fixed_tok[29])] {
+    for (quote, value) in [
+        ("gets {} of 10-letter strings", fixed[9]),
+        ("{} at 15 letters", fixed[14]),
+        ("gets {} of the individual letters right at 30", fixed_tok[29]),
+    ] {
         let q = quote.replace("{}", &pct(value).replace(".0%", "%"));
         let q18 = quote.replace("{}", &format!("{}%", (value * 100.0).round()));
         assert!(text.contains(&q) || text.contains(&q18), "the chapter should say “{q}”");
@@ -122,7 +137,10 @@ fn the_chapter_quotes_the_shipped_curve() {
     assert!(fixed[19..].iter().all(|&a| a == 0.0), "none at all from 20 letters on");
     let min = |k: &str| c.variants[k].exact.iter().copied().fold(1.0, f64::min);
     assert!(min("bahdanau") >= 0.995 && text.contains("Bahdanau attention gets 99.5% or more at every length"));
-    assert!(["luong_dot", "luong_general", "luong_concat", "luong_local"].iter().all(|k| min(k) >= 0.985) && text.contains("Luong's four variants 98.5% or more"));
+    assert!(
+        ["luong_dot", "luong_general", "luong_concat", "luong_local"].iter().all(|k| min(k) >= 0.985)
+            && text.contains("Luong's four variants 98.5% or more")
+    );
 }
 
 fn argmax(row: &[f32]) -> usize {

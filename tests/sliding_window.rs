@@ -21,7 +21,8 @@ fn the_mask_is_the_definition() {
         }
     }
     // Hand example, n = 4, w = 2: rows 1000 / 1100 / 0110 / 0011.
-    let rows: Vec<String> = window_mask(4, 2).rows().into_iter().map(|r| r.iter().map(|&b| if b { '1' } else { '0' }).collect()).collect();
+    let rows: Vec<String> =
+        window_mask(4, 2).rows().into_iter().map(|r| r.iter().map(|&b| if b { '1' } else { '0' }).collect()).collect();
     assert_eq!(rows, ["1000", "1100", "0110", "0011"]);
 }
 

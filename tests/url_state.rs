@@ -22,7 +22,8 @@ fn percent_coding_round_trips_and_tolerates_garbage() {
 #[test]
 fn valid_values_are_read_and_others_fall_back_with_a_notice() {
     let nw = find("nw").unwrap();
-    let url = "?nw.sigma=0.25&nw.n=abc&nw.kernel=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&nw.zzz=1&lookup.q=red&nw.q=99";
+    let url =
+        "?nw.sigma=0.25&nw.n=abc&nw.kernel=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&nw.zzz=1&lookup.q=red&nw.q=99";
     let (v, notices) = Values::from_pairs(nw.id, nw.params, &pairs(url));
     assert_eq!(v.float("sigma"), 0.25);
     assert_eq!(v.int("n"), 40, "malformed n falls back to the default");
@@ -48,7 +49,11 @@ fn random_value(kind: Kind, rng: &mut Rng) -> Value {
     match kind {
         Kind::Float { min, max, log, .. } => {
             let u = rng.uniform();
-            Value::Float(if log { (min.ln() + u * (max.ln() - min.ln())).exp().clamp(min, max) } else { min + u * (max - min) })
+            Value::Float(if log {
+                (min.ln() + u * (max.ln() - min.ln())).exp().clamp(min, max)
+            } else {
+                min + u * (max - min)
+            })
         }
         Kind::Int { min, max, .. } => Value::Int(min + (rng.next_u64() % (max - min + 1) as u64) as i64),
         Kind::Choice { options, .. } => Value::Choice(options[rng.next_u64() as usize % options.len()].0.to_string()),

@@ -96,7 +96,8 @@ fn flush(block: &mut String, first_line: usize, out: &mut Rendered) {
     let html = markdown_to_html(block, &mut problems);
     for p in problems {
         // The block is a verbatim run of the chapter's lines: find the equation's line in it.
-        let line = p.tex.as_deref().and_then(|tex| block.find(tex)).map(|at| first_line + block[..at].matches('\n').count());
+        let line =
+            p.tex.as_deref().and_then(|tex| block.find(tex)).map(|at| first_line + block[..at].matches('\n').count());
         out.problems.push(match line {
             Some(line) => format!("line {line}: {}", p.message),
             None => p.message,
@@ -115,7 +116,10 @@ pub struct Problem {
 
 /// Markdown to HTML with `$…$` and `$$…$$` rendered as MathML.
 pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
-    let opts = Options::ENABLE_MATH | Options::ENABLE_TABLES | Options::ENABLE_SMART_PUNCTUATION | Options::ENABLE_STRIKETHROUGH;
+    let opts = Options::ENABLE_MATH
+        | Options::ENABLE_TABLES
+        | Options::ENABLE_SMART_PUNCTUATION
+        | Options::ENABLE_STRIKETHROUGH;
     let mut events = Parser::new_ext(md, opts).peekable();
     let mut out = Vec::new();
     while let Some(ev) = events.next() {
@@ -125,7 +129,9 @@ pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
                 // Punctuation right after an equation stays on its line: a narrow column must
                 // not end one line with "input q" and start the next with ". In the demo".
                 let punct = match events.peek() {
-                    Some(Event::Text(t)) => t.chars().take_while(|c| ".,;:!?)’”".contains(*c)).map(char::len_utf8).sum(),
+                    Some(Event::Text(t)) => {
+                        t.chars().take_while(|c| ".,;:!?)’”".contains(*c)).map(char::len_utf8).sum()
+                    }
                     _ => 0,
                 };
                 if punct == 0 {

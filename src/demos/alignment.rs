@@ -15,7 +15,10 @@ pub static ATTENTION: &[(&str, &str)] = &[
     ("luong_local", "Luong local-p (window D = 4)"),
 ];
 
-pub static PARAMS: &[Param] = &[Param::text("text", "Word to reverse (letters a–z)", 30, "attention"), Param::choice("model", "Attention model", ATTENTION, 0)];
+pub static PARAMS: &[Param] = &[
+    Param::text("text", "Word to reverse (letters a–z)", 30, "attention"),
+    Param::choice("model", "Attention model", ATTENTION, 0),
+];
 
 /// Both models' answers for one input.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -69,7 +72,9 @@ pub fn run(models: &Models, v: &Values) -> Result<Alignment, String> {
 
 fn data(v: &Values) -> Result<serde_json::Value, String> {
     let src = encode(v.text("text"))?;
-    Ok(serde_json::json!({ "input": decode(&src), "expected": decode(&target(&src)), "model": variant(v), "note": "The models run in the browser; the page's Download data adds their outputs and the alignment." }))
+    Ok(
+        serde_json::json!({ "input": decode(&src), "expected": decode(&target(&src)), "model": variant(v), "note": "The models run in the browser; the page's Download data adds their outputs and the alignment." }),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -5,7 +5,8 @@
 use super::DemoSpec;
 use crate::state::{Param, Values};
 
-pub static N_MAX: &[(&str, &str)] = &[("1024", "up to 1,024"), ("2048", "up to 2,048"), ("4096", "up to 4,096"), ("8192", "up to 8,192")];
+pub static N_MAX: &[(&str, &str)] =
+    &[("1024", "up to 1,024"), ("2048", "up to 2,048"), ("4096", "up to 4,096"), ("8192", "up to 8,192")];
 
 pub static PARAMS: &[Param] = &[
     Param::choice("n-max", "Sequence lengths", N_MAX, 1),
@@ -53,7 +54,9 @@ fn data(v: &Values) -> Result<serde_json::Value, String> {
     let d = v.int("d").max(1) as usize;
     let (w, k) = (v.int("window").max(1) as usize, v.int("rank").max(1) as usize);
     let rows: Vec<_> = lengths(v).into_iter().map(|n| serde_json::json!({ "n": n, "full": full(n, d), "window": window(n, d, w), "low_rank": low_rank(n, d, k) })).collect();
-    Ok(serde_json::json!({ "d": d, "window": w, "rank": k, "formulas": rows, "note": "Benchmark times are measured in the browser; the page's Download data adds them." }))
+    Ok(
+        serde_json::json!({ "d": d, "window": w, "rank": k, "formulas": rows, "note": "Benchmark times are measured in the browser; the page's Download data adds them." }),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -19,13 +19,11 @@ pub const EMBEDDINGS: &[(&str, [f64; 2])] = &[
     ("money", [2.0, 0.2]),
 ];
 
-pub static SENTENCES: &[(&str, &str)] = &[
-    ("river", "the river bank was muddy"),
-    ("money", "the bank loaned me money"),
-    ("alone", "the bank"),
-];
+pub static SENTENCES: &[(&str, &str)] =
+    &[("river", "the river bank was muddy"), ("money", "the bank loaned me money"), ("alone", "the bank")];
 
-pub static PARAMS: &[Param] = &[Param::choice("sentence", "Sentence", SENTENCES, 0), Param::float("beta", "Sharpness β", 0.0, 4.0, 0.05, 1.0)];
+pub static PARAMS: &[Param] =
+    &[Param::choice("sentence", "Sentence", SENTENCES, 0), Param::float("beta", "Sharpness β", 0.0, 4.0, 0.05, 1.0)];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bank {

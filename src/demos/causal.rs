@@ -11,10 +11,7 @@ use crate::state::{Param, Values};
 pub const WORDS: [&str; 8] = ["the", "cat", "sat", "on", "the", "mat", "and", "purred"];
 pub const D: usize = 8;
 
-pub static PARAMS: &[Param] = &[
-    Param::boolean("causal", "Causal mask", true),
-    Param::int("n", "Tokens", 2, 8, 6),
-];
+pub static PARAMS: &[Param] = &[Param::boolean("causal", "Causal mask", true), Param::int("n", "Tokens", 2, 8, 6)];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Causal {
@@ -31,7 +28,8 @@ pub fn compute(n: usize, causal: bool) -> Causal {
     let wk = normal_matrix(D, D, 12, 1.0 / (D as f64).sqrt());
     let mask = causal_mask(tokens.len());
     // (n, d) x (d, d) -> (n, d) for Q and K; V = X
-    let a = attention(x.dot(&wq).view(), x.dot(&wk).view(), x.view(), causal.then(|| mask.view()), MaskFill::NegInf, true);
+    let a =
+        attention(x.dot(&wq).view(), x.dot(&wk).view(), x.view(), causal.then(|| mask.view()), MaskFill::NegInf, true);
     Causal {
         tokens,
         masked: a.masked.rows().into_iter().map(|r| r.to_vec()).collect(),

@@ -15,7 +15,8 @@ pub static MODELS: &[(&str, &str)] = &[
 ];
 
 /// Where the model runs (`gpt2::session::BackendChoice`).
-pub static BACKENDS: &[(&str, &str)] = &[("auto", "Automatic: WebGPU if this browser has it"), ("webgpu", "WebGPU (GPU)"), ("cpu", "CPU")];
+pub static BACKENDS: &[(&str, &str)] =
+    &[("auto", "Automatic: WebGPU if this browser has it"), ("webgpu", "WebGPU (GPU)"), ("cpu", "CPU")];
 
 /// The prompts the demo opens on: the same story with a different animal, stopped where what
 /// comes next depends on which animal "She" is (the chapter quotes the effect; tests/gpt2_bundled.rs
@@ -152,7 +153,11 @@ pub struct NextRow {
 /// of leaving the chart.
 pub fn next_rows(next: &[Candidate], baseline: Option<&[Candidate]>, asked: usize, shown: usize) -> Vec<NextRow> {
     let Some(base) = baseline else {
-        return next.iter().take(shown).map(|c| NextRow { id: c.id, text: c.text.clone(), intact: Prob::Exact(c.prob), knocked: None }).collect();
+        return next
+            .iter()
+            .take(shown)
+            .map(|c| NextRow { id: c.id, text: c.text.clone(), intact: Prob::Exact(c.prob), knocked: None })
+            .collect();
     };
     let mut union: Vec<&Candidate> = Vec::new();
     for c in base.iter().take(shown).chain(next.iter().take(shown)) {
@@ -162,7 +167,12 @@ pub fn next_rows(next: &[Candidate], baseline: Option<&[Candidate]>, asked: usiz
     }
     let mut rows: Vec<NextRow> = union
         .into_iter()
-        .map(|c| NextRow { id: c.id, text: c.text.clone(), intact: Prob::of(base, c.id, asked), knocked: Some(Prob::of(next, c.id, asked)) })
+        .map(|c| NextRow {
+            id: c.id,
+            text: c.text.clone(),
+            intact: Prob::of(base, c.id, asked),
+            knocked: Some(Prob::of(next, c.id, asked)),
+        })
         .collect();
     let desc = |a: (f64, bool), b: (f64, bool)| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1));
     rows.sort_by(|a, b| {

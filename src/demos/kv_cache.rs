@@ -39,9 +39,17 @@ pub fn variants(s: &KvShape) -> [(&'static str, KvShape); 3] {
 
 fn data(v: &Values) -> Result<serde_json::Value, String> {
     let s = shape(v);
-    let vars: Vec<_> = variants(&s).iter().map(|(name, x)| serde_json::json!({ "variant": name, "kv_heads": x.kv_heads, "bytes": x.bytes() })).collect();
-    let models: Vec<_> = MODELS.iter().map(|m| serde_json::json!({ "model": m.name, "shape": m.shape(), "bytes": m.shape().bytes() })).collect();
-    Ok(serde_json::json!({ "shape": s, "bytes_per_token": s.bytes_per_token(), "bytes": s.bytes(), "variants": vars, "models": models }))
+    let vars: Vec<_> = variants(&s)
+        .iter()
+        .map(|(name, x)| serde_json::json!({ "variant": name, "kv_heads": x.kv_heads, "bytes": x.bytes() }))
+        .collect();
+    let models: Vec<_> = MODELS
+        .iter()
+        .map(|m| serde_json::json!({ "model": m.name, "shape": m.shape(), "bytes": m.shape().bytes() }))
+        .collect();
+    Ok(
+        serde_json::json!({ "shape": s, "bytes_per_token": s.bytes_per_token(), "bytes": s.bytes(), "variants": vars, "models": models }),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -12,7 +12,8 @@ use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
 use crate::state::{Param, Values};
 
-pub static MODELS: &[(&str, &str)] = &[("stories", "Pet stories (4 layers × 4 heads)"), ("induction", "Induction (2 layers × 4 heads)")];
+pub static MODELS: &[(&str, &str)] =
+    &[("stories", "Pet stories (4 layers × 4 heads)"), ("induction", "Induction (2 layers × 4 heads)")];
 
 /// The text each model reads: the kind it was trained on, long enough for a 40-60 row matrix.
 pub fn text_for(model: &str) -> &'static str {
@@ -73,7 +74,10 @@ impl LowRank {
 
 pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
     let n = h.tokens.len();
-    let mat = |x: &[f32]| Array2::from_shape_vec((n, h.d), x.iter().map(|&v| f64::from(v)).collect()).map_err(|e| format!("the worker sent a malformed matrix: {e}"));
+    let mat = |x: &[f32]| {
+        Array2::from_shape_vec((n, h.d), x.iter().map(|&v| f64::from(v)).collect())
+            .map_err(|e| format!("the worker sent a malformed matrix: {e}"))
+    };
     let (q, k, v) = (mat(&h.q)?, mat(&h.k)?, mat(&h.v)?);
     if n == 0 {
         return Err("the text has no tokens".into());
@@ -96,7 +100,9 @@ pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
 
 fn data(v: &Values) -> Result<serde_json::Value, String> {
     let model = v.text("model");
-    Ok(serde_json::json!({ "model": model, "text": text_for(model), "layer": v.int("layer"), "head": v.int("head"), "causal": v.flag("causal"), "k": v.int("k"), "note": "The matrices are computed by the model in the browser; the page's Download data adds them." }))
+    Ok(
+        serde_json::json!({ "model": model, "text": text_for(model), "layer": v.int("layer"), "head": v.int("head"), "causal": v.flag("causal"), "k": v.int("k"), "note": "The matrices are computed by the model in the browser; the page's Download data adds them." }),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -4,10 +4,8 @@ use super::DemoSpec;
 use crate::numerics::soft_lookup::{lookup, Lookup};
 use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::text("q", "Query word", 40, "blu"),
-    Param::float("beta", "Sharpness β", 0.0, 100.0, 0.5, 10.0),
-];
+pub static PARAMS: &[Param] =
+    &[Param::text("q", "Query word", 40, "blu"), Param::float("beta", "Sharpness β", 0.0, 100.0, 0.5, 10.0)];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {

@@ -3,32 +3,32 @@
 //! DOM-free function computing the numbers it shows. On wasm each spec also carries its view.
 //! `tests/registry.rs` walks this list.
 
+pub mod alignment;
+pub mod attention_cost;
 pub mod bank;
+pub mod bottleneck;
 pub mod causal;
 pub mod collapse;
+pub mod flash_steps;
 pub mod gauss_dot;
 pub mod gpt2;
 pub mod kernels;
+pub mod kv_cache;
+pub mod linformer;
 pub mod lookup;
 pub mod multi_head;
 pub mod nadaraya_watson;
 pub mod padding;
 pub mod pe_shift;
+pub mod rnn_problems;
 pub mod rope;
 pub mod scaling;
 pub mod scorers;
 pub mod self_attention;
 pub mod sinusoidal;
+pub mod sliding_window;
 pub mod two_heads;
 pub mod wpe;
-pub mod alignment;
-pub mod attention_cost;
-pub mod bottleneck;
-pub mod rnn_problems;
-pub mod kv_cache;
-pub mod sliding_window;
-pub mod flash_steps;
-pub mod linformer;
 
 use crate::state::{Param, Values};
 

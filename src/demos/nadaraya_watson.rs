@@ -7,12 +7,8 @@ use super::DemoSpec;
 use crate::numerics::kernel_regression::{estimate, loo_loss, query_grid, sample, truth, weights, Kernel, LooLoss};
 use crate::state::{Param, Values};
 
-pub static KERNEL_OPTIONS: &[(&str, &str)] = &[
-    ("gaussian", "Gaussian"),
-    ("boxcar", "Boxcar"),
-    ("epanechnikov", "Epanechnikov"),
-    ("constant", "Constant"),
-];
+pub static KERNEL_OPTIONS: &[(&str, &str)] =
+    &[("gaussian", "Gaussian"), ("boxcar", "Boxcar"), ("epanechnikov", "Epanechnikov"), ("constant", "Constant")];
 
 pub static PARAMS: &[Param] = &[
     Param::int("n", "Training points n", 5, 200, 40),

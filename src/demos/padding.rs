@@ -8,7 +8,8 @@ use crate::numerics::attention::{attention, valid_length_mask, MaskFill};
 use crate::numerics::rng::{normal_matrix, word_seed};
 use crate::state::{Param, Values};
 
-pub const SENTENCES: [&[&str]; 3] = [&["Dive", "into", "Deep", "Learning"], &["Learn", "to", "code"], &["Hello", "world"]];
+pub const SENTENCES: [&[&str]; 3] =
+    [&["Dive", "into", "Deep", "Learning"], &["Learn", "to", "code"], &["Hello", "world"]];
 pub const LEN: usize = 4;
 pub const D: usize = 4;
 
@@ -46,7 +47,8 @@ pub fn compute(valid: [usize; 3], fill: MaskFill) -> Vec<Sequence> {
         .zip(valid)
         .map(|(words, valid)| {
             let tokens: Vec<String> = (0..LEN).map(|i| words.get(i).map_or("<pad>", |w| *w).to_string()).collect();
-            let x = Array2::from_shape_vec((LEN, D), tokens.iter().flat_map(|t| embed(t)).collect()).unwrap_or_else(|_| Array2::zeros((LEN, D)));
+            let x = Array2::from_shape_vec((LEN, D), tokens.iter().flat_map(|t| embed(t)).collect())
+                .unwrap_or_else(|_| Array2::zeros((LEN, D)));
             let mask = valid_length_mask(LEN, LEN, valid);
             // Self-attention of the padded sequence with Q = K = V = X.
             let a = attention(x.view(), x.view(), x.view(), Some(mask.view()), fill, true);

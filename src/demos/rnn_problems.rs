@@ -27,13 +27,20 @@ pub fn run(models: &Models, v: &Values) -> Result<Problems, String> {
     let src = encode(v.text("text"))?;
     let word = decode(&src);
     let (rnn_steps, attention_steps) = sequential_steps(word.len());
-    Ok(Problems { letters: word.chars().map(String::from).collect(), rnn_steps, attention_steps, sensitivity: sensitivity(models.get(Variant::Fixed), &src) })
+    Ok(Problems {
+        letters: word.chars().map(String::from).collect(),
+        rnn_steps,
+        attention_steps,
+        sensitivity: sensitivity(models.get(Variant::Fixed), &src),
+    })
 }
 
 fn data(v: &Values) -> Result<serde_json::Value, String> {
     let src = encode(v.text("text"))?;
     let (rnn, attn) = sequential_steps(src.len() - 1);
-    Ok(serde_json::json!({ "input": decode(&src), "rnn_steps": rnn, "attention_steps": attn, "note": "The sensitivity is computed in the browser from the shipped weights; the page's Download data adds it." }))
+    Ok(
+        serde_json::json!({ "input": decode(&src), "rnn_steps": rnn, "attention_steps": attn, "note": "The sensitivity is computed in the browser from the shipped weights; the page's Download data adds it." }),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -13,11 +13,8 @@ use crate::numerics::rng::normal_matrix;
 use crate::numerics::softmax::softmax;
 use crate::state::{Param, Values};
 
-pub static STAGES: &[(&str, &str)] = &[
-    ("fixed", "1. fixed attention A X"),
-    ("xx", "2. softmax(X Xᵀ/√d) X"),
-    ("qkv", "3. softmax(Q Kᵀ/√d_k) V"),
-];
+pub static STAGES: &[(&str, &str)] =
+    &[("fixed", "1. fixed attention A X"), ("xx", "2. softmax(X Xᵀ/√d) X"), ("qkv", "3. softmax(Q Kᵀ/√d_k) V")];
 
 pub static PARAMS: &[Param] = &[
     Param::choice("stage", "Stage", STAGES, 2),
@@ -93,7 +90,8 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
             let logits = &w.3;
             let mut a = Array2::zeros((n, n));
             for (i, row) in logits.rows().into_iter().enumerate() {
-                let masked: ndarray::Array1<f64> = row.iter().enumerate().map(|(j, &v)| if causal && j > i { f64::NEG_INFINITY } else { v }).collect();
+                let masked: ndarray::Array1<f64> =
+                    row.iter().enumerate().map(|(j, &v)| if causal && j > i { f64::NEG_INFINITY } else { v }).collect();
                 a.row_mut(i).assign(&softmax(masked.view()));
             }
             let out = a.dot(x); // (n, n) x (n, d) -> (n, d)
@@ -109,11 +107,21 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
             let a = attention(x.view(), x.view(), x.view(), m, MaskFill::NegInf, true);
             Stage {
                 shown: vec![
-                    shown("X Xᵀ", sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")), a.scores.view(), false),
+                    shown(
+                        "X Xᵀ",
+                        sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")),
+                        a.scores.view(),
+                        false,
+                    ),
                     shown("scaled by 1/√d", format!("({n}, {n})"), a.scaled.view(), false),
                     shown("masked", format!("({n}, {n})"), a.masked.view(), false),
                     shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true),
-                    shown("output weights · X", sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")), a.output.view(), false),
+                    shown(
+                        "output weights · X",
+                        sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")),
+                        a.output.view(),
+                        false,
+                    ),
                 ],
                 out: a.output,
             }
@@ -130,11 +138,21 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
                     shown("Q = X W_Q", proj.clone(), q.view(), false),
                     shown("K = X W_K", proj.clone(), k.view(), false),
                     shown("V = X W_V", proj, v.view(), false),
-                    shown("scores Q Kᵀ", sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")), a.scores.view(), false),
+                    shown(
+                        "scores Q Kᵀ",
+                        sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")),
+                        a.scores.view(),
+                        false,
+                    ),
                     shown("scaled by 1/√d_k", format!("({n}, {n})"), a.scaled.view(), false),
                     shown("masked", format!("({n}, {n})"), a.masked.view(), false),
                     shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true),
-                    shown("output weights · V", sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")), a.output.view(), false),
+                    shown(
+                        "output weights · V",
+                        sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")),
+                        a.output.view(),
+                        false,
+                    ),
                 ],
                 out: a.output,
             }
@@ -165,11 +183,26 @@ pub fn input(n: usize, d: usize, seed: u32, typed: &[Vec<f64>]) -> Array2<f64> {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], wseed: u32, causal: bool, shuffle: bool, pe: bool) -> SelfAttention {
+pub fn compute(
+    stage: &str,
+    n: usize,
+    d: usize,
+    seed: u32,
+    typed: &[Vec<f64>],
+    wseed: u32,
+    causal: bool,
+    shuffle: bool,
+    pe: bool,
+) -> SelfAttention {
     let names = ["t₀", "t₁", "t₂", "t₃", "t₄", "t₅", "t₆", "t₇"]; // 0-based, like every position
     let x0 = input(n, d, seed, typed); // (n, d): token rows, in the original order
     let s = 1.0 / (d as f64).sqrt();
-    let w = (drawn(d, d, wseed as u64, s), drawn(d, d, wseed as u64 ^ 1, s), drawn(d, d, wseed as u64 ^ 2, s), drawn(n, n, wseed as u64 ^ 3, 1.0));
+    let w = (
+        drawn(d, d, wseed as u64, s),
+        drawn(d, d, wseed as u64 ^ 1, s),
+        drawn(d, d, wseed as u64 ^ 2, s),
+        drawn(n, n, wseed as u64 ^ 3, 1.0),
+    );
     let order: Vec<usize> = if shuffle { shuffled(n) } else { (0..n).collect() };
     let pe_table = sinusoidal(n, d, 10000.0);
     // The input as fed in: tokens permuted, then (optionally) position i's encoding added to row i.
@@ -187,8 +220,11 @@ pub fn compute(stage: &str, n: usize, d: usize, seed: u32, typed: &[Vec<f64>], w
     let p = shuffled(n);
     let base = run(stage, &feed(&identity), &w, causal).out;
     let perm = run(stage, &feed(&p), &w, causal).out;
-    let gap = (0..n).flat_map(|i| (0..d).map(move |j| (i, j))).fold(0.0f64, |g, (i, j)| g.max((perm[[i, j]] - base[[p[i], j]]).abs()));
-    let mut matrices = vec![shown(if pe { "X + PE (input)" } else { "X (input)" }, format!("({n}, {d})"), x.view(), false)];
+    let gap = (0..n)
+        .flat_map(|i| (0..d).map(move |j| (i, j)))
+        .fold(0.0f64, |g, (i, j)| g.max((perm[[i, j]] - base[[p[i], j]]).abs()));
+    let mut matrices =
+        vec![shown(if pe { "X + PE (input)" } else { "X (input)" }, format!("({n}, {d})"), x.view(), false)];
     matrices.extend(result.shown);
     SelfAttention {
         stage: stage.to_string(),
@@ -205,7 +241,17 @@ pub fn from_values(v: &Values) -> SelfAttention {
     let p = |k| v.int(k).clamp(1, MAX as i64) as usize;
     // The URL layer has checked the cells already; anything else set in code counts as none.
     let typed = crate::state::parse_cells(v.text("x"), MAX, MAX, X_LIMIT).unwrap_or_default();
-    compute(v.text("stage"), p("n"), p("d"), v.seed("seed"), &typed, v.seed("wseed"), v.flag("causal"), v.flag("shuffle"), v.flag("pe"))
+    compute(
+        v.text("stage"),
+        p("n"),
+        p("d"),
+        v.seed("seed"),
+        &typed,
+        v.seed("wseed"),
+        v.flag("causal"),
+        v.flag("shuffle"),
+        v.flag("pe"),
+    )
 }
 
 pub static SPEC: DemoSpec = DemoSpec {

@@ -8,7 +8,9 @@ use crate::numerics::window::{first_layer, reachable, receptive_field, window_ma
 use crate::state::{Param, Values};
 
 pub const WORDS: [&str; 32] = [
-    "the", "keeper", "climbed", "the", "tower", "at", "dusk", "and", "lit", "the", "lamp", "so", "that", "ships", "far", "out", "on", "the", "dark", "sea", "could", "see", "the", "rocks", "and", "turn", "away", "before", "the", "storm", "came", "in",
+    "the", "keeper", "climbed", "the", "tower", "at", "dusk", "and", "lit", "the", "lamp", "so", "that", "ships",
+    "far", "out", "on", "the", "dark", "sea", "could", "see", "the", "rocks", "and", "turn", "away", "before", "the",
+    "storm", "came", "in",
 ];
 
 pub static PARAMS: &[Param] = &[
@@ -39,7 +41,9 @@ pub struct SlidingWindow {
 pub fn compute(n: usize, w: usize, layers: usize, query: usize) -> SlidingWindow {
     let n = n.clamp(1, WORDS.len());
     let query = query.min(n - 1); // 0-based, like every position in the book
-    let ones = |m: ndarray::Array2<bool>| m.rows().into_iter().map(|r| r.iter().map(|&b| f64::from(u8::from(b))).collect()).collect();
+    let ones = |m: ndarray::Array2<bool>| {
+        m.rows().into_iter().map(|r| r.iter().map(|&b| f64::from(u8::from(b))).collect()).collect()
+    };
     let reach = reachable(n, w, layers);
     let reached = reach.row(query).iter().filter(|&&b| b).count();
     SlidingWindow {

@@ -15,7 +15,8 @@ const VOCAB: [&str; 5] = ["the", "cat", "sat", "on", "mat"];
 const N: usize = 6;
 const D: usize = N + VOCAB.len();
 
-pub static PARAMS: &[Param] = &[Param::float("beta", "Sharpness β", 0.0, 12.0, 0.5, 6.0), Param::boolean("causal", "Causal mask", true)];
+pub static PARAMS: &[Param] =
+    &[Param::float("beta", "Sharpness β", 0.0, 12.0, 0.5, 6.0), Param::boolean("causal", "Causal mask", true)];
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TwoHeads {
@@ -39,7 +40,7 @@ pub fn embeddings() -> Array2<f64> {
 pub fn compute(beta: f64, causal: bool) -> TwoHeads {
     let x = embeddings();
     let scale = beta * (D as f64).sqrt(); // attention divides by √d_k; undo it so β is the score
-    // Head A: W_Q keeps the position part, W_K shifts it by one: key j is e_(j+1).
+                                          // Head A: W_Q keeps the position part, W_K shifts it by one: key j is e_(j+1).
     let wq_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r { scale } else { 0.0 });
     let wk_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r + 1 && c < N { 1.0 } else { 0.0 });
     // Head B: both keep the word part.

@@ -5,9 +5,11 @@
 use super::DemoSpec;
 use crate::state::{Param, Values};
 
-pub static MODELS: &[(&str, &str)] = &[("stories", "Pet stories (128 positions, width 128)"), ("induction", "Induction (64 positions, width 64)")];
+pub static MODELS: &[(&str, &str)] =
+    &[("stories", "Pet stories (128 positions, width 128)"), ("induction", "Induction (64 positions, width 64)")];
 
-pub static PARAMS: &[Param] = &[Param::choice("model", "Model", MODELS, 0), Param::int("offset", "Offset between positions", 1, 100, 30)];
+pub static PARAMS: &[Param] =
+    &[Param::choice("model", "Model", MODELS, 0), Param::int("offset", "Offset between positions", 1, 100, 30)];
 
 /// The offsets whose mean similarity the readout quotes (the chosen one is clamped to P − 1).
 pub fn offset(v: &Values, positions: usize) -> usize {

@@ -59,8 +59,10 @@ impl<'a> SafeTensors<'a> {
             return Err(LoadError::Truncated { needed: 8 + n, have });
         }
         let data_start = 8 + n as usize;
-        let header = std::str::from_utf8(&bytes[8..data_start]).map_err(|_| LoadError::BadHeader("the header is not UTF-8 text".into()))?;
-        let json: Value = serde_json::from_str(header.trim_end()).map_err(|e| LoadError::BadHeader(format!("not valid JSON ({e})")))?;
+        let header = std::str::from_utf8(&bytes[8..data_start])
+            .map_err(|_| LoadError::BadHeader("the header is not UTF-8 text".into()))?;
+        let json: Value = serde_json::from_str(header.trim_end())
+            .map_err(|e| LoadError::BadHeader(format!("not valid JSON ({e})")))?;
         let Value::Object(entries) = json else {
             return Err(LoadError::BadHeader("the header is not a JSON object".into()));
         };
@@ -83,7 +85,10 @@ impl<'a> SafeTensors<'a> {
 
     fn entry(name: &str, entry: &Value, data_start: usize, file_len: usize) -> Result<TensorInfo, LoadError> {
         let bad = |reason: String| LoadError::BadOffsets { tensor: name.to_string(), reason };
-        let dtype_text = entry.get("dtype").and_then(Value::as_str).ok_or_else(|| LoadError::BadHeader(format!("tensor `{name}` has no dtype")))?;
+        let dtype_text = entry
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| LoadError::BadHeader(format!("tensor `{name}` has no dtype")))?;
         let dtype = match dtype_text {
             "F32" => Dtype::F32,
             "F16" => Dtype::F16,
@@ -94,7 +99,9 @@ impl<'a> SafeTensors<'a> {
             entry
                 .get(key)
                 .and_then(Value::as_array)
-                .and_then(|a| a.iter().map(|v| v.as_u64().and_then(|x| usize::try_from(x).ok())).collect::<Option<Vec<_>>>())
+                .and_then(|a| {
+                    a.iter().map(|v| v.as_u64().and_then(|x| usize::try_from(x).ok())).collect::<Option<Vec<_>>>()
+                })
                 .ok_or_else(|| LoadError::BadHeader(format!("tensor `{name}` has no valid `{key}`")))
         };
         let shape = as_usizes("shape")?;
@@ -102,10 +109,16 @@ impl<'a> SafeTensors<'a> {
         let [begin, end] = offsets[..] else {
             return Err(bad("data_offsets must be [begin, end]".into()));
         };
-        let numel = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| bad("its shape overflows".into()))?;
+        let numel = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| bad("its shape overflows".into()))?;
         let want = numel.checked_mul(dtype.size()).ok_or_else(|| bad("its shape overflows".into()))?;
         if begin > end || end - begin != want {
-            return Err(bad(format!("shape {shape:?} of {dtype_text} needs {want} bytes but data_offsets span {}", end.saturating_sub(begin))));
+            return Err(bad(format!(
+                "shape {shape:?} of {dtype_text} needs {want} bytes but data_offsets span {}",
+                end.saturating_sub(begin)
+            )));
         }
         let (start, stop) = (data_start + begin, data_start + end);
         if stop > file_len {
@@ -132,7 +145,9 @@ impl<'a> SafeTensors<'a> {
         match dtype {
             Dtype::F32 => raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
             Dtype::F16 => raw.chunks_exact(2).map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]]))).collect(),
-            Dtype::BF16 => raw.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect(),
+            Dtype::BF16 => {
+                raw.chunks_exact(2).map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)).collect()
+            }
         }
     }
 }
@@ -207,7 +222,10 @@ pub fn write(tensors: &[(String, Vec<usize>, Vec<f32>)], dtype: Dtype, metadata:
             Dtype::F16 => "F16",
             Dtype::BF16 => "BF16",
         };
-        header.insert(name.clone(), serde_json::json!({"dtype": dtype_name, "shape": shape, "data_offsets": [begin, data.len()]}));
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": dtype_name, "shape": shape, "data_offsets": [begin, data.len()]}),
+        );
     }
     let mut text = Value::Object(header).to_string();
     while !(8 + text.len()).is_multiple_of(8) {

@@ -64,7 +64,9 @@ impl Config {
         if let Some(act) = &raw.activation_function {
             // "gelu_new" and "gelu_pytorch_tanh" are the same tanh approximation GPT-2 uses.
             if act != "gelu_new" && act != "gelu_pytorch_tanh" {
-                return Err(LoadError::Config(format!("activation_function \"{act}\" is not supported (GPT-2 uses \"gelu_new\")")));
+                return Err(LoadError::Config(format!(
+                    "activation_function \"{act}\" is not supported (GPT-2 uses \"gelu_new\")"
+                )));
             }
         }
         if raw.scale_attn_weights == Some(false) || raw.scale_attn_by_inverse_layer_idx == Some(true) {

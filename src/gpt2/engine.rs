@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
-use super::{Config, ForwardOptions, ForwardOutput, Gpt2, KvCache, RunError};
 use super::gpu::{GpuGpt2, GpuKvCache};
+use super::{Config, ForwardOptions, ForwardOutput, Gpt2, KvCache, RunError};
 use crate::gpu::GpuError;
 
 #[derive(Clone)]
@@ -85,7 +85,13 @@ impl Engine {
     }
 
     /// `Gpt2::forward` on this backend. `cpu` checks the input, so both backends refuse the same.
-    pub async fn forward(&self, cpu: &Gpt2, tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> Result<ForwardOutput, EngineError> {
+    pub async fn forward(
+        &self,
+        cpu: &Gpt2,
+        tokens: &[u32],
+        cache: &mut Cache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, EngineError> {
         cpu.check_input(tokens, cache.len())?;
         match (self, cache) {
             (Engine::Cpu(m), Cache::Cpu(c)) => Ok(m.forward(tokens, c, opts)?),

@@ -8,11 +8,11 @@ use std::rc::Rc;
 
 use ndarray::{Array2, Array3};
 
-use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
-use crate::gpu::head_size;
-use crate::gpu::{Gpu, GpuError, Precision, Weight};
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
+use crate::gpu::head_size;
+use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
+use crate::gpu::{Gpu, GpuError, Precision, Weight};
 
 struct GpuLinear {
     weight: Weight,
@@ -114,8 +114,17 @@ impl GpuGpt2 {
     pub fn lossless_precision(gpu: &Gpu, model: &Gpt2) -> Precision {
         let exact = |l: &Linear| l.stored_weights().iter().all(|&x| crate::gpu::round_to_f16(x) == x);
         // Without shader-f16 the answer is f32 whatever the weights: skip the scan (85M values in GPT-2 small).
-        let all = || model.weights.h.iter().all(|b| exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj));
-        if gpu.f16 && all() { Precision::F16 } else { Precision::F32 }
+        let all =
+            || {
+                model.weights.h.iter().all(|b| {
+                    exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj)
+                })
+            };
+        if gpu.f16 && all() {
+            Precision::F16
+        } else {
+            Precision::F32
+        }
     }
 
     /// The precision the weights of the matrix products ended up in.
@@ -125,7 +134,12 @@ impl GpuGpt2 {
 
     /// `upload` with the embedding table in chunks of at most `max_rows` rows (fewer if the
     /// adapter's limit asks): tests use it to run the chunked path on a small model.
-    pub async fn upload_in_chunks(gpu: Rc<Gpu>, model: &Gpt2, max_rows: usize, precision: Precision) -> Result<GpuGpt2, GpuError> {
+    pub async fn upload_in_chunks(
+        gpu: Rc<Gpu>,
+        model: &Gpt2,
+        max_rows: usize,
+        precision: Precision,
+    ) -> Result<GpuGpt2, GpuError> {
         let cfg = model.config.clone();
         head_size(cfg.n_embd, cfg.n_head)?;
         let w = &model.weights;
@@ -143,24 +157,30 @@ impl GpuGpt2 {
         let (wte, wpe, h, ln_f) = gpu
             .checked(|| {
                 let lin = |name: &str, l: &Linear| GpuLinear {
-                    weight: g.upload_weight(name, l.weight().as_slice().expect("weights are in standard layout"), precision),
+                    weight: g.upload_weight(
+                        name,
+                        l.weight().as_slice().expect("weights are in standard layout"),
+                        precision,
+                    ),
                     bias: g.upload(name, &l.bias.to_vec()),
                     n_in: l.dim().0,
                     n_out: l.dim().1,
                 };
-                let ln = |name: &str, l: &LayerNorm| GpuLayerNorm { weight: g.upload(name, &l.weight.to_vec()), bias: g.upload(name, &l.bias.to_vec()) };
-                let blocks = w
-                    .h
-                    .iter()
-                    .map(|b| GpuBlock {
-                        ln_1: ln("ln_1", &b.ln_1),
-                        c_attn: lin("attn.c_attn", &b.attn.c_attn),
-                        attn_c_proj: lin("attn.c_proj", &b.attn.c_proj),
-                        ln_2: ln("ln_2", &b.ln_2),
-                        c_fc: lin("mlp.c_fc", &b.mlp.c_fc),
-                        mlp_c_proj: lin("mlp.c_proj", &b.mlp.c_proj),
-                    })
-                    .collect::<Vec<_>>();
+                let ln = |name: &str, l: &LayerNorm| GpuLayerNorm {
+                    weight: g.upload(name, &l.weight.to_vec()),
+                    bias: g.upload(name, &l.bias.to_vec()),
+                };
+                let blocks =
+                    w.h.iter()
+                        .map(|b| GpuBlock {
+                            ln_1: ln("ln_1", &b.ln_1),
+                            c_attn: lin("attn.c_attn", &b.attn.c_attn),
+                            attn_c_proj: lin("attn.c_proj", &b.attn.c_proj),
+                            ln_2: ln("ln_2", &b.ln_2),
+                            c_fc: lin("mlp.c_fc", &b.mlp.c_fc),
+                            mlp_c_proj: lin("mlp.c_proj", &b.mlp.c_proj),
+                        })
+                        .collect::<Vec<_>>();
                 let table = w.wte.as_slice().expect("standard layout");
                 let c = cfg.n_embd;
                 let wte = (0..n_chunks)
@@ -214,7 +234,12 @@ impl GpuGpt2 {
 
     /// Runs `tokens` after what `cache` holds. The caller has checked the tokens
     /// (`Gpt2::check_input`); here only the cache's capacity is checked.
-    pub async fn forward(&self, tokens: &[u32], cache: &mut GpuKvCache, opts: &ForwardOptions) -> Result<ForwardOutput, GpuError> {
+    pub async fn forward(
+        &self,
+        tokens: &[u32],
+        cache: &mut GpuKvCache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, GpuError> {
         let cfg = &self.config;
         let (t, c, past, n_head) = (tokens.len(), cfg.n_embd, cache.len, cfg.n_head);
         if t == 0 || past + t > cache.capacity {
@@ -231,18 +256,27 @@ impl GpuGpt2 {
         self.gpu.check_size("the logits", (logit_rows * cfg.vocab_size * 4) as u64)?;
         let sc = self.scratch(t);
         let gpu = &self.gpu;
-        let logits_buf = if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
+        let logits_buf =
+            if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
         let (captured, thumb_buf, hidden) = gpu
             .checked(|| {
                 if self.fault.take() {
-                    let bad = wgpu::ShaderModuleDescriptor { label: Some("injected fault"), source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()) };
+                    let bad = wgpu::ShaderModuleDescriptor {
+                        label: Some("injected fault"),
+                        source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
+                    };
                     let _ = gpu.device.create_shader_module(bad);
                 }
                 let mut b = Batch::new(gpu);
                 gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
                 for ch in &self.wte {
-                    b.add(Kernel::Embed, &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32], &[&sc.ids, &ch.buf, &self.wpe, &sc.x], [groups_for(t * c, 256), 1, 1]);
+                    b.add(
+                        Kernel::Embed,
+                        &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32],
+                        &[&sc.ids, &ch.buf, &self.wpe, &sc.x],
+                        [groups_for(t * c, 256), 1, 1],
+                    );
                 }
                 let hidden = opts.hidden_states.then(|| gpu.buffer("hidden_states", (cfg.n_layer + 1) * t * c));
                 if let Some(hs) = &hidden {
@@ -256,15 +290,36 @@ impl GpuGpt2 {
                     self.layer_norm(&mut b, &sc.x, &blk.ln_1, &sc.h, t);
                     // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
                     self.linear(&mut b, &sc.h, &blk.c_attn, &sc.qkv, t, false);
-                    b.add(Kernel::KvAppend, &[t as u32, c as u32, past as u32, 0], &[&sc.qkv, &cache.k[l], &cache.v[l]], [groups_for(t * c, 256), 1, 1]);
-                    let ablate = opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
+                    b.add(
+                        Kernel::KvAppend,
+                        &[t as u32, c as u32, past as u32, 0],
+                        &[&sc.qkv, &cache.k[l], &cache.v[l]],
+                        [groups_for(t * c, 256), 1, 1],
+                    );
+                    let ablate =
+                        opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
                     // Fused causal attention over all S positions: (T, C)
-                    b.add(Kernel::Attention, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale, 0], &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y], [t as u32, n_head as u32, 1]);
+                    b.add(
+                        Kernel::Attention,
+                        &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale, 0],
+                        &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y],
+                        [t as u32, n_head as u32, 1],
+                    );
                     if let Some(w) = &weights {
                         if wants(l) || thumb_buf.is_some() {
                             // Only when the page draws them: the (H, T, S) weights, explicitly.
-                            b.add(Kernel::Scores, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s_len as u32, scale, 0], &[&sc.qkv, &cache.k[l], w], [t as u32, n_head as u32, 1]);
-                            b.add(Kernel::Softmax, &[(n_head * t) as u32, s_len as u32, t as u32, past as u32, 1, 0, 0, 0], &[w], [(n_head * t) as u32, 1, 1]);
+                            b.add(
+                                Kernel::Scores,
+                                &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s_len as u32, scale, 0],
+                                &[&sc.qkv, &cache.k[l], w],
+                                [t as u32, n_head as u32, 1],
+                            );
+                            b.add(
+                                Kernel::Softmax,
+                                &[(n_head * t) as u32, s_len as u32, t as u32, past as u32, 1, 0, 0, 0],
+                                &[w],
+                                [(n_head * t) as u32, 1, 1],
+                            );
                         }
                         if wants(l) {
                             let keep = gpu.buffer("captured weights", n_head * t * s_len);
@@ -273,7 +328,12 @@ impl GpuGpt2 {
                         }
                         if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
                             let n = n_head * r * k;
-                            b.add(Kernel::Pool, &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0], &[w, tb], [groups_for(n, 64), 1, 1]);
+                            b.add(
+                                Kernel::Pool,
+                                &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0],
+                                &[w, tb],
+                                [groups_for(n, 64), 1, 1],
+                            );
                         }
                     }
                     // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
@@ -293,7 +353,12 @@ impl GpuGpt2 {
                 self.layer_norm(&mut b, &sc.last, &self.ln_f, &sc.h, logit_rows);
                 // (rows, C) x (C, vocab) -> (rows, vocab), against the tied table
                 for ch in &self.wte {
-                    b.add(Kernel::Logits, &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32], &[&sc.h, &ch.buf, &logits_buf], [groups_for(ch.rows, 8), logit_rows as u32, 1]);
+                    b.add(
+                        Kernel::Logits,
+                        &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32],
+                        &[&sc.h, &ch.buf, &logits_buf],
+                        [groups_for(ch.rows, 8), logit_rows as u32, 1],
+                    );
                 }
                 b.submit();
                 (captured, thumb_buf, hidden)
@@ -301,7 +366,8 @@ impl GpuGpt2 {
             .await?;
         cache.len = past + t;
         let v = cfg.vocab_size;
-        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&logits_buf, 0, logit_rows * v).await?).map_err(shape_err)?;
+        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&logits_buf, 0, logit_rows * v).await?)
+            .map_err(shape_err)?;
         let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.n_layer).map(|_| None).collect();
         for (l, buf) in captured {
             let w = gpu.read(&buf, 0, n_head * t * s_len).await?;
@@ -326,10 +392,23 @@ impl GpuGpt2 {
 
     fn layer_norm(&self, b: &mut Batch, x: &wgpu::Buffer, ln: &GpuLayerNorm, y: &wgpu::Buffer, rows: usize) {
         let eps = self.config.layer_norm_epsilon.to_bits();
-        b.add(Kernel::LayerNorm, &[rows as u32, self.config.n_embd as u32, eps, 0], &[x, &ln.weight, &ln.bias, y], [rows as u32, 1, 1]);
+        b.add(
+            Kernel::LayerNorm,
+            &[rows as u32, self.config.n_embd as u32, eps, 0],
+            &[x, &ln.weight, &ln.bias, y],
+            [rows as u32, 1, 1],
+        );
     }
 
-    fn linear(&self, b: &mut Batch, x: &wgpu::Buffer, lin: &GpuLinear, y: &wgpu::Buffer, rows: usize, accumulate: bool) {
+    fn linear(
+        &self,
+        b: &mut Batch,
+        x: &wgpu::Buffer,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+        accumulate: bool,
+    ) {
         kernels::linear(b, x, &lin.weight, &lin.bias, y, rows, lin.n_in, lin.n_out, accumulate);
     }
 }

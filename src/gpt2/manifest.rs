@@ -23,8 +23,14 @@ pub struct Manifest {
 /// metadata for `model.safetensors`, and the `config.json` blob).
 pub fn gpt2_small() -> Manifest {
     Manifest {
-        config: FileCheck { size: 665, sha256: "0daed7749b4f02b8f76240d5444551d7b08712dab4d0adb8239c56ba823bb7b4".into() },
-        model: FileCheck { size: 548_105_171, sha256: "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707".into() },
+        config: FileCheck {
+            size: 665,
+            sha256: "0daed7749b4f02b8f76240d5444551d7b08712dab4d0adb8239c56ba823bb7b4".into(),
+        },
+        model: FileCheck {
+            size: 548_105_171,
+            sha256: "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707".into(),
+        },
     }
 }
 
@@ -40,7 +46,11 @@ pub fn verify(name: &str, bytes: &[u8], want: &FileCheck) -> Result<(), String> 
     }
     let got = sha256_hex(bytes);
     if got != want.sha256 {
-        return Err(format!("{name} has SHA-256 {}…, but the pinned file's is {}…: it is a different or corrupted file", &got[..12], &want.sha256[..12]));
+        return Err(format!(
+            "{name} has SHA-256 {}…, but the pinned file's is {}…: it is a different or corrupted file",
+            &got[..12],
+            &want.sha256[..12]
+        ));
     }
     Ok(())
 }

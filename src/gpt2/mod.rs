@@ -26,8 +26,8 @@ pub mod session;
 pub mod tokenizer;
 pub mod weights;
 
-pub use config::Config;
 pub use crate::formats::LoadError;
+pub use config::Config;
 pub use error::RunError;
 pub use model::{Capture, ForwardOptions, ForwardOutput, Gpt2, KvCache};
 pub use sample::Sampling;

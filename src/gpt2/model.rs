@@ -10,9 +10,9 @@
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
-use crate::formats::safetensors::SafeTensors;
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
+use crate::formats::safetensors::SafeTensors;
 
 pub struct Gpt2 {
     pub config: Config,
@@ -88,7 +88,12 @@ impl KvCache {
         self.len = 0;
     }
     /// Appends the new rows of one layer and returns views of all rows so far: (S, C) each.
-    fn append(&mut self, layer: usize, k_new: ArrayView2<f32>, v_new: ArrayView2<f32>) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
+    fn append(
+        &mut self,
+        layer: usize,
+        k_new: ArrayView2<f32>,
+        v_new: ArrayView2<f32>,
+    ) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
         self.k[layer].extend(k_new.iter());
         self.v[layer].extend(v_new.iter());
         let rows = self.k[layer].len() / self.width;
@@ -128,7 +133,12 @@ impl Gpt2 {
     }
 
     /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.
-    pub fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+    pub fn forward(
+        &self,
+        tokens: &[u32],
+        cache: &mut KvCache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, RunError> {
         let cfg = &self.config;
         let past = cache.len;
         self.check_input(tokens, past)?;
@@ -169,7 +179,15 @@ impl Gpt2 {
 
     /// One block's attention sub-layer: returns its contribution to the residual stream (T, C)
     /// and, if captured, its weights (H, T, S) and their thumbnails.
-    fn attention(&self, l: usize, block: &Block, x: ArrayView2<f32>, cache: &mut KvCache, past: usize, opts: &ForwardOptions) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
+    fn attention(
+        &self,
+        l: usize,
+        block: &Block,
+        x: ArrayView2<f32>,
+        cache: &mut KvCache,
+        past: usize,
+        opts: &ForwardOptions,
+    ) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
         let cfg = &self.config;
         let (t, c, n_head, hd) = (x.nrows(), cfg.n_embd, cfg.n_head, cfg.head_dim());
         let h = layer_norm(x, &block.ln_1, cfg.layer_norm_epsilon);

@@ -38,7 +38,7 @@ pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
 #[cfg(target_arch = "wasm32")]
 #[target_feature(enable = "simd128")]
 fn dot(x: &[f32], y: &[f32]) -> f32 {
-    use core::arch::wasm32::{f32x4_add, f32x4_extract_lane, f32x4_mul, f32x4_splat, v128_load, v128};
+    use core::arch::wasm32::{f32x4_add, f32x4_extract_lane, f32x4_mul, f32x4_splat, v128, v128_load};
     let n = x.len().min(y.len());
     let n4 = n / 4 * 4;
     // Two accumulators (even and odd groups of four) so each addition need not wait for the last.
@@ -55,7 +55,10 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
         acc = f32x4_add(acc, load(n8));
     }
     let acc = f32x4_add(acc, odd);
-    let lanes = f32x4_extract_lane::<0>(acc) + f32x4_extract_lane::<1>(acc) + f32x4_extract_lane::<2>(acc) + f32x4_extract_lane::<3>(acc);
+    let lanes = f32x4_extract_lane::<0>(acc)
+        + f32x4_extract_lane::<1>(acc)
+        + f32x4_extract_lane::<2>(acc)
+        + f32x4_extract_lane::<3>(acc);
     lanes + x[n4..n].iter().zip(&y[n4..n]).map(|(a, b)| a * b).sum::<f32>()
 }
 
@@ -107,4 +110,3 @@ pub fn layer_norm(x: ArrayView2<f32>, ln: &LayerNorm, eps: f32) -> Array2<f32> {
     }
     out
 }
-

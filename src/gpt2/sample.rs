@@ -36,7 +36,8 @@ pub fn distribution(logits: ArrayView1<f32>, s: &Sampling) -> Vec<(u32, f64)> {
     }
     let t = s.temperature as f64;
     let max = logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x)) as f64;
-    let mut probs: Vec<(u32, f64)> = logits.iter().enumerate().map(|(i, &x)| (i as u32, ((x as f64 - max) / t).exp())).collect();
+    let mut probs: Vec<(u32, f64)> =
+        logits.iter().enumerate().map(|(i, &x)| (i as u32, ((x as f64 - max) / t).exp())).collect();
     // Most likely first; ties keep the lower id first so results do not depend on sort details.
     probs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     if s.top_k > 0 {

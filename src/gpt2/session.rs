@@ -10,10 +10,10 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use super::engine::{Cache, Engine, EngineError};
+use super::gpu::GpuGpt2;
 use super::manifest::Manifest;
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
-use super::gpu::GpuGpt2;
 use crate::gpu::{Gpu, GpuError};
 use crate::numerics::rng::Rng;
 
@@ -40,7 +40,10 @@ pub enum Request {
     },
     /// A model from local files: `config` is config.json's text; the safetensors bytes travel
     /// beside the JSON as an ArrayBuffer.
-    LoadBytes { name: String, config: String },
+    LoadBytes {
+        name: String,
+        config: String,
+    },
     /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
     /// on purpose, to show the fallback (tests only).
     Backend {
@@ -50,14 +53,26 @@ pub enum Request {
     },
     Analyze(Query),
     /// Append `steps` sampled tokens to the prompt, one reply per token.
-    Generate { query: Query, steps: usize },
+    Generate {
+        query: Query,
+        steps: usize,
+    },
     /// Stop the generation in progress after the current token.
     Stop,
     /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
     /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
-    AttentionBench { id: u64, n: usize, d: usize },
+    AttentionBench {
+        id: u64,
+        n: usize,
+        d: usize,
+    },
     /// One head's queries, keys and values for a prompt (CPU), for the Linformer demo.
-    HeadQkv { id: u64, prompt: String, layer: usize, head: usize },
+    HeadQkv {
+        id: u64,
+        prompt: String,
+        layer: usize,
+        head: usize,
+    },
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -126,23 +141,55 @@ pub enum Reply {
     /// The worker is listening (messages sent before this would be lost).
     Ready,
     /// `phase`: "download", "cache" (reading the stored copy), "verify" or "parse".
-    Progress { phase: String, loaded: u64, total: Option<u64> },
+    Progress {
+        phase: String,
+        loaded: u64,
+        total: Option<u64>,
+    },
     /// `source`: "network", "network-stored" (and kept in Cache Storage), "network-unstored"
     /// (the browser refused to keep it), "cache" or "file".
-    Loaded { name: String, source: String, n_layer: usize, n_head: usize, n_embd: usize, n_positions: usize, params: usize },
+    Loaded {
+        name: String,
+        source: String,
+        n_layer: usize,
+        n_head: usize,
+        n_embd: usize,
+        n_positions: usize,
+        params: usize,
+    },
     /// The model is not in the browser's cache (answer to `only_cached`).
-    NotCached { name: String, size: Option<u64> },
+    NotCached {
+        name: String,
+        size: Option<u64>,
+    },
     Analysis(Analysis),
     /// One sampled token, and the whole continuation so far decoded as text (a token may end
     /// inside a UTF-8 character; the text is exact once the character is complete).
-    Generated { id: u64, token: Token, text: String, done: bool },
+    Generated {
+        id: u64,
+        token: Token,
+        text: String,
+        done: bool,
+    },
     /// A generation ended early because the page asked (`Stop`).
-    Stopped { id: u64 },
-    Error { id: Option<u64>, message: String },
+    Stopped {
+        id: u64,
+    },
+    Error {
+        id: Option<u64>,
+        message: String,
+    },
     /// What runs the model now: `backend` "webgpu" or "cpu"; `detail` the adapter's name or why
     /// the CPU; `notice` set when a GPU failure just moved the model to the CPU.
-    Backend { backend: String, detail: String, notice: Option<String> },
-    AttentionBench { id: u64, row: crate::gpu::bench::AttentionRow },
+    Backend {
+        backend: String,
+        detail: String,
+        notice: Option<String>,
+    },
+    AttentionBench {
+        id: u64,
+        row: crate::gpu::bench::AttentionRow,
+    },
     HeadQkv(HeadQkv),
 }
 
@@ -204,7 +251,12 @@ pub struct Session {
 
 impl Session {
     pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        Ok(Session { model: Rc::new(Gpt2::load(config_json, safetensors)?), tok: Tokenizer::gpt2(), gpu: RefCell::new(None), notice: RefCell::new(None) })
+        Ok(Session {
+            model: Rc::new(Gpt2::load(config_json, safetensors)?),
+            tok: Tokenizer::gpt2(),
+            gpu: RefCell::new(None),
+            notice: RefCell::new(None),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -213,7 +265,15 @@ impl Session {
 
     pub fn loaded(&self, name: &str, source: &str) -> Reply {
         let c = self.config();
-        Reply::Loaded { name: name.into(), source: source.into(), n_layer: c.n_layer, n_head: c.n_head, n_embd: c.n_embd, n_positions: c.n_positions, params: c.n_params() }
+        Reply::Loaded {
+            name: name.into(),
+            source: source.into(),
+            n_layer: c.n_layer,
+            n_head: c.n_head,
+            n_embd: c.n_embd,
+            n_positions: c.n_positions,
+            params: c.n_params(),
+        }
     }
 
     /// Uploads the model to `gpu` and runs a self-test: a short prompt's logits on the GPU must
@@ -223,12 +283,23 @@ impl Session {
         // changes nothing (an F16 checkpoint on a device with shader-f16).
         let precision = GpuGpt2::lossless_precision(&gpu, &self.model);
         let g = Rc::new(GpuGpt2::upload_with(gpu, &self.model, precision).await?);
-        let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32)).map(|i| (i * 97) % self.config().vocab_size as u32).collect();
+        let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32))
+            .map(|i| (i * 97) % self.config().vocab_size as u32)
+            .collect();
         let opts = ForwardOptions::default();
-        let cpu = self.model.forward(&ids, &mut self.model.new_cache(), &opts).map_err(|e| GpuError::SelfTest(e.to_string()))?;
+        let cpu = self
+            .model
+            .forward(&ids, &mut self.model.new_cache(), &opts)
+            .map_err(|e| GpuError::SelfTest(e.to_string()))?;
         let out = g.forward(&ids, &mut g.new_cache(ids.len()), &opts).await?;
         let scale = cpu.logits.iter().fold(1.0f32, |m, v| m.max(v.abs()));
-        let err = cpu.logits.iter().zip(out.logits.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) });
+        let err = cpu.logits.iter().zip(out.logits.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
+            if e.is_nan() {
+                f32::INFINITY
+            } else {
+                m.max(e)
+            }
+        });
         if err.is_nan() || err > SELF_TEST_TOL * scale {
             return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
         }
@@ -269,7 +340,13 @@ impl Session {
     /// One forward pass on the current engine. If the GPU fails, the session moves to the CPU
     /// for good (with a notice for the page) and this call is answered by the CPU: `cache` is
     /// then rebuilt from `history` (the tokens the cache held) plus `tokens`.
-    async fn run(&self, history: &[u32], tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+    async fn run(
+        &self,
+        history: &[u32],
+        tokens: &[u32],
+        cache: &mut Cache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, RunError> {
         let engine = self.engine();
         match engine.forward(&self.model, tokens, cache, opts).await {
             Ok(out) => Ok(out),
@@ -279,12 +356,19 @@ impl Session {
                 // The first line says what failed; the rest (the driver's report) goes to the console.
                 let full = e.to_string();
                 crate::gpu::log(&full);
-                *self.notice.borrow_mut() = Some(format!("WebGPU failed ({}); the model now runs on the CPU", full.lines().next().unwrap_or_default().trim()));
+                *self.notice.borrow_mut() = Some(format!(
+                    "WebGPU failed ({}); the model now runs on the CPU",
+                    full.lines().next().unwrap_or_default().trim()
+                ));
                 // Rebuild the cache on the CPU from the tokens it held, with the same knock-outs
                 // (they change later layers' keys and values), then answer the request itself.
                 let mut cpu_cache = self.model.new_cache();
                 if !history.is_empty() {
-                    self.model.forward(history, &mut cpu_cache, &ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() })?;
+                    self.model.forward(
+                        history,
+                        &mut cpu_cache,
+                        &ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() },
+                    )?;
                 }
                 let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
                 *cache = Cache::Cpu(cpu_cache);
@@ -354,7 +438,19 @@ impl Session {
             weights.extend(th.iter());
         }
         let tokens = ids.iter().map(|&id| self.token(id)).collect();
-        let analysis = Analysis { id: q.id, tokens, dropped, n_layer: cfg.n_layer, n_head: cfg.n_head, layers, thumb_rows, thumb_cols, next, baseline, compute_ms: 0.0 };
+        let analysis = Analysis {
+            id: q.id,
+            tokens,
+            dropped,
+            n_layer: cfg.n_layer,
+            n_head: cfg.n_head,
+            layers,
+            thumb_rows,
+            thumb_cols,
+            next,
+            baseline,
+            compute_ms: 0.0,
+        };
         Ok((analysis, weights))
     }
 
@@ -364,7 +460,16 @@ impl Session {
         let cfg = self.config();
         let [q, k, v] = self.model.head_qkv(&ids, layer, head)?;
         let flat = |a: ndarray::Array2<f32>| a.into_iter().collect();
-        Ok(HeadQkv { id, tokens: ids.iter().map(|&t| self.token(t)).collect(), layer: layer.min(cfg.n_layer - 1), head: head.min(cfg.n_head - 1), d: cfg.head_dim(), q: flat(q), k: flat(k), v: flat(v) })
+        Ok(HeadQkv {
+            id,
+            tokens: ids.iter().map(|&t| self.token(t)).collect(),
+            layer: layer.min(cfg.n_layer - 1),
+            head: head.min(cfg.n_head - 1),
+            d: cfg.head_dim(),
+            q: flat(q),
+            k: flat(k),
+            v: flat(v),
+        })
     }
 
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.
@@ -373,7 +478,15 @@ impl Session {
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
         let mut cache = self.engine().new_cache(self.config().n_positions);
         let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;
-        Ok(Generation { ids, cache, logits, opts, sampling: q.sampling(), rng: Rng::new(q.seed as u64), continuation: Vec::new() })
+        Ok(Generation {
+            ids,
+            cache,
+            logits,
+            opts,
+            sampling: q.sampling(),
+            rng: Rng::new(q.seed as u64),
+            continuation: Vec::new(),
+        })
     }
 
     /// Samples one more token and runs it through the model (one row of work with the cache):

@@ -30,7 +30,10 @@ impl Tokenizer {
         let bytes = self.token_bytes(id);
         match std::str::from_utf8(&bytes) {
             Ok(s) => s.to_string(),
-            Err(_) => bytes.iter().map(|&b| if b.is_ascii() { (b as char).to_string() } else { format!("\\x{b:02X}") }).collect(),
+            Err(_) => bytes
+                .iter()
+                .map(|&b| if b.is_ascii() { (b as char).to_string() } else { format!("\\x{b:02X}") })
+                .collect(),
         }
     }
 

@@ -9,9 +9,9 @@ use std::borrow::Cow;
 
 use ndarray::{Array1, Array2};
 
-use crate::numerics::packed::PackedMatrix;
-use crate::formats::safetensors::{SafeTensors, TensorInfo};
 use super::{Config, LoadError};
+use crate::formats::safetensors::{SafeTensors, TensorInfo};
+use crate::numerics::packed::PackedMatrix;
 
 #[derive(Debug, Clone)]
 pub struct Linear {
@@ -41,7 +41,8 @@ impl Linear {
 
     /// A layer in a chosen layout: tests run the browser's packed kernel natively with it.
     pub fn with_layout(weight: Array2<f32>, bias: Array1<f32>, packed: bool) -> Linear {
-        let weight = if packed { LinearWeight::Packed(PackedMatrix::pack(weight.view())) } else { LinearWeight::Plain(weight) };
+        let weight =
+            if packed { LinearWeight::Packed(PackedMatrix::pack(weight.view())) } else { LinearWeight::Plain(weight) };
         Linear { weight, bias }
     }
 
@@ -126,9 +127,18 @@ struct Reader<'a, 'b> {
 impl Reader<'_, '_> {
     fn info(&self, name: &str, shape: &[usize]) -> Result<&TensorInfo, LoadError> {
         let full = format!("{}{name}", self.prefix);
-        let info = self.st.tensors.get(&full).or_else(|| self.st.tensors.get(name)).ok_or_else(|| LoadError::Missing(name.to_string()))?;
+        let info = self
+            .st
+            .tensors
+            .get(&full)
+            .or_else(|| self.st.tensors.get(name))
+            .ok_or_else(|| LoadError::Missing(name.to_string()))?;
         if info.shape != shape {
-            return Err(LoadError::Shape { tensor: name.to_string(), expected: shape.to_vec(), found: info.shape.clone() });
+            return Err(LoadError::Shape {
+                tensor: name.to_string(),
+                expected: shape.to_vec(),
+                found: info.shape.clone(),
+            });
         }
         Ok(info)
     }
@@ -154,7 +164,10 @@ impl Reader<'_, '_> {
         Ok(Linear { weight: LinearWeight::Packed(packed), bias })
     }
     fn layer_norm(&self, name: &str, c: usize) -> Result<LayerNorm, LoadError> {
-        Ok(LayerNorm { weight: self.vector(&format!("{name}.weight"), c)?, bias: self.vector(&format!("{name}.bias"), c)? })
+        Ok(LayerNorm {
+            weight: self.vector(&format!("{name}.weight"), c)?,
+            bias: self.vector(&format!("{name}.bias"), c)?,
+        })
     }
 }
 
@@ -176,7 +189,10 @@ impl Weights {
             if let Some(rest) = bare.strip_prefix("h.") {
                 let layer: Option<usize> = rest.split('.').next().and_then(|s| s.parse().ok());
                 if let Some(l) = layer.filter(|&l| l >= cfg.n_layer) {
-                    return Err(LoadError::Config(format!("n_layer = {} but the checkpoint has a layer {l}", cfg.n_layer)));
+                    return Err(LoadError::Config(format!(
+                        "n_layer = {} but the checkpoint has a layer {l}",
+                        cfg.n_layer
+                    )));
                 }
             }
         }
@@ -191,9 +207,15 @@ impl Weights {
             let p = format!("h.{l}");
             h.push(Block {
                 ln_1: r.layer_norm(&format!("{p}.ln_1"), c)?,
-                attn: Attn { c_attn: r.linear(&format!("{p}.attn.c_attn"), c, 3 * c)?, c_proj: r.linear(&format!("{p}.attn.c_proj"), c, c)? },
+                attn: Attn {
+                    c_attn: r.linear(&format!("{p}.attn.c_attn"), c, 3 * c)?,
+                    c_proj: r.linear(&format!("{p}.attn.c_proj"), c, c)?,
+                },
                 ln_2: r.layer_norm(&format!("{p}.ln_2"), c)?,
-                mlp: Mlp { c_fc: r.linear(&format!("{p}.mlp.c_fc"), c, f)?, c_proj: r.linear(&format!("{p}.mlp.c_proj"), f, c)? },
+                mlp: Mlp {
+                    c_fc: r.linear(&format!("{p}.mlp.c_fc"), c, f)?,
+                    c_proj: r.linear(&format!("{p}.mlp.c_proj"), f, c)?,
+                },
             });
         }
         Ok(Weights { wte, wpe: r.matrix("wpe.weight", cfg.n_positions, c)?, h, ln_f: r.layer_norm("ln_f", c)? })
@@ -211,9 +233,15 @@ impl Weights {
         let h = (0..cfg.n_layer)
             .map(|_| Block {
                 ln_1: ln(),
-                attn: Attn { c_attn: Linear::new(m(c, 3 * c), Array1::zeros(3 * c)), c_proj: Linear::new(m(c, c), Array1::zeros(c)) },
+                attn: Attn {
+                    c_attn: Linear::new(m(c, 3 * c), Array1::zeros(3 * c)),
+                    c_proj: Linear::new(m(c, c), Array1::zeros(c)),
+                },
                 ln_2: ln(),
-                mlp: Mlp { c_fc: Linear::new(m(c, f), Array1::zeros(f)), c_proj: Linear::new(m(f, c), Array1::zeros(c)) },
+                mlp: Mlp {
+                    c_fc: Linear::new(m(c, f), Array1::zeros(f)),
+                    c_proj: Linear::new(m(f, c), Array1::zeros(c)),
+                },
             })
             .collect();
         Weights { wte, wpe, h, ln_f: ln() }
@@ -251,7 +279,12 @@ impl Weights {
                 out.push(v(format!("{p}.{name}.weight"), &ln.weight));
                 out.push(v(format!("{p}.{name}.bias"), &ln.bias));
             }
-            for (name, lin) in [("attn.c_attn", &b.attn.c_attn), ("attn.c_proj", &b.attn.c_proj), ("mlp.c_fc", &b.mlp.c_fc), ("mlp.c_proj", &b.mlp.c_proj)] {
+            for (name, lin) in [
+                ("attn.c_attn", &b.attn.c_attn),
+                ("attn.c_proj", &b.attn.c_proj),
+                ("mlp.c_fc", &b.mlp.c_fc),
+                ("mlp.c_proj", &b.mlp.c_proj),
+            ] {
                 out.push(m(format!("{p}.{name}.weight"), &lin.weight()));
                 out.push(v(format!("{p}.{name}.bias"), &lin.bias));
             }

@@ -49,7 +49,13 @@ fn median(mut times: Vec<f64>) -> f64 {
 }
 
 /// Measures one size. `now` returns milliseconds.
-pub async fn attention_row(gpu: Result<&Gpu, &GpuError>, n: usize, d: usize, seed: u64, now: &dyn Fn() -> f64) -> AttentionRow {
+pub async fn attention_row(
+    gpu: Result<&Gpu, &GpuError>,
+    n: usize,
+    d: usize,
+    seed: u64,
+    now: &dyn Fn() -> f64,
+) -> AttentionRow {
     let mut rng = Rng::new(seed);
     let mut rand = || Array2::from_shape_fn((n, d), |_| rng.normal() as f32);
     let (q, k, v) = (rand(), rand(), rand());
@@ -77,7 +83,19 @@ pub async fn attention_row(gpu: Result<&Gpu, &GpuError>, n: usize, d: usize, see
     let (naive_ms, tiled_ms) = (median(naive), median(tiled_times));
     let tiled_max_diff = max_diff(&tiled, want.as_slice().unwrap_or(&[]));
     let (naive_bytes, tiled_bytes) = extra_bytes(n, n, d, CPU_TILE);
-    let mut row = AttentionRow { n, d, naive_ms, tiled_ms, gpu_ms: None, gpu_max_diff: None, tiled_max_diff, naive_bytes, tiled_bytes, gpu_note: None, gpu_name: None };
+    let mut row = AttentionRow {
+        n,
+        d,
+        naive_ms,
+        tiled_ms,
+        gpu_ms: None,
+        gpu_max_diff: None,
+        tiled_max_diff,
+        naive_bytes,
+        tiled_bytes,
+        gpu_note: None,
+        gpu_name: None,
+    };
     let g = match gpu {
         Ok(g) => g,
         Err(e) => {
@@ -102,19 +120,36 @@ pub async fn attention_row(gpu: Result<&Gpu, &GpuError>, n: usize, d: usize, see
 
 /// The fused kernel on (n, d) inputs, uploaded first (not timed). The time runs from the
 /// submit to the output back on the host: a second run, after one to warm the pipeline.
-async fn gpu_run(g: &Gpu, q: &Array2<f32>, k: &Array2<f32>, v: &Array2<f32>, now: &dyn Fn() -> f64) -> Result<(f64, Vec<f32>), GpuError> {
+async fn gpu_run(
+    g: &Gpu,
+    q: &Array2<f32>,
+    k: &Array2<f32>,
+    v: &Array2<f32>,
+    now: &dyn Fn() -> f64,
+) -> Result<(f64, Vec<f32>), GpuError> {
     let (n, d) = q.dim();
     // The kernel reads queries from an (n, 3d) [Q | K | V] buffer, as GPT-2 lays them out.
-    let qkv: Vec<f32> = concatenate(Axis(1), &[q.view(), k.view(), v.view()]).map_err(|e| GpuError::Failed(e.to_string()))?.iter().copied().collect();
+    let qkv: Vec<f32> = concatenate(Axis(1), &[q.view(), k.view(), v.view()])
+        .map_err(|e| GpuError::Failed(e.to_string()))?
+        .iter()
+        .copied()
+        .collect();
     let flat = |a: &Array2<f32>| a.iter().copied().collect::<Vec<f32>>();
-    let (qb, kb, vb, yb) = g.checked(|| (g.upload("qkv", &qkv), g.upload("k", &flat(k)), g.upload("v", &flat(v)), g.buffer("y", n * d))).await?;
+    let (qb, kb, vb, yb) = g
+        .checked(|| (g.upload("qkv", &qkv), g.upload("k", &flat(k)), g.upload("v", &flat(v)), g.buffer("y", n * d)))
+        .await?;
     let scale = (1.0 / (d as f32).sqrt()).to_bits();
     let mut result = (0.0, Vec::new());
     for _ in 0..2 {
         let t = now();
         g.checked(|| {
             let mut b = Batch::new(g);
-            b.add(Kernel::Attention, &[n as u32, 0, 1, d as u32, d as u32, 0, scale, 0], &[&qb, &kb, &vb, &yb], [n as u32, 1, 1]);
+            b.add(
+                Kernel::Attention,
+                &[n as u32, 0, 1, d as u32, d as u32, 0, scale, 0],
+                &[&qb, &kb, &vb, &yb],
+                [n as u32, 1, 1],
+            );
             b.submit();
         })
         .await?;

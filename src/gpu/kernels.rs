@@ -68,7 +68,10 @@ impl Kernels {
                     return None;
                 }
                 let code = format!("{}{src}", weight_header(*kernel));
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(name), source: wgpu::ShaderSource::Wgsl(code.into()) });
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(name),
+                    source: wgpu::ShaderSource::Wgsl(code.into()),
+                });
                 Some(device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(name),
                     layout: None, // derived from the shader's bindings
@@ -90,9 +93,20 @@ impl Kernels {
 }
 
 enum Job {
-    Dispatch { kernel: Kernel, params_offset: u64, buffers: Vec<wgpu::Buffer>, groups: [u32; 3] },
+    Dispatch {
+        kernel: Kernel,
+        params_offset: u64,
+        buffers: Vec<wgpu::Buffer>,
+        groups: [u32; 3],
+    },
     /// Copy `len` f32 between buffers (offsets in f32), between two compute passes.
-    Copy { from: wgpu::Buffer, from_offset: usize, to: wgpu::Buffer, to_offset: usize, len: usize },
+    Copy {
+        from: wgpu::Buffer,
+        from_offset: usize,
+        to: wgpu::Buffer,
+        to_offset: usize,
+        len: usize,
+    },
 }
 
 /// Dispatches recorded now and submitted together by `submit`.
@@ -119,7 +133,12 @@ impl<'g> Batch<'g> {
         for (i, w) in params.iter().take(8).enumerate() {
             self.params[offset + 4 * i..offset + 4 * i + 4].copy_from_slice(&w.to_le_bytes());
         }
-        self.jobs.push(Job::Dispatch { kernel, params_offset: offset as u64, buffers: buffers.iter().map(|b| (*b).clone()).collect(), groups });
+        self.jobs.push(Job::Dispatch {
+            kernel,
+            params_offset: offset as u64,
+            buffers: buffers.iter().map(|b| (*b).clone()).collect(),
+            groups,
+        });
     }
 
     /// Records a copy of `len` f32 from `from[from_offset..]` to `to[to_offset..]`.
@@ -135,23 +154,36 @@ impl<'g> Batch<'g> {
         let device = &self.gpu.device;
         let pad = [0u8; PARAMS_BYTES as usize];
         let contents = if self.params.is_empty() { &pad[..] } else { &self.params[..] };
-        let uniforms = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("params"), contents, usage: wgpu::BufferUsages::UNIFORM });
+        let uniforms = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
         let mut enc = device.create_command_encoder(&Default::default());
         let mut jobs = self.jobs.iter().peekable();
         while jobs.peek().is_some() {
             // Dispatches up to the next copy share one compute pass.
             {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: None });
+                let mut pass = enc
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: None });
                 while let Some(Job::Dispatch { kernel, params_offset, buffers, groups }) = jobs.peek() {
                     let pipeline = self.gpu.kernels.get(*kernel);
                     let mut entries = vec![wgpu::BindGroupEntry {
                         binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &uniforms, offset: *params_offset, size: wgpu::BufferSize::new(PARAMS_BYTES) }),
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &uniforms,
+                            offset: *params_offset,
+                            size: wgpu::BufferSize::new(PARAMS_BYTES),
+                        }),
                     }];
                     for (i, b) in buffers.iter().enumerate() {
                         entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
                     }
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &entries });
+                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: None,
+                        layout: &pipeline.get_bind_group_layout(0),
+                        entries: &entries,
+                    });
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, &group, &[]);
                     let [x, y, z] = *groups;
@@ -160,7 +192,13 @@ impl<'g> Batch<'g> {
                 }
             }
             while let Some(Job::Copy { from, from_offset, to, to_offset, len }) = jobs.peek() {
-                enc.copy_buffer_to_buffer(from, (*from_offset * 4) as u64, to, (*to_offset * 4) as u64, (*len * 4) as u64);
+                enc.copy_buffer_to_buffer(
+                    from,
+                    (*from_offset * 4) as u64,
+                    to,
+                    (*to_offset * 4) as u64,
+                    (*len * 4) as u64,
+                );
                 jobs.next();
             }
         }
@@ -176,7 +214,17 @@ pub fn groups_for(n: usize, size: usize) -> u32 {
 /// Records y = x W + b (or y += … when `accumulate`): x (m, k), W (k, n), y (m, n), choosing
 /// the matrix-vector kernel for a few rows and the tiled one otherwise, in W's precision.
 #[allow(clippy::too_many_arguments)]
-pub fn linear(batch: &mut Batch, x: &wgpu::Buffer, w: &super::Weight, b: &wgpu::Buffer, y: &wgpu::Buffer, m: usize, k: usize, n: usize, accumulate: bool) {
+pub fn linear(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    m: usize,
+    k: usize,
+    n: usize,
+    accumulate: bool,
+) {
     let params = [m as u32, n as u32, k as u32, accumulate as u32];
     let f16 = w.precision == super::Precision::F16;
     if m <= MATVEC_MAX_ROWS {

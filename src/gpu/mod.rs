@@ -43,7 +43,12 @@ impl std::fmt::Display for GpuError {
         match self {
             GpuError::NoAdapter(why) => write!(f, "{why}"),
             GpuError::Device(why) => write!(f, "the GPU refused a device ({why})"),
-            GpuError::TooBig { what, bytes, limit } => write!(f, "{what} needs a GPU buffer of {:.0} MB but this GPU allows {:.0} MB", *bytes as f64 / 1e6, *limit as f64 / 1e6),
+            GpuError::TooBig { what, bytes, limit } => write!(
+                f,
+                "{what} needs a GPU buffer of {:.0} MB but this GPU allows {:.0} MB",
+                *bytes as f64 / 1e6,
+                *limit as f64 / 1e6
+            ),
             GpuError::Unsupported(why) => write!(f, "not supported on the GPU backend: {why}"),
             GpuError::Failed(why) => write!(f, "the GPU reported an error: {why}"),
             GpuError::Lost(why) => write!(f, "the GPU device was lost: {why}"),
@@ -98,9 +103,16 @@ impl Gpu {
     /// alone is 154 MB, above WebGPU's default 128 MiB binding) and compiles the kernels.
     pub async fn new() -> Result<Gpu, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
+        let options = wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        };
         let adapter = instance.request_adapter(&options).await.map_err(|e| {
-            GpuError::NoAdapter(if cfg!(target_arch = "wasm32") { "this browser offers no WebGPU adapter".into() } else { format!("no GPU adapter: {e}") })
+            GpuError::NoAdapter(if cfg!(target_arch = "wasm32") {
+                "this browser offers no WebGPU adapter".into()
+            } else {
+                format!("no GPU adapter: {e}")
+            })
         })?;
         let info = adapter.get_info();
         let name = describe(&info);
@@ -108,7 +120,12 @@ impl Gpu {
         let limits = adapter.limits();
         let f16 = adapter.features().contains(wgpu::Features::SHADER_F16);
         let required_features = if f16 { wgpu::Features::SHADER_F16 } else { wgpu::Features::empty() };
-        let desc = wgpu::DeviceDescriptor { label: Some("attention-live"), required_limits: limits.clone(), required_features, ..Default::default() };
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("attention-live"),
+            required_limits: limits.clone(),
+            required_features,
+            ..Default::default()
+        };
         let (device, queue) = adapter.request_device(&desc).await.map_err(|e| GpuError::Device(e.to_string()))?;
         let lost = Arc::new(Mutex::new(None));
         let flag = lost.clone();
@@ -172,12 +189,21 @@ impl Gpu {
         // A zero-sized binding is invalid: keep at least one element.
         let pad = [0u8; 4];
         let contents = if bytes.is_empty() { &pad[..] } else { bytes };
-        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents, usage: storage_usage() })
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: storage_usage(),
+        })
     }
 
     /// A zeroed storage buffer of `len` f32 (activations, caches).
     pub fn buffer(&self, label: &str, len: usize) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: (len.max(1) * 4) as u64, usage: storage_usage(), mapped_at_creation: false })
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: (len.max(1) * 4) as u64,
+            usage: storage_usage(),
+            mapped_at_creation: false,
+        })
     }
 
     /// Copies `len` f32 from `buf` (starting at element `offset`) back to the host: the only
@@ -188,7 +214,12 @@ impl Gpu {
             return Ok(Vec::new());
         }
         let size = (len * 4) as u64;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("readback"), size, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, size);
         self.queue.submit([enc.finish()]);
@@ -197,7 +228,8 @@ impl Gpu {
         self.poll();
         wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
         let out = {
-            let view = staging.slice(..).get_mapped_range().map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+            let view =
+                staging.slice(..).get_mapped_range().map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
             bytemuck::cast_slice::<u8, f32>(&view).to_vec()
         };
         staging.unmap();

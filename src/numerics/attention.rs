@@ -32,8 +32,13 @@ impl MaskFill {
 /// Row-wise softmax of `scores` where `allowed[i][j]` is false for masked entries.
 /// Returns the weights and, per row, whether the softmax exists (it does not for a fully
 /// masked row filled with −∞); an undefined row is all zeros.
-pub fn masked_softmax_rows(scores: ArrayView2<f64>, allowed: ArrayView2<bool>, fill: MaskFill) -> (Array2<f64>, Array2<f64>, Vec<bool>) {
-    let masked = Array2::from_shape_fn(scores.dim(), |(i, j)| if allowed[[i, j]] { scores[[i, j]] } else { fill.value() });
+pub fn masked_softmax_rows(
+    scores: ArrayView2<f64>,
+    allowed: ArrayView2<bool>,
+    fill: MaskFill,
+) -> (Array2<f64>, Array2<f64>, Vec<bool>) {
+    let masked =
+        Array2::from_shape_fn(scores.dim(), |(i, j)| if allowed[[i, j]] { scores[[i, j]] } else { fill.value() });
     let mut w = Array2::zeros(scores.dim());
     let mut defined = vec![false; scores.nrows()];
     for (i, row) in masked.rows().into_iter().enumerate() {
@@ -73,7 +78,14 @@ pub struct AttentionSteps {
 }
 
 /// softmax(Q Kᵀ / √d_k, masked) V. `mask = None` allows everything; `scale = false` skips √d_k.
-pub fn attention(q: ArrayView2<f64>, k: ArrayView2<f64>, v: ArrayView2<f64>, mask: Option<ArrayView2<bool>>, fill: MaskFill, scale: bool) -> AttentionSteps {
+pub fn attention(
+    q: ArrayView2<f64>,
+    k: ArrayView2<f64>,
+    v: ArrayView2<f64>,
+    mask: Option<ArrayView2<bool>>,
+    fill: MaskFill,
+    scale: bool,
+) -> AttentionSteps {
     let d_k = q.ncols() as f64;
     let scores = q.dot(&k.t()); // (n_q, d_k) x (d_k, n_k) -> (n_q, n_k)
     let scaled = if scale { &scores / d_k.sqrt() } else { scores.clone() };
@@ -85,7 +97,13 @@ pub fn attention(q: ArrayView2<f64>, k: ArrayView2<f64>, v: ArrayView2<f64>, mas
 
 /// Additive (Bahdanau) score: a(q, k) = w_vᵀ tanh(W_q q + W_k k).
 /// q: (d_q,), k: (d_k,), W_q: (h, d_q), W_k: (h, d_k), w_v: (h,). q and k may differ in size.
-pub fn additive_score(q: &Array1<f64>, k: &Array1<f64>, w_q: &Array2<f64>, w_k: &Array2<f64>, w_v: &Array1<f64>) -> f64 {
+pub fn additive_score(
+    q: &Array1<f64>,
+    k: &Array1<f64>,
+    w_q: &Array2<f64>,
+    w_k: &Array2<f64>,
+    w_v: &Array1<f64>,
+) -> f64 {
     // (h, d_q) x (d_q,) + (h, d_k) x (d_k,) -> (h,)
     let hidden = (w_q.dot(q) + w_k.dot(k)).mapv(f64::tanh);
     w_v.dot(&hidden)
@@ -108,7 +126,15 @@ pub struct MultiHead {
 
 /// W_q, W_k, W_v, W_o are (d_model, d_model); head j uses columns j·d_head .. (j+1)·d_head of
 /// the first three (the usual way one big projection is split into heads).
-pub fn multi_head(x: ArrayView2<f64>, w_q: &Array2<f64>, w_k: &Array2<f64>, w_v: &Array2<f64>, w_o: &Array2<f64>, h: usize, causal: bool) -> MultiHead {
+pub fn multi_head(
+    x: ArrayView2<f64>,
+    w_q: &Array2<f64>,
+    w_k: &Array2<f64>,
+    w_v: &Array2<f64>,
+    w_o: &Array2<f64>,
+    h: usize,
+    causal: bool,
+) -> MultiHead {
     let (n, d_model) = x.dim();
     let d_head = d_model / h;
     let q = x.dot(w_q); // (n, d_model) x (d_model, d_model) -> (n, d_model)
@@ -119,7 +145,8 @@ pub fn multi_head(x: ArrayView2<f64>, w_q: &Array2<f64>, w_k: &Array2<f64>, w_v:
     let mut head_weights = Vec::with_capacity(h);
     for j in 0..h {
         let cols = ndarray::s![.., j * d_head..(j + 1) * d_head];
-        let steps = attention(q.slice(cols), k.slice(cols), v.slice(cols), causal.then(|| mask.view()), MaskFill::NegInf, true);
+        let steps =
+            attention(q.slice(cols), k.slice(cols), v.slice(cols), causal.then(|| mask.view()), MaskFill::NegInf, true);
         concat.slice_mut(cols).assign(&steps.output); // (n, d_head) into its block
         head_weights.push(steps.weights);
     }

@@ -28,7 +28,14 @@ pub fn gelu(x: f64) -> f64 {
 }
 
 /// FFN(x) = W₂ act(W₁ x + b₁) + b₂ on every row: (n, d) x (d, h) -> (n, h) -> (n, d).
-pub fn ffn(x: &Array2<f64>, w1: &Array2<f64>, b1: &Array1<f64>, w2: &Array2<f64>, b2: &Array1<f64>, act: fn(f64) -> f64) -> Array2<f64> {
+pub fn ffn(
+    x: &Array2<f64>,
+    w1: &Array2<f64>,
+    b1: &Array1<f64>,
+    w2: &Array2<f64>,
+    b2: &Array1<f64>,
+    act: fn(f64) -> f64,
+) -> Array2<f64> {
     (x.dot(w1) + b1).mapv(act).dot(w2) + b2
 }
 
@@ -68,7 +75,13 @@ pub fn random_layers(d: usize, layers: usize, seed: u64) -> Vec<LayerWeights> {
     (0..layers as u64)
         .map(|l| {
             let w = |k: u64, r: usize, c: usize, sc: f64| normal_matrix(r, c, seed ^ (l << 16) ^ (k << 40), sc);
-            LayerWeights { wq: w(1, d, d, s), wk: w(2, d, d, s), wv: w(3, d, d, s), w1: w(4, d, 4 * d, s), w2: w(5, 4 * d, d, 1.0 / (4.0 * d as f64).sqrt()) }
+            LayerWeights {
+                wq: w(1, d, d, s),
+                wk: w(2, d, d, s),
+                wv: w(3, d, d, s),
+                w1: w(4, d, 4 * d, s),
+                w2: w(5, 4 * d, d, 1.0 / (4.0 * d as f64).sqrt()),
+            }
         })
         .collect()
 }

@@ -33,7 +33,14 @@ pub struct TileStep<'a> {
 
 /// One query row against keys 0 .. visible, tile by tile; `on_tile` sees the state after each
 /// tile (the benchmark passes a closure that does nothing, which compiles away).
-pub fn online_row(qi: ArrayView1<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, visible: usize, tile: usize, mut on_tile: impl FnMut(&TileStep)) -> Array1<f32> {
+pub fn online_row(
+    qi: ArrayView1<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    visible: usize,
+    tile: usize,
+    mut on_tile: impl FnMut(&TileStep),
+) -> Array1<f32> {
     let scale = 1.0 / (qi.len() as f32).sqrt();
     let tile = tile.max(1);
     let mut scores = vec![0.0f32; tile];
@@ -57,7 +64,15 @@ pub fn online_row(qi: ArrayView1<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, v
             l += p;
             acc.scaled_add(p, &vj);
         }
-        on_tile(&TileStep { keys: (j0, j1), scores: &scores[..j1 - j0], m_before: m, m_after: m_new, rescale, l, acc: &acc });
+        on_tile(&TileStep {
+            keys: (j0, j1),
+            scores: &scores[..j1 - j0],
+            m_before: m,
+            m_after: m_new,
+            rescale,
+            l,
+            acc: &acc,
+        });
         m = m_new;
     }
     acc / l
@@ -65,7 +80,13 @@ pub fn online_row(qi: ArrayView1<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, v
 
 /// softmax(Q Kᵀ / √d, causal mask) V computed tile by tile: (n_q, d) for keys and values (n_k, d).
 /// With `causal`, query i (of the last n_q positions of n_k) sees keys 0 ..= n_k − n_q + i.
-pub fn tiled_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, causal: bool, tile: usize) -> Array2<f32> {
+pub fn tiled_attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    causal: bool,
+    tile: usize,
+) -> Array2<f32> {
     let (n_q, n_k) = (q.nrows(), k.nrows());
     let mut out = Array2::zeros((n_q, v.ncols()));
     for (i, (qi, mut oi)) in q.rows().into_iter().zip(out.rows_mut()).enumerate() {
@@ -117,7 +138,12 @@ pub fn memory_traffic(n: usize, d: usize, block: usize) -> (u64, u64) {
 /// `q` holds the T new queries, whose absolute positions are `past .. past + T`; `k` and `v`
 /// hold every key and value so far (S = past + T rows). Query i may attend to keys 0 ..= past + i.
 /// Returns the head's output (T, d) and its weights (T, S), where masked entries are exactly 0.
-pub fn causal_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>, past: usize) -> (Array2<f32>, Array2<f32>) {
+pub fn causal_attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    past: usize,
+) -> (Array2<f32>, Array2<f32>) {
     let d = q.ncols();
     let scale = 1.0 / (d as f32).sqrt();
     // (T, d) x (d, S) -> (T, S)

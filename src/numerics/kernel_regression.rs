@@ -157,10 +157,9 @@ pub fn loo_loss(x: ArrayView1<f64>, y: ArrayView1<f64>, kernel: Kernel, sigma: f
         // so that tiny σ does not underflow every K_ij to 0; the common factor cancels in f_i
         // and in df_i/ds.
         let shift = match kernel {
-            Kernel::Gaussian => (0..n)
-                .filter(|&j| j != i)
-                .map(|j| kernel.score(x[i] - x[j], sigma))
-                .fold(f64::NEG_INFINITY, f64::max),
+            Kernel::Gaussian => {
+                (0..n).filter(|&j| j != i).map(|j| kernel.score(x[i] - x[j], sigma)).fold(f64::NEG_INFINITY, f64::max)
+            }
             _ => 0.0,
         };
         let (mut z, mut num, mut dz, mut dnum) = (0.0, 0.0, 0.0, 0.0);

@@ -47,15 +47,69 @@ pub struct Model {
 }
 
 pub static MODELS: &[Model] = &[
-    Model { name: "GPT-2 small (MHA)", layers: 12, width: 768, heads: 12, kv_heads: 12, context: 1024, window: None, params: None },
-    Model { name: "GPT-2 XL (MHA)", layers: 48, width: 1600, heads: 25, kv_heads: 25, context: 1024, window: None, params: None },
+    Model {
+        name: "GPT-2 small (MHA)",
+        layers: 12,
+        width: 768,
+        heads: 12,
+        kv_heads: 12,
+        context: 1024,
+        window: None,
+        params: None,
+    },
+    Model {
+        name: "GPT-2 XL (MHA)",
+        layers: 48,
+        width: 1600,
+        heads: 25,
+        kv_heads: 25,
+        context: 1024,
+        window: None,
+        params: None,
+    },
     // Llama 2 7B's 6,738,415,616 parameters: 32 layers of 4 · 4096² (attention) + 3 · 4096 · 11008
     // (the gated feed-forward) + 2 · 4096 (norms) = 202,383,360 each, plus 2 · 32000 · 4096 for the
     // untied embedding and output matrices, plus 4096 for the final norm.
-    Model { name: "Llama 2 7B (MHA)", layers: 32, width: 4096, heads: 32, kv_heads: 32, context: 4096, window: None, params: Some(6_738_415_616) },
-    Model { name: "Llama 3 8B (GQA, 8 KV heads)", layers: 32, width: 4096, heads: 32, kv_heads: 8, context: 8192, window: None, params: None },
-    Model { name: "Mistral 7B (GQA, window 4096)", layers: 32, width: 4096, heads: 32, kv_heads: 8, context: 32768, window: Some(4096), params: None },
-    Model { name: "Falcon 7B (MQA)", layers: 32, width: 4544, heads: 71, kv_heads: 1, context: 2048, window: None, params: None },
+    Model {
+        name: "Llama 2 7B (MHA)",
+        layers: 32,
+        width: 4096,
+        heads: 32,
+        kv_heads: 32,
+        context: 4096,
+        window: None,
+        params: Some(6_738_415_616),
+    },
+    Model {
+        name: "Llama 3 8B (GQA, 8 KV heads)",
+        layers: 32,
+        width: 4096,
+        heads: 32,
+        kv_heads: 8,
+        context: 8192,
+        window: None,
+        params: None,
+    },
+    Model {
+        name: "Mistral 7B (GQA, window 4096)",
+        layers: 32,
+        width: 4096,
+        heads: 32,
+        kv_heads: 8,
+        context: 32768,
+        window: Some(4096),
+        params: None,
+    },
+    Model {
+        name: "Falcon 7B (MQA)",
+        layers: 32,
+        width: 4544,
+        heads: 71,
+        kv_heads: 1,
+        context: 2048,
+        window: None,
+        params: None,
+    },
 ];
 
 impl Model {

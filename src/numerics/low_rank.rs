@@ -51,7 +51,10 @@ pub fn svd(a: ArrayView2<f64>) -> Svd {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&i, &j| norms[j].total_cmp(&norms[i]));
     let sigma = Array1::from_iter(order.iter().map(|&i| norms[i]));
-    let u = Array2::from_shape_fn((m, n), |(r, k)| if norms[order[k]] > 0.0 { u[[r, order[k]]] / norms[order[k]] } else { 0.0 });
+    let u = Array2::from_shape_fn(
+        (m, n),
+        |(r, k)| if norms[order[k]] > 0.0 { u[[r, order[k]]] / norms[order[k]] } else { 0.0 },
+    );
     let v = v.select(Axis(1), &order);
     Svd { u, sigma, v }
 }

@@ -1,15 +1,15 @@
 //! Pure numerics on ndarray: no DOM, built and tested natively.
+pub mod attention;
+pub mod block;
+pub mod f4;
+pub mod flash;
+pub mod format;
 pub mod kernel_regression;
+pub mod kv_cache;
+pub mod low_rank;
+pub mod packed;
+pub mod positional;
 pub mod rng;
 pub mod soft_lookup;
 pub mod softmax;
-pub mod attention;
-pub mod positional;
-pub mod block;
-pub mod flash;
-pub mod kv_cache;
 pub mod window;
-pub mod low_rank;
-pub mod format;
-pub mod f4;
-pub mod packed;

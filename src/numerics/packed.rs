@@ -62,7 +62,9 @@ impl PackedMatrix {
 
     /// W back in its row-major (in, out) layout.
     pub fn unpack(&self) -> Array2<f32> {
-        Array2::from_shape_fn((self.rows, self.cols), |(kk, j)| self.panels[((j / PANEL) * self.rows + kk) * PANEL + j % PANEL])
+        Array2::from_shape_fn((self.rows, self.cols), |(kk, j)| {
+            self.panels[((j / PANEL) * self.rows + kk) * PANEL + j % PANEL]
+        })
     }
 
     /// Every stored value: W's, in panel order, and the zeros that pad the last panel.
@@ -156,10 +158,14 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
                 // SAFETY: kk < k, so kk * 8 + 8 ≤ k * 8; the odd step is taken only if kk + 1 < k.
                 unsafe {
                     let a = F4::load_splat(xr.as_ptr().add(kk));
-                    (e0, e1) = (e0.mul_add(a, F4::load(pp.add(kk * PANEL))), e1.mul_add(a, F4::load(pp.add(kk * PANEL + 4))));
+                    (e0, e1) =
+                        (e0.mul_add(a, F4::load(pp.add(kk * PANEL))), e1.mul_add(a, F4::load(pp.add(kk * PANEL + 4))));
                     if kk + 1 < k {
                         let a = F4::load_splat(xr.as_ptr().add(kk + 1));
-                        (o0, o1) = (o0.mul_add(a, F4::load(pp.add((kk + 1) * PANEL))), o1.mul_add(a, F4::load(pp.add((kk + 1) * PANEL + 4))));
+                        (o0, o1) = (
+                            o0.mul_add(a, F4::load(pp.add((kk + 1) * PANEL))),
+                            o1.mul_add(a, F4::load(pp.add((kk + 1) * PANEL + 4))),
+                        );
                     }
                 }
             }

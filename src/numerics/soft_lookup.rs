@@ -35,10 +35,8 @@ pub const END: char = '⟩';
 
 /// φ(w): counts of character bigrams of `⟨w⟩`, lower-cased. "red" -> {⟨r, re, ed, d⟩}.
 pub fn bigrams(word: &str) -> BTreeMap<(char, char), u32> {
-    let chars: Vec<char> = std::iter::once(START)
-        .chain(word.chars().flat_map(char::to_lowercase))
-        .chain(std::iter::once(END))
-        .collect();
+    let chars: Vec<char> =
+        std::iter::once(START).chain(word.chars().flat_map(char::to_lowercase)).chain(std::iter::once(END)).collect();
     let mut counts = BTreeMap::new();
     for w in chars.windows(2) {
         *counts.entry((w[0], w[1])).or_insert(0) += 1;
@@ -71,7 +69,7 @@ pub struct Lookup {
 pub fn lookup(query: &str, beta: f64) -> Lookup {
     let scores: Array1<f64> = COLOURS.iter().map(|(k, _)| similarity(query, k)).collect();
     let weights = softmax((&scores * beta).view()); // (n,)
-    // (n,) x (n, 3) -> (3,)
+                                                    // (n,) x (n, 3) -> (3,)
     let values = Array2::from_shape_fn((COLOURS.len(), 3), |(i, c)| COLOURS[i].1[c] as f64);
     let out = weights.dot(&values);
     Lookup {

@@ -72,7 +72,8 @@ impl Local {
         if m == f32::NEG_INFINITY {
             return Array1::zeros(scores.len()); // no key in the window: no context
         }
-        let e: Array1<f32> = scores.iter().enumerate().map(|(j, &x)| if inside(j) { (x - m).exp() } else { 0.0 }).collect();
+        let e: Array1<f32> =
+            scores.iter().enumerate().map(|(j, &x)| if inside(j) { (x - m).exp() } else { 0.0 }).collect();
         let z = e.sum();
         e.iter().enumerate().map(|(j, &x)| x / z * (-(j as f32 - p).powi(2) / (2.0 * sigma * sigma)).exp()).collect()
     }

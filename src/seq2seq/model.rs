@@ -28,7 +28,14 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 6] = [Variant::Fixed, Variant::Bahdanau, Variant::LuongDot, Variant::LuongGeneral, Variant::LuongConcat, Variant::LuongLocal];
+    pub const ALL: [Variant; 6] = [
+        Variant::Fixed,
+        Variant::Bahdanau,
+        Variant::LuongDot,
+        Variant::LuongGeneral,
+        Variant::LuongConcat,
+        Variant::LuongLocal,
+    ];
 
     /// The tensor-name prefix in the shipped file and the URL value.
     pub fn key(self) -> &'static str {
@@ -99,16 +106,26 @@ impl Reader<'_, '_> {
     }
     fn matrix(&self, name: &str, rows: Option<usize>, cols: Option<usize>) -> Result<Array2<f32>, LoadError> {
         let (shape, v) = self.get(name)?;
-        let bad = || LoadError::Shape { tensor: format!("{}.{name}", self.prefix), expected: vec![rows.unwrap_or(0), cols.unwrap_or(0)], found: shape.clone() };
+        let bad = || LoadError::Shape {
+            tensor: format!("{}.{name}", self.prefix),
+            expected: vec![rows.unwrap_or(0), cols.unwrap_or(0)],
+            found: shape.clone(),
+        };
         match shape[..] {
-            [r, c] if rows.is_none_or(|x| x == r) && cols.is_none_or(|x| x == c) => Array2::from_shape_vec((r, c), v).map_err(|_| bad()),
+            [r, c] if rows.is_none_or(|x| x == r) && cols.is_none_or(|x| x == c) => {
+                Array2::from_shape_vec((r, c), v).map_err(|_| bad())
+            }
             _ => Err(bad()),
         }
     }
     fn vector(&self, name: &str, n: usize) -> Result<Array1<f32>, LoadError> {
         let (shape, v) = self.get(name)?;
         if shape != [n] {
-            return Err(LoadError::Shape { tensor: format!("{}.{name}", self.prefix), expected: vec![n], found: shape });
+            return Err(LoadError::Shape {
+                tensor: format!("{}.{name}", self.prefix),
+                expected: vec![n],
+                found: shape,
+            });
         }
         Ok(Array1::from(v))
     }
@@ -134,13 +151,18 @@ impl Seq2Seq {
         let dec_embed = r.matrix("dec.embed", Some(VOCAB), Some(e))?;
         let dec_in = if variant.luong() { e } else { e + h };
         let dec = r.gru("dec.gru", dec_in, h)?;
-        let general = || -> Result<Score, LoadError> { Ok(Score::General { w: r.matrix("attn.W", Some(h), Some(h))? }) };
+        let general =
+            || -> Result<Score, LoadError> { Ok(Score::General { w: r.matrix("attn.W", Some(h), Some(h))? }) };
         let score = match variant {
             Variant::Fixed => None,
             Variant::Bahdanau => {
                 let w_a = r.matrix("attn.W_a", None, Some(h))?;
                 let a = w_a.nrows();
-                Some(Score::Bahdanau { u_a: r.matrix("attn.U_a", Some(a), Some(h))?, v_a: r.vector("attn.v_a", a)?, w_a })
+                Some(Score::Bahdanau {
+                    u_a: r.matrix("attn.U_a", Some(a), Some(h))?,
+                    v_a: r.vector("attn.v_a", a)?,
+                    w_a,
+                })
             }
             Variant::LuongDot => Some(Score::Dot),
             Variant::LuongGeneral | Variant::LuongLocal => Some(general()?),
@@ -151,12 +173,25 @@ impl Seq2Seq {
             }
         };
         let local = match variant {
-            Variant::LuongLocal => Some(Local { w_p: r.matrix("attn.W_p", Some(h), Some(h))?, v_p: r.vector("attn.v_p", h)?, d: window }),
+            Variant::LuongLocal => {
+                Some(Local { w_p: r.matrix("attn.W_p", Some(h), Some(h))?, v_p: r.vector("attn.v_p", h)?, d: window })
+            }
             _ => None,
         };
         let w_c = if variant.luong() { Some(r.matrix("attn.W_c", Some(h), Some(2 * h))?) } else { None };
         let out_in = if variant.luong() { h } else { 2 * h };
-        Ok(Seq2Seq { variant, enc_embed, enc, dec_embed, dec, score, local, w_c, out_weight: r.matrix("out.weight", Some(VOCAB), Some(out_in))?, out_bias: r.vector("out.bias", VOCAB)? })
+        Ok(Seq2Seq {
+            variant,
+            enc_embed,
+            enc,
+            dec_embed,
+            dec,
+            score,
+            local,
+            w_c,
+            out_weight: r.matrix("out.weight", Some(VOCAB), Some(out_in))?,
+            out_bias: r.vector("out.bias", VOCAB)?,
+        })
     }
 
     pub fn hidden(&self) -> usize {
@@ -195,12 +230,26 @@ impl Seq2Seq {
         let hs = self.encode(src);
         if src.is_empty() {
             // Nothing read: nothing to write (`encode` in the chapter never gives this).
-            return Decoded { src: Vec::new(), enc_states: hs, out: Vec::new(), logits: Vec::new(), attn: Vec::new(), centres: Vec::new() };
+            return Decoded {
+                src: Vec::new(),
+                enc_states: hs,
+                out: Vec::new(),
+                logits: Vec::new(),
+                attn: Vec::new(),
+                centres: Vec::new(),
+            };
         }
         let last = hs.row(hs.nrows() - 1).to_owned();
         let mut s = last.clone();
         let mut y = BOS;
-        let mut d = Decoded { src: src.to_vec(), enc_states: hs.clone(), out: Vec::new(), logits: Vec::new(), attn: Vec::new(), centres: Vec::new() };
+        let mut d = Decoded {
+            src: src.to_vec(),
+            enc_states: hs.clone(),
+            out: Vec::new(),
+            logits: Vec::new(),
+            attn: Vec::new(),
+            centres: Vec::new(),
+        };
         for _ in 0..src.len() + 5 {
             let emb = self.dec_embed.row(y as usize);
             // (V, ·) x (·,) -> (V,)
@@ -248,7 +297,12 @@ pub struct Models {
 impl Models {
     pub fn load(bytes: &[u8]) -> Result<Models, LoadError> {
         let st = SafeTensors::parse(bytes)?;
-        let meta = |k: &str| st.metadata.get(k).and_then(|v| v.parse::<usize>().ok()).ok_or_else(|| LoadError::BadHeader(format!("the metadata has no number `{k}`")));
+        let meta = |k: &str| {
+            st.metadata
+                .get(k)
+                .and_then(|v| v.parse::<usize>().ok())
+                .ok_or_else(|| LoadError::BadHeader(format!("the metadata has no number `{k}`")))
+        };
         let (window, max_len) = (meta("D")?, meta("MAXLEN")?);
         let variants = Variant::ALL.iter().map(|&v| Seq2Seq::load(&st, v, window)).collect::<Result<_, _>>()?;
         Ok(Models { variants, max_len })

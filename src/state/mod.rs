@@ -34,8 +34,16 @@ impl Values {
                 continue;
             };
             match params.iter().position(|p| p.key == sub) {
-                None => notices.push(Notice { key: key.clone(), raw: raw.clone(), reason: "this demo has no such setting".into() }),
-                Some(i) if seen[i] => notices.push(Notice { key: key.clone(), raw: raw.clone(), reason: "given twice; the first value is used".into() }),
+                None => notices.push(Notice {
+                    key: key.clone(),
+                    raw: raw.clone(),
+                    reason: "this demo has no such setting".into(),
+                }),
+                Some(i) if seen[i] => notices.push(Notice {
+                    key: key.clone(),
+                    raw: raw.clone(),
+                    reason: "given twice; the first value is used".into(),
+                }),
                 Some(i) => {
                     seen[i] = true;
                     match params[i].parse(raw) {

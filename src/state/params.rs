@@ -135,14 +135,12 @@ impl Param {
                 }
                 Ok(Value::Int(x))
             }
-            Kind::Choice { options, .. } => options
-                .iter()
-                .find(|(v, _)| *v == raw)
-                .map(|(v, _)| Value::Choice(v.to_string()))
-                .ok_or_else(|| {
+            Kind::Choice { options, .. } => {
+                options.iter().find(|(v, _)| *v == raw).map(|(v, _)| Value::Choice(v.to_string())).ok_or_else(|| {
                     let names: Vec<&str> = options.iter().map(|(v, _)| *v).collect();
                     format!("not one of {}", names.join(", "))
-                }),
+                })
+            }
             Kind::Text { max_len, .. } => {
                 if raw.chars().count() > max_len {
                     return Err(format!("longer than {max_len} characters"));
@@ -162,7 +160,9 @@ impl Param {
                 "0" | "false" => Ok(Value::Bool(false)),
                 _ => Err("not 1 or 0".into()),
             },
-            Kind::Cells { max_rows, max_cols, limit } => parse_cells(raw, max_rows, max_cols, limit).map(|_| Value::Text(raw.to_string())),
+            Kind::Cells { max_rows, max_cols, limit } => {
+                parse_cells(raw, max_rows, max_cols, limit).map(|_| Value::Text(raw.to_string()))
+            }
         }
     }
 
@@ -195,7 +195,9 @@ pub fn parse_cells(raw: &str, max_rows: usize, max_cols: usize, limit: f64) -> R
         }
         let mut r = Vec::with_capacity(cells.len());
         for c in cells {
-            let x: f64 = c.trim().parse().map_err(|_| format!("row {}: \"{}\" is not a number", i + 1, c.chars().take(12).collect::<String>()))?;
+            let x: f64 = c.trim().parse().map_err(|_| {
+                format!("row {}: \"{}\" is not a number", i + 1, c.chars().take(12).collect::<String>())
+            })?;
             if !x.is_finite() || x.abs() > limit {
                 return Err(format!("row {}: {c} is outside −{} to {}", i + 1, fmt_num(limit), fmt_num(limit)));
             }

@@ -16,11 +16,7 @@ pub fn parse_query(search: &str) -> Vec<(String, String)> {
 
 /// Joins (key, value) pairs into a query string without the leading `?`.
 pub fn build_query<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    pairs
-        .into_iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
+    pairs.into_iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&")
 }
 
 /// Percent-encodes everything except unreserved characters (RFC 3986).
@@ -47,18 +43,16 @@ pub fn decode(s: &str) -> String {
                 i += 1;
             }
             // A complete escape needs two more bytes: i + 2 must be a valid index.
-            b'%' if i + 2 < bytes.len() => {
-                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push(h * 16 + l);
-                        i += 3;
-                    }
-                    _ => {
-                        out.push(b'%');
-                        i += 1;
-                    }
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
                 }
-            }
+                _ => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
             b => {
                 out.push(b);
                 i += 1;

@@ -73,10 +73,14 @@ pub async fn copy_text(text: String) -> bool {
 pub async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     use wasm_bindgen_futures::JsFuture;
     let window = web_sys::window().ok_or("no window")?;
-    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(url)).await.map_err(|_| format!("could not fetch {url}"))?.unchecked_into();
+    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|_| format!("could not fetch {url}"))?
+        .unchecked_into();
     if !resp.ok() {
         return Err(format!("{url} answered HTTP {}", resp.status()));
     }
-    let buf = JsFuture::from(resp.array_buffer().map_err(|_| "no body")?).await.map_err(|_| "the download broke off")?;
+    let buf =
+        JsFuture::from(resp.array_buffer().map_err(|_| "no body")?).await.map_err(|_| "the download broke off")?;
     Ok(js_sys::Uint8Array::new(&buf).to_vec())
 }

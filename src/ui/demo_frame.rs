@@ -6,9 +6,9 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::app::AppCtx;
+use super::browser::mark_paint;
 use super::browser::{copy_text, download_canvas_png, download_text, location_origin};
 use super::controls::Control;
-use super::browser::mark_paint;
 use super::theme::{Palette, Theme};
 use crate::demos::DemoSpec;
 use crate::state::query::build_query;
@@ -114,7 +114,11 @@ pub fn DemoFrame(
         link.set(Some((what.to_string(), url.clone())));
         leptos::task::spawn_local(async move {
             let ok = copy_text(url).await;
-            status.set(if ok { format!("{what} copied to the clipboard.") } else { format!("Select the {what} below and copy it.") });
+            status.set(if ok {
+                format!("{what} copied to the clipboard.")
+            } else {
+                format!("Select the {what} below and copy it.")
+            });
         });
     };
     let on_copy_link = move |_| copy("Link", values.with_untracked(|v| share_link(spec, &home, v)));
@@ -143,8 +147,10 @@ pub fn DemoFrame(
     let on_image = move |_| {
         let r = root.get_untracked().ok_or_else(|| "the demo is not on the page".to_string()).and_then(|el| {
             let canvases = el.query_selector_all("canvas").map_err(|_| "no plots found")?;
-            let list: Vec<web_sys::HtmlCanvasElement> =
-                (0..canvases.length()).filter_map(|i| canvases.get(i)?.dyn_into().ok()).filter(|c: &web_sys::HtmlCanvasElement| c.width() > 0).collect();
+            let list: Vec<web_sys::HtmlCanvasElement> = (0..canvases.length())
+                .filter_map(|i| canvases.get(i)?.dyn_into().ok())
+                .filter(|c: &web_sys::HtmlCanvasElement| c.width() > 0)
+                .collect();
             let png = stack_canvases(&list)?;
             download_canvas_png(&format!("{}.png", spec.id), &png)
         });
@@ -225,7 +231,9 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
         return Err("this demo has no plot".into());
     }
     // A canvas that keeps spare rows below its drawing (`MatrixGrid`) says how many are in use.
-    let used = |c: &web_sys::HtmlCanvasElement| c.get_attribute("data-used-h").and_then(|s| s.parse().ok()).map_or(c.height(), |u: u32| u.min(c.height()));
+    let used = |c: &web_sys::HtmlCanvasElement| {
+        c.get_attribute("data-used-h").and_then(|s| s.parse().ok()).map_or(c.height(), |u: u32| u.min(c.height()))
+    };
     let w = list.iter().map(|c| c.width()).max().unwrap_or(0);
     let h: u32 = list.iter().map(used).sum();
     let out: web_sys::HtmlCanvasElement =
@@ -236,8 +244,10 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
     let mut y = 0.0;
     for c in list {
         let (cw, ch) = (c.width() as f64, used(c) as f64);
-        ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(c, 0.0, 0.0, cw, ch, 0.0, y, cw, ch)
-            .map_err(|_| "cannot copy a plot")?;
+        ctx.draw_image_with_html_canvas_element_and_sw_and_sh_and_dx_and_dy_and_dw_and_dh(
+            c, 0.0, 0.0, cw, ch, 0.0, y, cw, ch,
+        )
+        .map_err(|_| "cannot copy a plot")?;
         y += ch;
     }
     Ok(out)

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_navigate};
 use wasm_bindgen::JsCast;
 
-use super::app::AppCtx;
 use super::address_bar;
+use super::app::AppCtx;
 use super::browser::{local_get, local_set};
 use super::demo_frame::{DemoFrame, DemoHome};
 use crate::chapters::{self, Chapter, Segment, CHAPTERS, HOME_HTML};
@@ -40,7 +40,8 @@ fn mark_read_at(end: NodeRef<leptos::html::Nav>, slug: &'static str) {
         let Some(el) = end.get() else { return false };
         let cb = wasm_bindgen::closure::Closure::<dyn FnMut(js_sys::Array, web_sys::IntersectionObserver)>::new(
             move |entries: js_sys::Array, obs: web_sys::IntersectionObserver| {
-                let seen = entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting());
+                let seen =
+                    entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting());
                 if seen {
                     mark_read(slug);
                     obs.disconnect();
@@ -104,7 +105,11 @@ pub fn Page() -> impl IntoView {
         let target = match current_chapter(&path) {
             Some((i, _)) => {
                 let (prev, next) = chapters::neighbours(i);
-                if forward { next } else { prev }
+                if forward {
+                    next
+                } else {
+                    prev
+                }
             }
             None if forward && path.trim_matches('/').is_empty() => chapters::first_written(),
             None => None,
@@ -315,10 +320,12 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
     // from the second frame on: the first lays the whole chapter out, so each prose run's real
     // height is remembered and the page keeps its true length as the reader scrolls.
     let laid_out = RwSignal::new(false);
-    request_animation_frame(move || request_animation_frame(move || {
-        super::scroll_focus::mark_wide(); // the chapter is laid out whole at this point
-        laid_out.try_set(true);
-    }));
+    request_animation_frame(move || {
+        request_animation_frame(move || {
+            super::scroll_focus::mark_wide(); // the chapter is laid out whole at this point
+            laid_out.try_set(true);
+        })
+    });
     // A wide equation or table is focusable while it scrolls (src/ui/scroll_focus.rs).
     if let Some(app) = use_context::<AppCtx>() {
         Effect::new(move |prev: Option<()>| {

@@ -40,5 +40,9 @@ pub fn load_models(ctx: DemoCtx) -> RwSignal<Option<Rc<Models>>, LocalStorage> {
 /// "Loading…" while the models are on their way (the demo walk in the browser tests waits for it
 /// to go).
 pub fn loading_note(models: RwSignal<Option<Rc<Models>>, LocalStorage>) -> impl IntoView {
-    move || models.with(Option::is_none).then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })
+    move || {
+        models
+            .with(Option::is_none)
+            .then(|| view! { <p class="muted" role="status">"Loading the models (1.4 MB)…"</p> })
+    }
 }

@@ -22,7 +22,8 @@ fn scope() -> DedicatedWorkerGlobalScope {
 
 fn post(reply: &Reply, data: Option<Vec<f32>>) {
     let msg = Object::new();
-    let json = serde_json::to_string(reply).unwrap_or_else(|e| format!(r#"{{"type":"error","id":null,"message":"{e}"}}"#));
+    let json =
+        serde_json::to_string(reply).unwrap_or_else(|e| format!(r#"{{"type":"error","id":null,"message":"{e}"}}"#));
     let _ = Reflect::set(&msg, &"json".into(), &json.into());
     let mut transfer = None;
     if let Some(d) = data {
@@ -41,7 +42,9 @@ fn error(id: Option<u64>, message: String) {
 }
 
 fn js_err(e: JsValue) -> String {
-    e.as_string().or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()))).unwrap_or_else(|| format!("{e:?}"))
+    e.as_string()
+        .or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| format!("{e:?}"))
 }
 
 async fn fetch(url: &str) -> Result<Response, String> {
@@ -65,7 +68,8 @@ async fn read_with_progress(resp: Response, phase: &str) -> Result<Vec<u8>, Stri
     let progress = |loaded: usize| post(&Reply::Progress { phase: phase.into(), loaded: loaded as u64, total }, None);
     progress(0);
     loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(|e| format!("the download broke off: {}", js_err(e)))?;
+        let chunk =
+            JsFuture::from(reader.read()).await.map_err(|e| format!("the download broke off: {}", js_err(e)))?;
         if Reflect::get(&chunk, &"done".into()).ok().and_then(|v| v.as_bool()).unwrap_or(true) {
             break;
         }
@@ -105,7 +109,13 @@ enum Source {
 
 /// One file of a model: the cached copy `stored` if there is one, else from the network (then
 /// verified and stored in `cache`).
-async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<Cache>, stored: Option<Response>) -> Result<(Vec<u8>, Source), String> {
+async fn file(
+    url: &str,
+    name: &str,
+    expect: Option<&FileCheck>,
+    cache: &Option<Cache>,
+    stored: Option<Response>,
+) -> Result<(Vec<u8>, Source), String> {
     if let Some(resp) = stored {
         return Ok((read_with_progress(resp, "cache").await?, Source::Cache));
     }
@@ -114,7 +124,10 @@ async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<
     let length = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<u64>().ok());
     if let (Some(want), Some(len)) = (expect, length) {
         if want.size != len {
-            return Err(format!("{url} is {len} bytes, but the pinned {name} is {} bytes: it is a different file", want.size));
+            return Err(format!(
+                "{url} is {len} bytes, but the pinned {name} is {} bytes: it is a different file",
+                want.size
+            ));
         }
     }
     let bytes = read_with_progress(resp, "download").await?;
@@ -132,7 +145,13 @@ async fn file(url: &str, name: &str, expect: Option<&FileCheck>, cache: &Option<
     Ok((bytes, if stored { Source::Network } else { Source::NetworkUnstored }))
 }
 
-async fn load(name: &str, base: &str, expect: Option<Manifest>, use_cache: bool, only_cached: bool) -> Result<Option<(Session, &'static str)>, String> {
+async fn load(
+    name: &str,
+    base: &str,
+    expect: Option<Manifest>,
+    use_cache: bool,
+    only_cached: bool,
+) -> Result<Option<(Session, &'static str)>, String> {
     let cache = if use_cache { open_cache().await } else { None };
     let (cfg_url, model_url) = (format!("{base}config.json"), format!("{base}model.safetensors"));
     // Each file is looked up in the cache once: the answer decides both "ask first?" and where
@@ -143,7 +162,8 @@ async fn load(name: &str, base: &str, expect: Option<Manifest>, use_cache: bool,
         return Ok(None);
     }
     let (config, _) = file(&cfg_url, "config.json", expect.as_ref().map(|m| &m.config), &cache, stored_cfg).await?;
-    let (bytes, from) = file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache, stored_model).await?;
+    let (bytes, from) =
+        file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache, stored_model).await?;
     post(&Reply::Progress { phase: "parse".into(), loaded: 0, total: None }, None);
     let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
     let session = Session::new(&config, &bytes).map_err(|e| format!("{name}: {e}"))?;
@@ -241,7 +261,10 @@ impl Worker {
                     s.inject_gpu_fault();
                 }
                 let weights = if s.gpu_precision() == Some(crate::gpu::Precision::F16) { ", f16 weights" } else { "" };
-                post(&Reply::Backend { backend: "webgpu".into(), detail: format!("{name}{weights}"), notice: None }, None)
+                post(
+                    &Reply::Backend { backend: "webgpu".into(), detail: format!("{name}{weights}"), notice: None },
+                    None,
+                )
             }
             Err(e) => cpu(format!("{asked}{e}")),
         }
@@ -250,7 +273,10 @@ impl Worker {
     /// Posts the session's fallback notice, if a GPU failure just moved it to the CPU.
     fn post_notice(&self, s: &Session) {
         if let Some(n) = s.take_notice() {
-            post(&Reply::Backend { backend: "cpu".into(), detail: "after a WebGPU failure".into(), notice: Some(n) }, None);
+            post(
+                &Reply::Backend { backend: "cpu".into(), detail: "after a WebGPU failure".into(), notice: Some(n) },
+                None,
+            );
         }
     }
 
@@ -268,13 +294,16 @@ impl Worker {
 
 async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
     match req {
-        Request::Load { name, base, expect, cache, only_cached } => match load(&name, &base, expect, cache, only_cached).await {
-            Ok(Some((s, source))) => w.loaded(s, &name, source).await,
-            Ok(None) => {}
-            Err(e) => error(None, e),
-        },
+        Request::Load { name, base, expect, cache, only_cached } => {
+            match load(&name, &base, expect, cache, only_cached).await {
+                Ok(Some((s, source))) => w.loaded(s, &name, source).await,
+                Ok(None) => {}
+                Err(e) => error(None, e),
+            }
+        }
         Request::LoadBytes { name, config } => {
-            let bytes = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
+            let bytes =
+                data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
             match Session::new(&config, &bytes) {
                 Ok(s) => w.loaded(s, &name, "file").await,
                 Err(e) => error(None, format!("{name}: {e}")),
@@ -300,7 +329,9 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             }
         }
         Request::Generate { query, steps } => {
-            let Some(s) = w.session.borrow().clone() else { return error(Some(query.id), "no model is loaded yet".into()) };
+            let Some(s) = w.session.borrow().clone() else {
+                return error(Some(query.id), "no model is loaded yet".into());
+            };
             w.stop.set(false);
             let started = {
                 let _turn = w.turn().await;
@@ -334,7 +365,9 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let _turn = w.turn().await;
             let gpu = w.gpu().await;
             let now = js_sys::Date::now;
-            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok().and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+                .ok()
+                .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
             let clock = move || perf.as_ref().map_or_else(now, |p| p.now());
             let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
             post(&Reply::AttentionBench { id, row }, None);
@@ -350,7 +383,14 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
 }
 
 pub fn start() {
-    let state = Rc::new(Worker { session: RefCell::new(None), stop: Cell::new(false), choice: Cell::new(BackendChoice::Auto), fault: Cell::new(false), gpu: RefCell::new(None), turns: Cell::new((0, 0)) });
+    let state = Rc::new(Worker {
+        session: RefCell::new(None),
+        stop: Cell::new(false),
+        choice: Cell::new(BackendChoice::Auto),
+        fault: Cell::new(false),
+        gpu: RefCell::new(None),
+        turns: Cell::new((0, 0)),
+    });
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Request>(&text) {

@@ -7,10 +7,10 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use attention_live::gpu::kernels::{self, groups_for, Batch, Kernel};
-use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
 use attention_live::gpt2::ops as cpu;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
+use attention_live::gpu::kernels::{self, groups_for, Batch, Kernel};
+use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
 
 /// The kernels' interface. Shapes follow GPT-2: C = heads × head size, qkv rows are [Q | K | V].
 #[allow(async_fn_in_trait)]
@@ -18,20 +18,51 @@ pub trait Ops {
     /// "CPU" or the adapter's name.
     fn name(&self) -> String;
     /// x W + b, plus `y0` when given (the residual add): (m, k) x (k, n) -> (m, n).
-    async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError>;
+    async fn linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        lin: &Linear,
+        y0: Option<ArrayView2<'_, f32>>,
+    ) -> Result<Array2<f32>, GpuError>;
     /// h wteᵀ: (m, C) x (C, V) -> (m, V).
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
     async fn layer_norm(&self, x: ArrayView2<'_, f32>, ln: &LayerNorm, eps: f32) -> Result<Array2<f32>, GpuError>;
     async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
     /// wte[ids] + wpe[past ..]: (T, C).
-    async fn embed(&self, ids: &[u32], wte: ArrayView2<'_, f32>, wpe: ArrayView2<'_, f32>, past: usize) -> Result<Array2<f32>, GpuError>;
+    async fn embed(
+        &self,
+        ids: &[u32],
+        wte: ArrayView2<'_, f32>,
+        wpe: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<Array2<f32>, GpuError>;
     /// The caches (capacity, C) after writing qkv's K and V at rows past ..
-    async fn kv_append(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize) -> Result<(Array2<f32>, Array2<f32>), GpuError>;
+    async fn kv_append(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<(Array2<f32>, Array2<f32>), GpuError>;
     /// Causal multi-head attention of qkv's queries over the caches' first past + T rows:
     /// (T, C), heads whose bit is set in `ablate` zeroed.
-    async fn attention(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize, n_head: usize, ablate: u32) -> Result<Array2<f32>, GpuError>;
+    async fn attention(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+        ablate: u32,
+    ) -> Result<Array2<f32>, GpuError>;
     /// The weights of that attention: (H, T, past + T), masked entries 0.
-    async fn attention_weights(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, past: usize, n_head: usize) -> Result<Array3<f32>, GpuError>;
+    async fn attention_weights(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+    ) -> Result<Array3<f32>, GpuError>;
     /// Softmax of each row; with `causal = Some((t, past))` row r keeps past + r mod t + 1 entries.
     async fn softmax(&self, x: ArrayView2<'_, f32>, causal: Option<(usize, usize)>) -> Result<Array2<f32>, GpuError>;
 }
@@ -47,7 +78,12 @@ impl Ops for Cpu {
     fn name(&self) -> String {
         "CPU".into()
     }
-    async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
+    async fn linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        lin: &Linear,
+        y0: Option<ArrayView2<'_, f32>>,
+    ) -> Result<Array2<f32>, GpuError> {
         let y = cpu::linear(x, lin);
         Ok(match y0 {
             Some(y0) => y + y0,
@@ -63,34 +99,65 @@ impl Ops for Cpu {
     async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         Ok(x.mapv(cpu::gelu_new))
     }
-    async fn embed(&self, ids: &[u32], wte: ArrayView2<'_, f32>, wpe: ArrayView2<'_, f32>, past: usize) -> Result<Array2<f32>, GpuError> {
+    async fn embed(
+        &self,
+        ids: &[u32],
+        wte: ArrayView2<'_, f32>,
+        wpe: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<Array2<f32>, GpuError> {
         let mut x = Array2::zeros((ids.len(), wte.ncols()));
         for (i, (mut row, &id)) in x.rows_mut().into_iter().zip(ids).enumerate() {
             row.assign(&(&wte.row(id as usize) + &wpe.row(past + i)));
         }
         Ok(x)
     }
-    async fn kv_append(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize) -> Result<(Array2<f32>, Array2<f32>), GpuError> {
+    async fn kv_append(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<(Array2<f32>, Array2<f32>), GpuError> {
         let (t, c) = (qkv.nrows(), k.ncols());
         let (mut k, mut v) = (k.to_owned(), v.to_owned());
         k.slice_mut(s![past..past + t, ..]).assign(&qkv.slice(s![.., c..2 * c]));
         v.slice_mut(s![past..past + t, ..]).assign(&qkv.slice(s![.., 2 * c..3 * c]));
         Ok((k, v))
     }
-    async fn attention(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize, n_head: usize, ablate: u32) -> Result<Array2<f32>, GpuError> {
+    async fn attention(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+        ablate: u32,
+    ) -> Result<Array2<f32>, GpuError> {
         let (t, c) = (qkv.nrows(), k.ncols());
         let hd = c / n_head;
         let mut y = Array2::zeros((t, c));
         for h in 0..n_head {
             let cols = s![.., h * hd..(h + 1) * hd];
-            let (out, _) = cpu::causal_attention(qkv.slice(cols), k.slice(s![..past + t, h * hd..(h + 1) * hd]), v.slice(s![..past + t, h * hd..(h + 1) * hd]), past);
+            let (out, _) = cpu::causal_attention(
+                qkv.slice(cols),
+                k.slice(s![..past + t, h * hd..(h + 1) * hd]),
+                v.slice(s![..past + t, h * hd..(h + 1) * hd]),
+                past,
+            );
             if ablate >> h & 1 == 0 {
                 y.slice_mut(cols).assign(&out);
             }
         }
         Ok(y)
     }
-    async fn attention_weights(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, past: usize, n_head: usize) -> Result<Array3<f32>, GpuError> {
+    async fn attention_weights(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+    ) -> Result<Array3<f32>, GpuError> {
         let (t, c) = (qkv.nrows(), k.ncols());
         let hd = c / n_head;
         let mut w = Array3::zeros((n_head, t, past + t));
@@ -125,22 +192,29 @@ fn flat(x: ArrayView2<f32>) -> Vec<f32> {
 
 /// `Ops::linear` with the weights stored in `precision` (f16 on a device with
 /// `shader-f16`; its CPU twin is `cpu::linear` on `round_linear_to_f16(lin)`).
-pub async fn linear_in(gpu: &Gpu, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>, precision: Precision) -> Result<Array2<f32>, GpuError> {
+pub async fn linear_in(
+    gpu: &Gpu,
+    x: ArrayView2<'_, f32>,
+    lin: &Linear,
+    y0: Option<ArrayView2<'_, f32>>,
+    precision: Precision,
+) -> Result<Array2<f32>, GpuError> {
     let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
-    let y = gpu.checked(|| {
-        let xb = gpu.upload("x", &flat(x));
-        let wb = gpu.upload_weight("w", &flat(lin.weight().view()), precision);
-        let bb = gpu.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
-        let yb = match y0 {
-            Some(y0) => gpu.upload("y", &flat(y0)),
-            None => gpu.buffer("y", m * n),
-        };
-        let mut batch = Batch::new(gpu);
-        kernels::linear(&mut batch, &xb, &wb, &bb, &yb, m, k, n, y0.is_some());
-        batch.submit();
-        yb
-    })
-    .await?;
+    let y = gpu
+        .checked(|| {
+            let xb = gpu.upload("x", &flat(x));
+            let wb = gpu.upload_weight("w", &flat(lin.weight().view()), precision);
+            let bb = gpu.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
+            let yb = match y0 {
+                Some(y0) => gpu.upload("y", &flat(y0)),
+                None => gpu.buffer("y", m * n),
+            };
+            let mut batch = Batch::new(gpu);
+            kernels::linear(&mut batch, &xb, &wb, &bb, &yb, m, k, n, y0.is_some());
+            batch.submit();
+            yb
+        })
+        .await?;
     shape2(gpu.read(&y, 0, m * n).await?, m, n)
 }
 
@@ -153,112 +227,206 @@ impl Ops for Gpu {
     fn name(&self) -> String {
         self.name.clone()
     }
-    async fn linear(&self, x: ArrayView2<'_, f32>, lin: &Linear, y0: Option<ArrayView2<'_, f32>>) -> Result<Array2<f32>, GpuError> {
+    async fn linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        lin: &Linear,
+        y0: Option<ArrayView2<'_, f32>>,
+    ) -> Result<Array2<f32>, GpuError> {
         linear_in(self, x, lin, y0, Precision::F32).await
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         let (m, c, v) = (h.nrows(), h.ncols(), wte.nrows());
-        let out = self.checked(|| {
-            let (hb, wb, ob) = (self.upload("h", &flat(h)), self.upload("wte", &flat(wte)), self.buffer("logits", m * v));
-            let mut batch = Batch::new(self);
-            batch.add(Kernel::Logits, &[m as u32, v as u32, c as u32, 0, v as u32], &[&hb, &wb, &ob], [groups_for(v, 8), m as u32, 1]);
-            batch.submit();
-            ob
-        })
-        .await?;
+        let out = self
+            .checked(|| {
+                let (hb, wb, ob) =
+                    (self.upload("h", &flat(h)), self.upload("wte", &flat(wte)), self.buffer("logits", m * v));
+                let mut batch = Batch::new(self);
+                batch.add(
+                    Kernel::Logits,
+                    &[m as u32, v as u32, c as u32, 0, v as u32],
+                    &[&hb, &wb, &ob],
+                    [groups_for(v, 8), m as u32, 1],
+                );
+                batch.submit();
+                ob
+            })
+            .await?;
         shape2(self.read(&out, 0, m * v).await?, m, v)
     }
     async fn layer_norm(&self, x: ArrayView2<'_, f32>, ln: &LayerNorm, eps: f32) -> Result<Array2<f32>, GpuError> {
         let (rows, n) = x.dim();
-        let y = self.checked(|| {
-            let (xb, yb) = (self.upload("x", &flat(x)), self.buffer("y", rows * n));
-            let (g, b) = (self.upload("gamma", &ln.weight.to_vec()), self.upload("beta", &ln.bias.to_vec()));
-            let mut batch = Batch::new(self);
-            batch.add(Kernel::LayerNorm, &[rows as u32, n as u32, eps.to_bits(), 0], &[&xb, &g, &b, &yb], [rows as u32, 1, 1]);
-            batch.submit();
-            yb
-        })
-        .await?;
+        let y = self
+            .checked(|| {
+                let (xb, yb) = (self.upload("x", &flat(x)), self.buffer("y", rows * n));
+                let (g, b) = (self.upload("gamma", &ln.weight.to_vec()), self.upload("beta", &ln.bias.to_vec()));
+                let mut batch = Batch::new(self);
+                batch.add(
+                    Kernel::LayerNorm,
+                    &[rows as u32, n as u32, eps.to_bits(), 0],
+                    &[&xb, &g, &b, &yb],
+                    [rows as u32, 1, 1],
+                );
+                batch.submit();
+                yb
+            })
+            .await?;
         shape2(self.read(&y, 0, rows * n).await?, rows, n)
     }
     async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         let n = x.len();
-        let xb = self.checked(|| {
-            let xb = self.upload("x", &flat(x));
-            let mut batch = Batch::new(self);
-            batch.add(Kernel::Gelu, &[n as u32, 0, 0, 0], &[&xb], [groups_for(n, 256), 1, 1]);
-            batch.submit();
-            xb
-        })
-        .await?;
+        let xb = self
+            .checked(|| {
+                let xb = self.upload("x", &flat(x));
+                let mut batch = Batch::new(self);
+                batch.add(Kernel::Gelu, &[n as u32, 0, 0, 0], &[&xb], [groups_for(n, 256), 1, 1]);
+                batch.submit();
+                xb
+            })
+            .await?;
         shape2(self.read(&xb, 0, n).await?, x.nrows(), x.ncols())
     }
-    async fn embed(&self, ids: &[u32], wte: ArrayView2<'_, f32>, wpe: ArrayView2<'_, f32>, past: usize) -> Result<Array2<f32>, GpuError> {
+    async fn embed(
+        &self,
+        ids: &[u32],
+        wte: ArrayView2<'_, f32>,
+        wpe: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<Array2<f32>, GpuError> {
         let (t, c) = (ids.len(), wte.ncols());
-        let x = self.checked(|| {
-            let (ib, tb, pb, xb) = (self.upload_u32("ids", ids), self.upload("wte", &flat(wte)), self.upload("wpe", &flat(wpe)), self.buffer("x", t * c));
-            let mut batch = Batch::new(self);
-            batch.add(Kernel::Embed, &[t as u32, c as u32, past as u32, 0, wte.nrows() as u32], &[&ib, &tb, &pb, &xb], [groups_for(t * c, 256), 1, 1]);
-            batch.submit();
-            xb
-        })
-        .await?;
+        let x = self
+            .checked(|| {
+                let (ib, tb, pb, xb) = (
+                    self.upload_u32("ids", ids),
+                    self.upload("wte", &flat(wte)),
+                    self.upload("wpe", &flat(wpe)),
+                    self.buffer("x", t * c),
+                );
+                let mut batch = Batch::new(self);
+                batch.add(
+                    Kernel::Embed,
+                    &[t as u32, c as u32, past as u32, 0, wte.nrows() as u32],
+                    &[&ib, &tb, &pb, &xb],
+                    [groups_for(t * c, 256), 1, 1],
+                );
+                batch.submit();
+                xb
+            })
+            .await?;
         shape2(self.read(&x, 0, t * c).await?, t, c)
     }
-    async fn kv_append(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize) -> Result<(Array2<f32>, Array2<f32>), GpuError> {
+    async fn kv_append(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+    ) -> Result<(Array2<f32>, Array2<f32>), GpuError> {
         let (t, (cap, c)) = (qkv.nrows(), k.dim());
         let (kb, vb) = self
             .checked(|| {
-                let (qb, kb, vb) = (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.upload("v", &flat(v)));
+                let (qb, kb, vb) =
+                    (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.upload("v", &flat(v)));
                 let mut batch = Batch::new(self);
-                batch.add(Kernel::KvAppend, &[t as u32, c as u32, past as u32, 0], &[&qb, &kb, &vb], [groups_for(t * c, 256), 1, 1]);
+                batch.add(
+                    Kernel::KvAppend,
+                    &[t as u32, c as u32, past as u32, 0],
+                    &[&qb, &kb, &vb],
+                    [groups_for(t * c, 256), 1, 1],
+                );
                 batch.submit();
                 (kb, vb)
             })
             .await?;
         Ok((shape2(self.read(&kb, 0, cap * c).await?, cap, c)?, shape2(self.read(&vb, 0, cap * c).await?, cap, c)?))
     }
-    async fn attention(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, v: ArrayView2<'_, f32>, past: usize, n_head: usize, ablate: u32) -> Result<Array2<f32>, GpuError> {
+    async fn attention(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+        ablate: u32,
+    ) -> Result<Array2<f32>, GpuError> {
         let (t, c) = (qkv.nrows(), k.ncols());
         let hd = head_size(c, n_head)?;
-        let y = self.checked(|| {
-            let (qb, kb, vb, yb) = (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.upload("v", &flat(v)), self.buffer("y", t * c));
-            let mut batch = Batch::new(self);
-            let scale = 1.0 / (hd as f32).sqrt();
-            batch.add(Kernel::Attention, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale.to_bits(), 0], &[&qb, &kb, &vb, &yb], [t as u32, n_head as u32, 1]);
-            batch.submit();
-            yb
-        })
-        .await?;
+        let y = self
+            .checked(|| {
+                let (qb, kb, vb, yb) = (
+                    self.upload("qkv", &flat(qkv)),
+                    self.upload("k", &flat(k)),
+                    self.upload("v", &flat(v)),
+                    self.buffer("y", t * c),
+                );
+                let mut batch = Batch::new(self);
+                let scale = 1.0 / (hd as f32).sqrt();
+                batch.add(
+                    Kernel::Attention,
+                    &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale.to_bits(), 0],
+                    &[&qb, &kb, &vb, &yb],
+                    [t as u32, n_head as u32, 1],
+                );
+                batch.submit();
+                yb
+            })
+            .await?;
         shape2(self.read(&y, 0, t * c).await?, t, c)
     }
-    async fn attention_weights(&self, qkv: ArrayView2<'_, f32>, k: ArrayView2<'_, f32>, past: usize, n_head: usize) -> Result<Array3<f32>, GpuError> {
+    async fn attention_weights(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        past: usize,
+        n_head: usize,
+    ) -> Result<Array3<f32>, GpuError> {
         let (t, c) = (qkv.nrows(), k.ncols());
         let (hd, s) = (head_size(c, n_head)?, past + t);
-        let w = self.checked(|| {
-            let (qb, kb, wb) = (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.buffer("weights", n_head * t * s));
-            let mut batch = Batch::new(self);
-            let scale = 1.0 / (hd as f32).sqrt();
-            batch.add(Kernel::Scores, &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s as u32, scale.to_bits(), 0], &[&qb, &kb, &wb], [t as u32, n_head as u32, 1]);
-            batch.add(Kernel::Softmax, &[(n_head * t) as u32, s as u32, t as u32, past as u32, 1, 0, 0, 0], &[&wb], [(n_head * t) as u32, 1, 1]);
-            batch.submit();
-            wb
-        })
-        .await?;
+        let w = self
+            .checked(|| {
+                let (qb, kb, wb) = (
+                    self.upload("qkv", &flat(qkv)),
+                    self.upload("k", &flat(k)),
+                    self.buffer("weights", n_head * t * s),
+                );
+                let mut batch = Batch::new(self);
+                let scale = 1.0 / (hd as f32).sqrt();
+                batch.add(
+                    Kernel::Scores,
+                    &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s as u32, scale.to_bits(), 0],
+                    &[&qb, &kb, &wb],
+                    [t as u32, n_head as u32, 1],
+                );
+                batch.add(
+                    Kernel::Softmax,
+                    &[(n_head * t) as u32, s as u32, t as u32, past as u32, 1, 0, 0, 0],
+                    &[&wb],
+                    [(n_head * t) as u32, 1, 1],
+                );
+                batch.submit();
+                wb
+            })
+            .await?;
         let flat = self.read(&w, 0, n_head * t * s).await?;
         Array3::from_shape_vec((n_head, t, s), flat).map_err(|e| GpuError::Failed(e.to_string()))
     }
     async fn softmax(&self, x: ArrayView2<'_, f32>, causal: Option<(usize, usize)>) -> Result<Array2<f32>, GpuError> {
         let (rows, n) = x.dim();
         let (t, past, on) = causal.map_or((1, 0, 0), |(t, p)| (t, p, 1));
-        let xb = self.checked(|| {
-            let xb = self.upload("x", &flat(x));
-            let mut batch = Batch::new(self);
-            batch.add(Kernel::Softmax, &[rows as u32, n as u32, t as u32, past as u32, on, 0, 0, 0], &[&xb], [rows as u32, 1, 1]);
-            batch.submit();
-            xb
-        })
-        .await?;
+        let xb = self
+            .checked(|| {
+                let xb = self.upload("x", &flat(x));
+                let mut batch = Batch::new(self);
+                batch.add(
+                    Kernel::Softmax,
+                    &[rows as u32, n as u32, t as u32, past as u32, on, 0, 0, 0],
+                    &[&xb],
+                    [rows as u32, 1, 1],
+                );
+                batch.submit();
+                xb
+            })
+            .await?;
         shape2(self.read(&xb, 0, rows * n).await?, rows, n)
     }
 }

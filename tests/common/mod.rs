@@ -8,14 +8,17 @@ pub mod gpu_ops;
 #[allow(dead_code)] // each test binary uses a part
 pub fn checkpoint(folder: &str) -> (String, Vec<u8>) {
     let d = format!("{}/{folder}", env!("CARGO_MANIFEST_DIR"));
-    (std::fs::read_to_string(format!("{d}/config.json")).unwrap(), std::fs::read(format!("{d}/model.safetensors")).unwrap())
+    (
+        std::fs::read_to_string(format!("{d}/config.json")).unwrap(),
+        std::fs::read(format!("{d}/model.safetensors")).unwrap(),
+    )
 }
 
 use std::rc::Rc;
 
 use attention_live::gpt2::engine::{Cache, Engine};
-use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
 use attention_live::gpt2::gpu::GpuGpt2;
+use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
 use attention_live::gpu::Gpu;
 
 /// The backends a model test runs on: the CPU always, in both weight layouts (row-major, as
@@ -26,7 +29,9 @@ pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
     let packed = Gpt2 { config: model.config.clone(), weights: model.weights.with_layout(true) };
     let mut out = vec![Engine::Cpu(model.clone()), Engine::Cpu(Rc::new(packed))];
     match pollster::block_on(Gpu::new()) {
-        Ok(gpu) => out.push(Engine::Gpu(Rc::new(pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU")))),
+        Ok(gpu) => out.push(Engine::Gpu(Rc::new(
+            pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU"),
+        ))),
         Err(e) => eprintln!("GPU run skipped: no adapter ({e})"),
     }
     out
@@ -37,13 +42,23 @@ pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
 pub fn label(engine: &Engine) -> &'static str {
     use attention_live::gpt2::weights::LinearWeight;
     match engine {
-        Engine::Cpu(m) if m.weights.h.first().is_some_and(|b| matches!(b.attn.c_attn.weight, LinearWeight::Packed(_))) => "cpu (packed weights, the browser's layout)",
+        Engine::Cpu(m)
+            if m.weights.h.first().is_some_and(|b| matches!(b.attn.c_attn.weight, LinearWeight::Packed(_))) =>
+        {
+            "cpu (packed weights, the browser's layout)"
+        }
         e => e.backend(),
     }
 }
 
 /// One forward pass on `engine`, blocking.
 #[allow(dead_code)]
-pub fn forward(engine: &Engine, model: &Gpt2, tokens: &[u32], cache: &mut Cache, opts: &ForwardOptions) -> ForwardOutput {
+pub fn forward(
+    engine: &Engine,
+    model: &Gpt2,
+    tokens: &[u32],
+    cache: &mut Cache,
+    opts: &ForwardOptions,
+) -> ForwardOutput {
     pollster::block_on(engine.forward(model, tokens, cache, opts)).unwrap_or_else(|e| panic!("{}: {e}", label(engine)))
 }

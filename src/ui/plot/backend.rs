@@ -60,7 +60,8 @@ impl DrawingBackend for FastCanvas {
 
     fn estimate_text_size<S: BackendTextStyle>(&self, text: &str, style: &S) -> Res<(u32, u32)> {
         self.ctx.set_font(&font_of(style));
-        let width = self.ctx.measure_text(text).map(|m| m.width()).unwrap_or(style.size() * 0.6 * text.chars().count() as f64);
+        let width =
+            self.ctx.measure_text(text).map(|m| m.width()).unwrap_or(style.size() * 0.6 * text.chars().count() as f64);
         // A line box is about 1.2 em tall, as the span measurement gave.
         Ok((width.ceil() as u32, (style.size() * 1.2).ceil() as u32))
     }

@@ -22,7 +22,10 @@ pub fn draw_bars(canvas: &HtmlCanvasElement, pal: &Palette, b: &Bars) -> Result<
     let plot = if b.series.len() > 1 { legend_band(&root, &f, pal, &items)? } else { root.clone() };
     let n = b.categories.len();
     let lo = b.series.iter().flat_map(|s| s.2.iter()).copied().fold(0.0, f64::min);
-    let hi = b.y_max.unwrap_or_else(|| b.series.iter().flat_map(|s| s.2.iter()).copied().fold(0.0, f64::max) * 1.1).max(1e-9);
+    let hi = b
+        .y_max
+        .unwrap_or_else(|| b.series.iter().flat_map(|s| s.2.iter()).copied().fold(0.0, f64::max) * 1.1)
+        .max(1e-9);
     let mut chart = ChartBuilder::on(&plot)
         .margin(f.px(10.0))
         .x_label_area_size(f.px(40.0))

@@ -79,7 +79,12 @@ pub fn draw_heatmap(
         .draw()
         .map_err(err)?;
     let (xr, yr) = chart.plotting_area().get_pixel_range();
-    let rect = CellRect { x: xr.start as f64, y: yr.start as f64, w: (xr.end - xr.start) as f64, h: (yr.end - yr.start) as f64 };
+    let rect = CellRect {
+        x: xr.start as f64,
+        y: yr.start as f64,
+        w: (xr.end - xr.start) as f64,
+        h: (yr.end - yr.start) as f64,
+    };
     blit(canvas, rect, spec, pal)?;
     // The axis as drawn, for tests that check a marker against the ticks: the cells' rectangle
     // in canvas pixels and the y values at its top and bottom edges.
@@ -113,7 +118,12 @@ pub fn draw_heatmap(
         let c = viridis(1.0 - (i as f64 + 0.5) / bands as f64);
         px.extend_from_slice(&[c[0], c[1], c[2], 255]);
     }
-    let bar_rect = CellRect { x: bx.start as f64, y: by.start as f64, w: (bx.end - bx.start) as f64, h: (by.end - by.start) as f64 };
+    let bar_rect = CellRect {
+        x: bx.start as f64,
+        y: by.start as f64,
+        w: (bx.end - bx.start) as f64,
+        h: (by.end - by.start) as f64,
+    };
     blit_pixels(canvas, bar_rect, 1, bands, &px)?;
     Ok(rect)
 }
@@ -145,7 +155,7 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
     }
     let (lut, bg) = (viridis_table(), [pal.bg.0, pal.bg.1, pal.bg.2, 255]);
     let scale = 255.0 / (spec.vmax - spec.vmin).max(1e-12); // value -> level on 0..=255
-    // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
+                                                            // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
     let mut px = vec![[0u8; 4]; rows * cols];
     for (image_row, row) in px.chunks_exact_mut(cols).enumerate() {
         let r = data_row(image_row, rows, spec.rows_down);
@@ -158,7 +168,13 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
 }
 
 /// Scales a `cols` × `rows` RGBA image into `rect` of `canvas`, one crisp block per pixel.
-pub fn blit_pixels(canvas: &HtmlCanvasElement, rect: CellRect, cols: usize, rows: usize, px: &[u8]) -> Result<(), String> {
+pub fn blit_pixels(
+    canvas: &HtmlCanvasElement,
+    rect: CellRect,
+    cols: usize,
+    rows: usize,
+    px: &[u8],
+) -> Result<(), String> {
     // Offscreen canvases kept by size: resizing one reallocates its pixels, and a page often
     // alternates sizes within a frame (a matrix, then its 1 × 64 colour bar, then another matrix).
     thread_local!(static OFF: std::cell::RefCell<Vec<((usize, usize), HtmlCanvasElement)>> = const { std::cell::RefCell::new(Vec::new()) });

@@ -68,7 +68,13 @@ pub fn label_stride(label: f64, cell: f64) -> usize {
 }
 
 /// Draws the matrix in `panel` of the canvas. Returns the cell size in canvas pixels.
-pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
+pub fn draw_matrix(
+    canvas: &HtmlCanvasElement,
+    f: &Frame,
+    pal: &Palette,
+    p: &MatrixPlot,
+    panel: Panel,
+) -> Result<f64, String> {
     let ctx = context(canvas)?;
     ctx.save();
     let _ = ctx.translate(panel.x, panel.y);
@@ -77,7 +83,14 @@ pub fn draw_matrix(canvas: &HtmlCanvasElement, f: &Frame, pal: &Palette, p: &Mat
     r
 }
 
-fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, p: &MatrixPlot, panel: Panel) -> Result<f64, String> {
+fn draw_at_origin(
+    canvas: &HtmlCanvasElement,
+    ctx: &web_sys::CanvasRenderingContext2d,
+    f: &Frame,
+    pal: &Palette,
+    p: &MatrixPlot,
+    panel: Panel,
+) -> Result<f64, String> {
     let (nr, nc) = p.m.dim();
     let s = f.scale;
     let font = |px: f64| interned::font(format!("{}px sans-serif", (px * s).round()));
@@ -87,7 +100,8 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
     let longest = p.rows.iter().max_by_key(|r| r.chars().count()).map_or("", String::as_str);
     let label_w = ctx.measure_text(longest).map(|m| m.width()).unwrap_or(0.0) + 8.0 * s;
     let (top, left) = (40.0 * s, label_w.max(12.0 * s));
-    let cell = ((panel.w - left - 6.0 * s) / nc.max(1) as f64).min((panel.h - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
+    let cell =
+        ((panel.w - left - 6.0 * s) / nc.max(1) as f64).min((panel.h - top - 4.0 * s) / nr.max(1) as f64).max(1.0);
     let rgb = |c: [u8; 3]| format!("rgb({}, {}, {})", c[0], c[1], c[2]);
     let (fg, muted) = (interned::rgb(pal.fg), interned::rgb(pal.muted));
     // title
@@ -185,7 +199,15 @@ fn draw_at_origin(canvas: &HtmlCanvasElement, ctx: &web_sys::CanvasRenderingCont
 
 /// The colour key under a grid of matrices, in canvas pixels at (x, y): the weight scale
 /// (viridis, 0 to 1) and/or the signed scale (blue, white, red, per matrix ± its largest |v|).
-pub fn draw_legend(ctx: &web_sys::CanvasRenderingContext2d, f: &Frame, pal: &Palette, x: f64, y: f64, weights: bool, signed: bool) {
+pub fn draw_legend(
+    ctx: &web_sys::CanvasRenderingContext2d,
+    f: &Frame,
+    pal: &Palette,
+    x: f64,
+    y: f64,
+    weights: bool,
+    signed: bool,
+) {
     let s = f.scale;
     let fg = interned::rgb(pal.muted);
     ctx.set_font(&interned::font(format!("{}px sans-serif", (11.0 * s).round())));

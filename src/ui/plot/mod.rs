@@ -1,10 +1,10 @@
 //! Canvas plotting helpers on plotters: sizing for the device pixel ratio, fonts, axes in the
 //! theme's colours, a colour map, and a fast matrix blit for heatmaps.
 pub mod backend;
+pub mod bars;
 pub mod colormap;
 pub mod heatmap;
 pub mod interned;
-pub mod bars;
 pub mod matrix;
 pub mod widths;
 
@@ -208,7 +208,12 @@ pub fn batch_dots(canvas: &HtmlCanvasElement, pts: &[(i32, i32, f64)], colour: R
 pub type Segment = ((i32, i32), (i32, i32));
 
 /// Many line segments of one colour as a single canvas path. Segments in canvas pixels.
-pub fn batch_segments(canvas: &HtmlCanvasElement, segs: &[Segment], colour: RGBAColor, width: f64) -> Result<(), String> {
+pub fn batch_segments(
+    canvas: &HtmlCanvasElement,
+    segs: &[Segment],
+    colour: RGBAColor,
+    width: f64,
+) -> Result<(), String> {
     if segs.is_empty() {
         return Ok(());
     }

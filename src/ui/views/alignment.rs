@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use super::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::demos::alignment::{model_label, run, variant, Alignment};
 use crate::seq2seq::label;
-use crate::ui::seq2seq_models::{load_models, loading_note};
 use crate::ui::demo_frame::DemoCtx;
+use crate::ui::seq2seq_models::{load_models, loading_note};
 
 /// The attention model's weights, rows labelled by what it wrote and columns by what it read.
 fn matrix(a: &Alignment) -> Mat {
@@ -21,7 +21,11 @@ fn matrix(a: &Alignment) -> Mat {
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let models = load_models(ctx);
-    let out = Memo::new(move |_| models.with(|m| m.as_ref().map(|m| ctx.values.with(|v| run(m, v).map(Arc::new)))).map(|r| r.map_err(|e| e.to_string())));
+    let out = Memo::new(move |_| {
+        models
+            .with(|m| m.as_ref().map(|m| ctx.values.with(|v| run(m, v).map(Arc::new))))
+            .map(|r| r.map_err(|e| e.to_string()))
+    });
     Effect::new(move |_| {
         if let Some(Ok(a)) = out.get() {
             ctx.computed.set(serde_json::to_value(&*a).ok());

@@ -20,7 +20,13 @@ type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
 /// A log-log chart of several series against n. The x axis is drawn in log₂ n so that each
 /// measured length (128, 256, …) gets its own label.
-fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &str, series: &[Series]) -> Result<(), String> {
+fn draw_loglog(
+    canvas: &HtmlCanvasElement,
+    pal: &Palette,
+    title: &str,
+    y_desc: &str,
+    series: &[Series],
+) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.7, 220.0, 340.0);
     let root = area(canvas, pal)?;
     let items: Vec<(Mark, RGBColor, &str)> = series.iter().map(|(l, c, _)| (Mark::Line, *c, *l)).collect();
@@ -50,7 +56,13 @@ fn draw_loglog(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, y_desc: &
         .bold_line_style(pal.grid)
         .light_line_style(TRANSPARENT)
         .x_labels((x1.log2() - x0.log2()) as usize + 3)
-        .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-6 { format!("{}", 2f64.powi(v.round() as i32)) } else { String::new() })
+        .x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{}", 2f64.powi(v.round() as i32))
+            } else {
+                String::new()
+            }
+        })
         // a log axis: "10⁷", not "1e7"
         .y_label_formatter(&|v| {
             let s = crate::numerics::format::num(*v);
@@ -85,13 +97,21 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     // Ends a run: the worker (and what it computes) goes away.
     let halt = move || {
         running.set(None);
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.terminate()
+            }
+        });
         worker.set_value(None);
     };
     let send_next = move || {
         let Some((i, ns, d)) = running.get_untracked() else { return };
         match ns.get(i) {
-            Some(&n) => worker.with_value(|w| if let Some(w) = w { super::gpt2::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None) }),
+            Some(&n) => worker.with_value(|w| {
+                if let Some(w) = w {
+                    super::gpt2::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None)
+                }
+            }),
             None => halt(),
         }
     };
@@ -101,7 +121,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             Ok(Reply::Ready) => send_next(),
             Ok(Reply::AttentionBench { row, .. }) => {
                 rows.update(|r| r.push(row));
-                running.update(|r| if let Some(r) = r { r.0 += 1 });
+                running.update(|r| {
+                    if let Some(r) = r {
+                        r.0 += 1
+                    }
+                });
                 send_next();
             }
             Ok(Reply::Error { message, .. }) => {
@@ -118,7 +142,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let handler = StoredValue::new_local(on_message.as_ref().unchecked_ref::<js_sys::Function>().clone());
     let keep_alive = StoredValue::new_local(Some(on_message));
     on_cleanup(move || {
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.terminate()
+            }
+        });
         keep_alive.set_value(None);
     });
     let run = move |_| {
@@ -147,23 +175,37 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let ns = lengths(v);
             let pts = |f: &dyn Fn(usize) -> f64| ns.iter().map(|&n| (n as f64, f(n))).collect::<Vec<_>>();
             let (lw, lk) = (format!("sliding window, w = {w}"), format!("low rank, k = {k}"));
-            draw_loglog(&c, &pal, &format!("FLOPs of one head (d = {d})"), "FLOPs", &[
-                ("full: 4n²d", pal.orange, pts(&|n| full(n, d).flops)),
-                (&lw, pal.blue, pts(&|n| window(n, d, w).flops)),
-                (&lk, pal.green, pts(&|n| low_rank(n, d, k).flops)),
-            ])
+            draw_loglog(
+                &c,
+                &pal,
+                &format!("FLOPs of one head (d = {d})"),
+                "FLOPs",
+                &[
+                    ("full: 4n²d", pal.orange, pts(&|n| full(n, d).flops)),
+                    (&lw, pal.blue, pts(&|n| window(n, d, w).flops)),
+                    (&lk, pal.green, pts(&|n| low_rank(n, d, k).flops)),
+                ],
+            )
         }))
     });
     ctx.paint(move |pal| {
         let c = time_canvas.get()?;
         let pal = *pal;
         Some(rows.with(|r| {
-            let pts = |f: &dyn Fn(&AttentionRow) -> Option<f64>| r.iter().filter_map(|row| Some((row.n as f64, f(row)?))).collect::<Vec<_>>();
-            draw_loglog(&c, &pal, "Measured time on this computer", "milliseconds", &[
-                ("naive CPU (stores n × n)", pal.orange, pts(&|x| Some(x.naive_ms))),
-                ("tiled CPU (online softmax)", pal.blue, pts(&|x| Some(x.tiled_ms))),
-                ("GPU, fused kernel", pal.green, pts(&|x| x.gpu_ms)),
-            ])
+            let pts = |f: &dyn Fn(&AttentionRow) -> Option<f64>| {
+                r.iter().filter_map(|row| Some((row.n as f64, f(row)?))).collect::<Vec<_>>()
+            };
+            draw_loglog(
+                &c,
+                &pal,
+                "Measured time on this computer",
+                "milliseconds",
+                &[
+                    ("naive CPU (stores n × n)", pal.orange, pts(&|x| Some(x.naive_ms))),
+                    ("tiled CPU (online softmax)", pal.blue, pts(&|x| Some(x.tiled_ms))),
+                    ("GPU, fused kernel", pal.green, pts(&|x| x.gpu_ms)),
+                ],
+            )
         }))
     });
     Effect::new(move |_| {
@@ -175,11 +217,16 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let r = rows.get();
         let gpu = r.iter().find_map(|x| x.gpu_name.clone());
         let note = r.iter().find_map(|x| x.gpu_note.clone());
-        let worst = r.iter().filter_map(|x| x.gpu_max_diff).fold(None, |m: Option<f32>, e| Some(m.map_or(e, |m| m.max(e))));
+        let worst =
+            r.iter().filter_map(|x| x.gpu_max_diff).fold(None, |m: Option<f32>, e| Some(m.map_or(e, |m| m.max(e))));
         let mut parts = Vec::new();
         match (running.get(), r.is_empty()) {
-            (Some((i, ns, _)), _) => parts.push(format!("Measuring n = {} ({} of {})…", ns.get(i).copied().unwrap_or(0), i + 1, ns.len())),
-            (None, true) => parts.push("Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU).".into()),
+            (Some((i, ns, _)), _) => {
+                parts.push(format!("Measuring n = {} ({} of {})…", ns.get(i).copied().unwrap_or(0), i + 1, ns.len()))
+            }
+            (None, true) => parts.push(
+                "Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU).".into(),
+            ),
             (None, false) => {}
         }
         if let Some(g) = gpu {
@@ -188,7 +235,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             parts.push(format!("No GPU column: {n}."));
         }
         if let Some(e) = worst {
-            parts.push(format!("The GPU's output matches the naive CPU result to within {} (largest difference over every output).", crate::numerics::format::num(f64::from(e))));
+            parts.push(format!(
+                "The GPU's output matches the naive CPU result to within {} (largest difference over every output).",
+                crate::numerics::format::num(f64::from(e))
+            ));
         }
         parts.join(" ")
     };
@@ -210,7 +260,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 .collect();
             super::number_table(
                 "Measured: one head of causal self-attention".into(),
-                ["n", "naive CPU", "tiled CPU", "GPU fused", "naive: stored scores", "tiled: state per row"].map(String::from).to_vec(),
+                ["n", "naive CPU", "tiled CPU", "GPU fused", "naive: stored scores", "tiled: state per row"]
+                    .map(String::from)
+                    .to_vec(),
                 body,
             )
         })

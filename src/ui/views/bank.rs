@@ -39,9 +39,18 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Bank) -> Result<
         .build_cartesian_2d(-0.1f64..2.3f64, -0.1f64..2.3f64)
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "money", "nature").x_labels(6).y_labels(6).draw().map_err(err)?;
-    let arrow = |to: [f64; 2], colour: RGBColor, w: f64| PathElement::new(vec![(0.0, 0.0), (to[0], to[1])], colour.stroke_width(f.px(w)));
+    let arrow = |to: [f64; 2], colour: RGBColor, w: f64| {
+        PathElement::new(vec![(0.0, 0.0), (to[0], to[1])], colour.stroke_width(f.px(w)))
+    };
     chart.draw_series([arrow([1.0, 1.0], pal.muted, 2.0), arrow(o.output, pal.orange, 3.0)]).map_err(err)?;
-    let pts: Vec<_> = o.vectors.iter().map(|v| { let (x, y) = chart.backend_coord(&(v[0], v[1])); (x, y, 4.5 * f.scale) }).collect();
+    let pts: Vec<_> = o
+        .vectors
+        .iter()
+        .map(|v| {
+            let (x, y) = chart.backend_coord(&(v[0], v[1]));
+            (x, y, 4.5 * f.scale)
+        })
+        .collect();
     batch_dots(canvas, &pts, pal.blue.to_rgba())?;
     let (ox, oy) = chart.backend_coord(&(o.output[0], o.output[1]));
     batch_dots(canvas, &[(ox, oy, 5.5 * f.scale)], pal.orange.to_rgba())?;
@@ -50,9 +59,17 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Bank) -> Result<
     for (t, v) in o.tokens.iter().zip(&o.vectors) {
         if !seen.contains(t) {
             seen.push(*t);
-            chart.draw_series(std::iter::once(Text::new(t.to_string(), (v[0] + 0.05, v[1] + 0.05), font.clone()))).map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(t.to_string(), (v[0] + 0.05, v[1] + 0.05), font.clone())))
+                .map_err(err)?;
         }
     }
-    chart.draw_series(std::iter::once(Text::new("bank, in context".to_string(), (o.output[0] + 0.05, o.output[1] - 0.12), f.font(12.0, pal.orange)))).map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            "bank, in context".to_string(),
+            (o.output[0] + 0.05, o.output[1] - 0.12),
+            f.font(12.0, pal.orange),
+        )))
+        .map_err(err)?;
     root.present().map_err(err)
 }

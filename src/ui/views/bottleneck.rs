@@ -5,13 +5,13 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
 
-use crate::ui::seq2seq_models::load_models;
 use crate::demos::alignment::model_label;
 use crate::demos::bottleneck::{curve, variant, Curve, LIVE_SAMPLES};
 use crate::seq2seq::eval::{accuracy, Accuracy};
 use crate::seq2seq::Variant;
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
+use crate::ui::seq2seq_models::load_models;
 
 /// One live measurement.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -25,11 +25,20 @@ struct Live {
 /// The curves, the lengths measured here as rings, and a dashed line at the length the button
 /// will measure next.
 #[allow(clippy::too_many_arguments)]
-fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: &Curve, shown: [Variant; 2], token: bool, live: &[Live], next: usize) -> Result<(), String> {
+fn draw(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::ui::theme::Palette,
+    curve: &Curve,
+    shown: [Variant; 2],
+    token: bool,
+    live: &[Live],
+    next: usize,
+) -> Result<(), String> {
     let f = fit_canvas(c, 0.6, 240.0, 360.0);
     let root = area(c, pal)?;
     let colours = [pal.orange, pal.blue];
-    let mut items: Vec<(Mark, RGBColor, &str)> = shown.iter().zip(colours).map(|(&v, c)| (Mark::Line, c, model_label(v))).collect();
+    let mut items: Vec<(Mark, RGBColor, &str)> =
+        shown.iter().zip(colours).map(|(&v, c)| (Mark::Line, c, model_label(v))).collect();
     if !live.is_empty() {
         items.push((Mark::Dot, pal.fg, "measured here"));
     }
@@ -47,7 +56,14 @@ fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: 
         .draw()
         .map_err(err)?;
     let x = next as f64;
-    chart.draw_series(DashedLineSeries::new([(x, 0.0), (x, 1.02)], f.px(4.0), f.px(3.0), pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(x, 0.0), (x, 1.02)],
+            f.px(4.0),
+            f.px(3.0),
+            pal.muted.stroke_width(f.px(1.0)),
+        ))
+        .map_err(err)?;
     for (&v, colour) in shown.iter().zip(colours) {
         let Some(s) = curve.variants.get(v.key()) else { continue };
         let ys = if token { &s.token } else { &s.exact };
@@ -56,7 +72,9 @@ fn draw(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, curve: 
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, f.px(2.5), colour.filled()))).map_err(err)?;
         for l in live.iter().filter(|l| l.variant == v) {
             let y = if token { l.acc.token } else { l.acc.exact };
-            chart.draw_series([Circle::new((l.length as f64, y), f.px(6.0), colour.stroke_width(f.px(2.5)))]).map_err(err)?;
+            chart
+                .draw_series([Circle::new((l.length as f64, y), f.px(6.0), colour.stroke_width(f.px(2.5)))])
+                .map_err(err)?;
         }
     }
     root.present().map_err(err)
@@ -71,7 +89,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     ctx.paint(move |pal| {
         let c = canvas.get()?;
         let pal = *pal;
-        let (v, token, next) = ctx.values.with(|x| (variant(x), x.text("measure") == "token", x.int("length").clamp(1, 30) as usize));
+        let (v, token, next) =
+            ctx.values.with(|x| (variant(x), x.text("measure") == "token", x.int("length").clamp(1, 30) as usize));
         Some(curve.with_value(|cv| match cv {
             Ok(cv) => live.with(|l| draw(&c, &pal, cv, [Variant::Fixed, v], token, l, next)),
             Err(e) => Err(e.clone()),
@@ -79,21 +98,29 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     });
     Effect::new(move |_| {
         let l = live.get();
-        ctx.computed.set((!l.is_empty()).then(|| serde_json::json!({ "measured_here": l, "samples_per_length": LIVE_SAMPLES })));
+        ctx.computed.set(
+            (!l.is_empty()).then(|| serde_json::json!({ "measured_here": l, "samples_per_length": LIVE_SAMPLES })),
+        );
     });
     let measure = move |_| {
         if busy.get_untracked() || models.with_untracked(Option::is_none) {
             return;
         }
         busy.set(true);
-        let (v, length, seed) = ctx.values.with_untracked(|x| (variant(x), x.int("length").clamp(1, 30) as usize, x.seed("seed")));
+        let (v, length, seed) =
+            ctx.values.with_untracked(|x| (variant(x), x.int("length").clamp(1, 30) as usize, x.seed("seed")));
         // Let the page paint "Measuring…" before the work, which takes a moment.
         set_timeout(
             move || {
                 if let Some(m) = models.get_untracked() {
                     let rows: Vec<Live> = [Variant::Fixed, v]
                         .into_iter()
-                        .map(|variant| Live { variant, length, seed, acc: accuracy(m.get(variant), length, LIVE_SAMPLES, u64::from(seed) * 1000 + length as u64) })
+                        .map(|variant| Live {
+                            variant,
+                            length,
+                            seed,
+                            acc: accuracy(m.get(variant), length, LIVE_SAMPLES, u64::from(seed) * 1000 + length as u64),
+                        })
                         .collect();
                     live.update(|l| {
                         l.retain(|x| !rows.iter().any(|r| (r.variant, r.length) == (x.variant, x.length)));
@@ -107,19 +134,39 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     let button_label = move || {
         let l = ctx.values.with(|x| x.int("length"));
-        if busy.get() { format!("Measuring length {l}…") } else { format!("Measure length {l} here ({LIVE_SAMPLES} new strings)") }
+        if busy.get() {
+            format!("Measuring length {l}…")
+        } else {
+            format!("Measure length {l} here ({LIVE_SAMPLES} new strings)")
+        }
     };
     let table = move || {
         let rows = live.get();
         (!rows.is_empty()).then(|| {
-            let shipped = |r: &Live| curve.with_value(|c| c.as_ref().ok().and_then(|c| {
-                let i = c.lengths.iter().position(|&l| l == r.length)?;
-                Some(c.variants.get(r.variant.key())?.exact[i])
-            }));
+            let shipped = |r: &Live| {
+                curve.with_value(|c| {
+                    c.as_ref().ok().and_then(|c| {
+                        let i = c.lengths.iter().position(|&l| l == r.length)?;
+                        Some(c.variants.get(r.variant.key())?.exact[i])
+                    })
+                })
+            };
             super::number_table(
                 format!("Measured in this browser, {LIVE_SAMPLES} random strings per length"),
-                ["model", "length", "whole word right", "letters right", "training script (200 strings)"].map(String::from).to_vec(),
-                rows.iter().map(|r| vec![model_label(r.variant).to_string(), r.length.to_string(), format!("{:.0}%", r.acc.exact * 100.0), format!("{:.1}%", r.acc.token * 100.0), shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0))]).collect(),
+                ["model", "length", "whole word right", "letters right", "training script (200 strings)"]
+                    .map(String::from)
+                    .to_vec(),
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            model_label(r.variant).to_string(),
+                            r.length.to_string(),
+                            format!("{:.0}%", r.acc.exact * 100.0),
+                            format!("{:.1}%", r.acc.token * 100.0),
+                            shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0)),
+                        ]
+                    })
+                    .collect(),
             )
         })
     };

@@ -7,9 +7,9 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 
 use crate::demos::flash_steps::{from_values, FlashSteps, TOL};
-use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 use crate::state::Value;
 use crate::ui::demo_frame::DemoCtx;
+use crate::ui::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
 
 fn f3(x: f64) -> String {
     format!("{x:.3}")
@@ -21,7 +21,11 @@ fn vector(v: &[f64]) -> String {
 
 /// Millions of elements, or plain below ten thousand.
 fn count(x: u64) -> String {
-    if x >= 10_000 { format!("{:.1} M", x as f64 / 1e6) } else { x.to_string() }
+    if x >= 10_000 {
+        format!("{:.1} M", x as f64 / 1e6)
+    } else {
+        x.to_string()
+    }
 }
 
 /// The row's keys as columns: tile, score, exp(s − m) for the keys seen so far (m = the
@@ -32,9 +36,12 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
     let m = last.map(|s| s.m_after);
     let cell = |j: usize| if j < seen { "seen" } else { "unseen" };
     let tile_of = |j: usize| j / o.tile;
-    let head = (0..o.n).map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{j}")}</th> }).collect_view();
+    let head = (0..o.n)
+        .map(|j| view! { <th scope="col" class=format!("{} t{}", cell(j), tile_of(j) % 2)>{format!("k{j}")}</th> })
+        .collect_view();
     let row = |label: &'static str, f: &dyn Fn(usize) -> String| {
-        let cells = (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
+        let cells =
+            (0..o.n).map(|j| view! { <td class=format!("{} t{}", cell(j), tile_of(j) % 2)>{f(j)}</td> }).collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
     };
     let caption = format!("Query row {}: its keys in tiles of {}", o.row, o.tile);
@@ -60,7 +67,12 @@ fn keys_table(o: &FlashSteps) -> impl IntoView {
 fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, o: &FlashSteps) -> Result<(), String> {
     let f = fit_canvas(c, 0.45, 200.0, 280.0);
     let root = area(c, pal)?;
-    let rest = legend_band(&root, &f, pal, &[(Mark::Dot, pal.blue, "score sⱼ (filled: tile processed)"), (Mark::Line, pal.orange, "running maximum m")])?;
+    let rest = legend_band(
+        &root,
+        &f,
+        pal,
+        &[(Mark::Dot, pal.blue, "score sⱼ (filled: tile processed)"), (Mark::Line, pal.orange, "running maximum m")],
+    )?;
     let lo = o.scores.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
     let hi = o.scores.iter().copied().fold(f64::NEG_INFINITY, f64::max).max(0.0);
     let pad = 0.1 * (hi - lo).max(1e-6);
@@ -77,7 +89,14 @@ fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, 
         .map_err(err)?;
     for b in (o.tile..o.n).step_by(o.tile) {
         let x = b as f64 - 0.5; // between key b − 1 and key b
-        chart.draw_series(DashedLineSeries::new([(x, lo - pad), (x, hi + pad)], f.px(4.0), f.px(3.0), pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x, lo - pad), (x, hi + pad)],
+                f.px(4.0),
+                f.px(3.0),
+                pal.muted.stroke_width(f.px(1.0)),
+            ))
+            .map_err(err)?;
     }
     let seen = o.shown.checked_sub(1).and_then(|i| o.steps.get(i)).map_or(0, |s| s.keys.1);
     for (j, &s) in o.scores.iter().enumerate() {
@@ -86,7 +105,9 @@ fn draw_scores(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, 
     }
     for st in &o.steps[..o.shown] {
         let (a, b) = (st.keys.0 as f64 - 0.5, st.keys.1 as f64 - 0.5);
-        chart.draw_series(LineSeries::new([(a, st.m_after), (b, st.m_after)], pal.orange.stroke_width(f.px(2.5)))).map_err(err)?;
+        chart
+            .draw_series(LineSeries::new([(a, st.m_after), (b, st.m_after)], pal.orange.stroke_width(f.px(2.5))))
+            .map_err(err)?;
     }
     root.present().map_err(err)
 }
@@ -137,7 +158,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let status = move || {
         out.with(|o| match o.shown {
             0 => format!("No tile yet: m = −∞, ℓ = 0, acc = 0. {} tiles to go.", o.steps.len()),
-            k if k < o.steps.len() => format!("After tile {k} of {}: acc/ℓ is the attention over the first {} keys only.", o.steps.len(), o.steps[k - 1].keys.1),
+            k if k < o.steps.len() => format!(
+                "After tile {k} of {}: acc/ℓ is the attention over the first {} keys only.",
+                o.steps.len(),
+                o.steps[k - 1].keys.1
+            ),
             k => format!("All {k} tiles done: acc/ℓ = {} is the output.", vector(&o.tiled)),
         })
     };

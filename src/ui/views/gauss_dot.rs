@@ -20,13 +20,20 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         Some(out.with(|o| {
             draw_plane(&p, &pal, o)?;
             let cats: Vec<String> = (0..4).map(|i| format!("k{i}")).collect();
-            draw_bars(&b, &pal, &Bars {
-                categories: &cats,
-                series: &[("softmax of −½‖q − k‖²", pal.blue, &o.w_gauss), ("softmax of qᵀk", pal.orange, &o.w_dot)],
-                x_desc: "key",
-                y_desc: "weight",
-                y_max: Some(1.0),
-            })
+            draw_bars(
+                &b,
+                &pal,
+                &Bars {
+                    categories: &cats,
+                    series: &[
+                        ("softmax of −½‖q − k‖²", pal.blue, &o.w_gauss),
+                        ("softmax of qᵀk", pal.orange, &o.w_dot),
+                    ],
+                    x_desc: "key",
+                    y_desc: "weight",
+                    y_max: Some(1.0),
+                },
+            )
         }))
     });
     let f = |x: f64| format!("{x:.3}").replace('-', "−");
@@ -66,13 +73,38 @@ fn draw_plane(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &GaussDot) 
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "", "").x_labels(7).y_labels(7).draw().map_err(err)?;
     let origin = (0.0, 0.0);
-    chart.draw_series(std::iter::once(PathElement::new(vec![origin, (o.q[0], o.q[1])], pal.orange.stroke_width(f.px(3.0))))).map_err(err)?;
-    let pts: Vec<_> = o.keys.iter().map(|k| { let (x, y) = chart.backend_coord(&(k[0], k[1])); (x, y, 5.0 * f.scale) }).collect();
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![origin, (o.q[0], o.q[1])],
+            pal.orange.stroke_width(f.px(3.0)),
+        )))
+        .map_err(err)?;
+    let pts: Vec<_> = o
+        .keys
+        .iter()
+        .map(|k| {
+            let (x, y) = chart.backend_coord(&(k[0], k[1]));
+            (x, y, 5.0 * f.scale)
+        })
+        .collect();
     batch_dots(canvas, &pts, pal.blue.to_rgba())?;
     let (qx, qy) = chart.backend_coord(&(o.q[0], o.q[1]));
     batch_dots(canvas, &[(qx, qy, 5.0 * f.scale)], pal.orange.to_rgba())?;
     let font = f.font(13.0, pal.fg);
-    chart.draw_series(o.keys.iter().enumerate().map(|(i, k)| Text::new(format!("k{i}"), (k[0] + 0.12, k[1] + 0.12), font.clone()))).map_err(err)?;
-    chart.draw_series(std::iter::once(Text::new("q".to_string(), (o.q[0] + 0.12, o.q[1] + 0.12), f.font(14.0, pal.orange)))).map_err(err)?;
+    chart
+        .draw_series(
+            o.keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| Text::new(format!("k{i}"), (k[0] + 0.12, k[1] + 0.12), font.clone())),
+        )
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            "q".to_string(),
+            (o.q[0] + 0.12, o.q[1] + 0.12),
+            f.font(14.0, pal.orange),
+        )))
+        .map_err(err)?;
     root.present().map_err(err)
 }

@@ -31,7 +31,11 @@ fn table(o: &KernelCurves) -> impl IntoView {
     // every 20th point: d = −3, −2.5, …, 3
     let rows = (0..o.d.len())
         .step_by(20)
-        .map(|i| std::iter::once(format!("{:.2}", o.d[i])).chain(o.curves.iter().map(|(_, v)| format!("{:.4}", v[i]))).collect())
+        .map(|i| {
+            std::iter::once(format!("{:.2}", o.d[i]))
+                .chain(o.curves.iter().map(|(_, v)| format!("{:.4}", v[i])))
+                .collect()
+        })
         .collect();
     let head = std::iter::once("d".to_string()).chain(o.curves.iter().map(|(k, _)| format!("{k} K(d)"))).collect();
     number_table(format!("Kernel values at σ = {}", o.sigma), head, rows)

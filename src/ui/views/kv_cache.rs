@@ -30,7 +30,17 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         // Short labels: three fit under the bars on a phone.
         let cats: Vec<String> = vars.iter().map(|(n, x)| format!("{n} ({})", x.kv_heads)).collect();
         let gib: Vec<f64> = vars.iter().map(|(_, x)| x.bytes() as f64 / (1u64 << 30) as f64).collect();
-        Some(draw_bars(&c, &pal, &Bars { categories: &cats, series: &[("KV cache", pal.blue, &gib)], x_desc: "variant (key-value heads)", y_desc: "GiB", y_max: None }))
+        Some(draw_bars(
+            &c,
+            &pal,
+            &Bars {
+                categories: &cats,
+                series: &[("KV cache", pal.blue, &gib)],
+                x_desc: "variant (key-value heads)",
+                y_desc: "GiB",
+                y_max: None,
+            },
+        ))
     });
     let readout = move || {
         let x = s.get();
@@ -56,7 +66,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             .iter()
             .map(|m| {
                 let x = m.shape();
-                vec![m.name.into(), x.layers.to_string(), format!("{} × {}", x.kv_heads, x.head_size), x.positions.to_string(), size(x.bytes_per_token()), size(x.bytes())]
+                vec![
+                    m.name.into(),
+                    x.layers.to_string(),
+                    format!("{} × {}", x.kv_heads, x.head_size),
+                    x.positions.to_string(),
+                    size(x.bytes_per_token()),
+                    size(x.bytes()),
+                ]
             })
             .collect(),
     );

@@ -23,7 +23,15 @@ use crate::ui::theme::Palette;
 type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
 /// Curves against an integer x on a log y axis, with an optional vertical marker at `mark`.
-fn draw_log_y(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, x_desc: &str, y_desc: &str, series: &[Series], mark: Option<f64>) -> Result<(), String> {
+fn draw_log_y(
+    canvas: &HtmlCanvasElement,
+    pal: &Palette,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+    mark: Option<f64>,
+) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.7, 220.0, 320.0);
     let root = area(canvas, pal)?;
     let items: Vec<(Mark, RGBColor, &str)> = series.iter().map(|(l, c, _)| (Mark::Line, *c, *l)).collect();
@@ -40,7 +48,9 @@ fn draw_log_y(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, x_desc: &s
     style_mesh(&mut chart, &f, pal, x_desc, y_desc)
         .x_labels(8)
         .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
-        .y_label_formatter(&|v| crate::ui::plot::matrix::short(*v)).draw().map_err(err)?;
+        .y_label_formatter(&|v| crate::ui::plot::matrix::short(*v))
+        .draw()
+        .map_err(err)?;
     if let Some(k) = mark {
         chart.draw_series(LineSeries::new([(k, floor), (k, 1.5)], pal.muted.stroke_width(f.px(1.0)))).map_err(err)?;
     }
@@ -53,7 +63,11 @@ fn draw_log_y(canvas: &HtmlCanvasElement, pal: &Palette, title: &str, x_desc: &s
 }
 
 fn pct(x: f64) -> String {
-    if x < 0.001 { format!("{:.2}%", x * 100.0) } else { format!("{:.1}%", x * 100.0) }
+    if x < 0.001 {
+        format!("{:.2}%", x * 100.0)
+    } else {
+        format!("{:.1}%", x * 100.0)
+    }
 }
 
 pub fn view(ctx: DemoCtx) -> AnyView {
@@ -69,7 +83,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         match serde_json::from_str::<Reply>(&json) {
             Ok(Reply::Ready) => {
-                worker.with_value(|w| if let Some(w) = w { super::gpt2::post(w, &Request::Backend { choice: BackendChoice::Cpu, fault: false }, None) });
+                worker.with_value(|w| {
+                    if let Some(w) = w {
+                        super::gpt2::post(w, &Request::Backend { choice: BackendChoice::Cpu, fault: false }, None)
+                    }
+                });
                 ready.set(true);
             }
             Ok(Reply::Loaded { name, .. }) => {
@@ -97,7 +115,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     }
     let keep_alive = StoredValue::new_local(Some(on_message));
     on_cleanup(move || {
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.terminate()
+            }
+        });
         keep_alive.set_value(None);
     });
 
@@ -106,7 +128,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         if !ready.get() {
             return;
         }
-        let (model, layer, head) = values.with(|v| (v.text("model").to_string(), v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
+        let (model, layer, head) = values
+            .with(|v| (v.text("model").to_string(), v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
         let req = if loaded.get().as_deref() == Some(model.as_str()) {
             let id = next_id.get_value() + 1;
             next_id.set_value(id);
@@ -118,7 +141,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         } else {
             return;
         };
-        worker.with_value(|w| if let Some(w) = w { super::gpt2::post(w, &req, None) });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                super::gpt2::post(w, &req, None)
+            }
+        });
     });
 
     let report = RwSignal::new(None::<Arc<LowRank>>);
@@ -149,7 +176,20 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let f = crate::ui::plot::fit_canvas(c, 0.9, 240.0, 480.0);
         let root = area(c, pal)?;
         let value = |r: usize, col: usize| m[r][col];
-        let spec = HeatmapSpec { rows: n, cols: n, value: &value, vmin: 0.0, vmax, x_range: (0.0, n as f64), y_range: (0.0, n as f64), rows_down: true, x_integer: true, x_desc: "key position", y_desc: "query position", bar_label: "weight" };
+        let spec = HeatmapSpec {
+            rows: n,
+            cols: n,
+            value: &value,
+            vmin: 0.0,
+            vmax,
+            x_range: (0.0, n as f64),
+            y_range: (0.0, n as f64),
+            rows_down: true,
+            x_integer: true,
+            x_desc: "key position",
+            y_desc: "query position",
+            bar_label: "weight",
+        };
         draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
     };
     let vmax = |r: &LowRank| r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
@@ -172,7 +212,15 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let r = r.as_ref()?;
             let top = r.sigma.first().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE);
             let pts = r.sigma.iter().enumerate().map(|(i, s)| ((i + 1) as f64, s / top)).collect();
-            Some(draw_log_y(&c, &pal, "Singular values of P", "index i", "σᵢ / σ₁", &[("σᵢ / σ₁", pal.blue, pts)], Some(k() as f64)))
+            Some(draw_log_y(
+                &c,
+                &pal,
+                "Singular values of P",
+                "index i",
+                "σᵢ / σ₁",
+                &[("σᵢ / σ₁", pal.blue, pts)],
+                Some(k() as f64),
+            ))
         })
     });
     ctx.paint(move |pal| {
@@ -180,12 +228,25 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let pal = *pal;
         report.with(|r| {
             let r = r.as_ref()?;
-            let best: Vec<(f64, f64)> = r.output_error.iter().enumerate().skip(1).map(|(k, &e)| (k as f64, e)).collect();
+            let best: Vec<(f64, f64)> =
+                r.output_error.iter().enumerate().skip(1).map(|(k, &e)| (k as f64, e)).collect();
             let mut series = vec![("P → its best rank-k P_k (SVD)", pal.blue, best)];
             if let Some(l) = &r.linformer_error {
-                series.push(("Linformer, k averaged positions", pal.orange, l.iter().enumerate().map(|(i, &e)| ((i + 1) as f64, e)).collect()));
+                series.push((
+                    "Linformer, k averaged positions",
+                    pal.orange,
+                    l.iter().enumerate().map(|(i, &e)| ((i + 1) as f64, e)).collect(),
+                ));
             }
-            Some(draw_log_y(&c, &pal, "Error of the attention output", "rank k", "relative error", &series, Some(k() as f64)))
+            Some(draw_log_y(
+                &c,
+                &pal,
+                "Error of the attention output",
+                "rank k",
+                "relative error",
+                &series,
+                Some(k() as f64),
+            ))
         })
     });
 
@@ -198,7 +259,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let n = r.sigma.len();
         let k = k().min(n);
         let (want_l, want_h) = values.with(|v| (v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
-        let clamped = if (want_l, want_h) != (h.layer, h.head) { " (this model has fewer layers or heads than asked; showing its last)" } else { "" };
+        let clamped = if (want_l, want_h) != (h.layer, h.head) {
+            " (this model has fewer layers or heads than asked; showing its last)"
+        } else {
+            ""
+        };
         let mut s = format!(
             "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
             h.layer,
@@ -210,7 +275,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         );
         match &r.linformer_error {
             Some(l) => s.push_str(&format!(" Linformer with {k} averaged positions: {} error.", pct(l[k - 1]))),
-            None => s.push_str(" Linformer's curve needs the mask off: projecting the positions mixes future keys into the past."),
+            None => s.push_str(
+                " Linformer's curve needs the mask off: projecting the positions mixes future keys into the past.",
+            ),
         }
         s
     };

@@ -20,7 +20,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let answer = move || {
         out.with(|o| {
             let [r, g, b] = o.output.map(|x| x.round() as u8);
-            let (i, w) = o.weights.iter().copied().enumerate().fold((0, 0.0), |a, (i, w)| if w > a.1 { (i, w) } else { a });
+            let (i, w) =
+                o.weights.iter().copied().enumerate().fold((0, 0.0), |a, (i, w)| if w > a.1 { (i, w) } else { a });
             (format!("rgb({r}, {g}, {b})"), format!("Largest weight: {} ({:.2})", o.keys[i], w))
         })
     };
@@ -97,9 +98,11 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Lookup) -> Resul
         .map_err(err)?;
     // An outline, so that white and near-background bars stay visible.
     chart
-        .draw_series((0..n).map(|i| {
-            Rectangle::new([(0.0, row(i) - 0.36), (o.weights[i], row(i) + 0.36)], pal.muted.stroke_width(1))
-        }))
+        .draw_series(
+            (0..n).map(|i| {
+                Rectangle::new([(0.0, row(i) - 0.36), (o.weights[i], row(i) + 0.36)], pal.muted.stroke_width(1))
+            }),
+        )
         .map_err(err)?;
     chart
         .draw_series((0..n).map(|i| {

@@ -6,8 +6,8 @@ use ndarray::Array2;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
 use crate::ui::demo_frame::DemoCtx;
-use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
 use crate::ui::plot::fit_canvas_growing;
+use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
 
 /// A matrix with everything needed to draw it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,10 +45,18 @@ impl Mat {
 /// pixels (one canvas instead of one per matrix: a slider that resizes a dozen canvases costs
 /// a dozen surface reallocations per move).
 #[component]
-pub fn MatrixGrid(ctx: DemoCtx, #[prop(into)] mats: Signal<Vec<Mat>>, #[prop(default = 190.0)] min_w: f64) -> impl IntoView {
+pub fn MatrixGrid(
+    ctx: DemoCtx,
+    #[prop(into)] mats: Signal<Vec<Mat>>,
+    #[prop(default = 190.0)] min_w: f64,
+) -> impl IntoView {
     let (canvas, clip) = (NodeRef::<Canvas>::new(), NodeRef::<Div>::new());
-    ctx.paint(move |pal| Some((canvas.get()?, clip.get()?)).map(|(c, d)| mats.with(|ms| draw_grid(&c, &d, pal, ms, min_w))));
-    let label = move || mats.with(|ms| format!("Matrices: {}", ms.iter().map(|m| m.title.as_str()).collect::<Vec<_>>().join("; ")));
+    ctx.paint(move |pal| {
+        Some((canvas.get()?, clip.get()?)).map(|(c, d)| mats.with(|ms| draw_grid(&c, &d, pal, ms, min_w)))
+    });
+    let label = move || {
+        mats.with(|ms| format!("Matrices: {}", ms.iter().map(|m| m.title.as_str()).collect::<Vec<_>>().join("; ")))
+    };
     view! { <div class="matrix-clip" node_ref=clip><canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas></div> }
 }
 
@@ -56,15 +64,35 @@ pub fn MatrixGrid(ctx: DemoCtx, #[prop(into)] mats: Signal<Vec<Mat>>, #[prop(def
 const ANNOTATE_BUDGET: usize = 160;
 
 fn dims(m: &Mat) -> (usize, usize, usize) {
-    (m.rows.len(), m.rows.first().map_or(0, Vec::len), m.row_labels.iter().map(|l| l.chars().count()).max().unwrap_or(1))
+    (
+        m.rows.len(),
+        m.rows.first().map_or(0, Vec::len),
+        m.row_labels.iter().map(|l| l.chars().count()).max().unwrap_or(1),
+    )
 }
 
-fn draw_grid(c: &HtmlCanvasElement, clip: &HtmlElement, pal: &crate::ui::theme::Palette, ms: &[Mat], min_w: f64) -> Result<(), String> {
+fn draw_grid(
+    c: &HtmlCanvasElement,
+    clip: &HtmlElement,
+    pal: &crate::ui::theme::Palette,
+    ms: &[Mat],
+    min_w: f64,
+) -> Result<(), String> {
     // Layout in CSS pixels: k columns of width w; each row of panels as tall as its tallest.
     let layout = |css_w: f64| {
         let k = ((css_w / min_w).floor() as usize).clamp(1, ms.len().max(1));
         let w = css_w / k as f64;
-        let heights: Vec<f64> = ms.chunks(k).map(|row| row.iter().map(|m| { let (r, c, l) = dims(m); panel_height(w, r, c, l) }).fold(0.0, f64::max)).collect();
+        let heights: Vec<f64> = ms
+            .chunks(k)
+            .map(|row| {
+                row.iter()
+                    .map(|m| {
+                        let (r, c, l) = dims(m);
+                        panel_height(w, r, c, l)
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .collect();
         (k, w, heights)
     };
     const LEGEND: f64 = 24.0; // CSS pixels for the colour key under the grid
@@ -73,13 +101,21 @@ fn draw_grid(c: &HtmlCanvasElement, clip: &HtmlElement, pal: &crate::ui::theme::
     let ctx = crate::ui::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, c.height() as f64); // all of it: the part below f.h too
-    // Printed values cost a fillText each: only for grids small enough to stay under a frame.
-    let annotate = ms.iter().map(|m| { let (r, c, _) = dims(m); r * c }).sum::<usize>() <= ANNOTATE_BUDGET;
+                                                            // Printed values cost a fillText each: only for grids small enough to stay under a frame.
+    let annotate = ms
+        .iter()
+        .map(|m| {
+            let (r, c, _) = dims(m);
+            r * c
+        })
+        .sum::<usize>()
+        <= ANNOTATE_BUDGET;
     let mut y = 0.0;
     for (row, h) in ms.chunks(k).zip(heights) {
         for (i, m) in row.iter().enumerate() {
             let (nr, nc, _) = dims(m);
-            let a = Array2::from_shape_vec((nr, nc), m.rows.iter().flatten().copied().collect()).map_err(|e| e.to_string())?;
+            let a = Array2::from_shape_vec((nr, nc), m.rows.iter().flatten().copied().collect())
+                .map_err(|e| e.to_string())?;
             let plot = MatrixPlot {
                 title: &m.title,
                 m: a.view(),
@@ -106,7 +142,9 @@ pub fn mat_table(m: &Mat) -> impl IntoView {
         .rows
         .iter()
         .enumerate()
-        .map(|(i, r)| std::iter::once(m.row_labels.get(i).cloned().unwrap_or_default()).chain(r.iter().map(|v| num(*v))).collect())
+        .map(|(i, r)| {
+            std::iter::once(m.row_labels.get(i).cloned().unwrap_or_default()).chain(r.iter().map(|v| num(*v))).collect()
+        })
         .collect();
     super::number_table(m.title.clone(), head, rows)
 }

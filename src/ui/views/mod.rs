@@ -1,31 +1,31 @@
 //! One view per demo: canvases and tables drawn from the demo's DOM-free outputs.
+pub mod alignment;
+pub mod attention_cost;
 pub mod bank;
+pub mod bottleneck;
 pub mod causal;
 pub mod collapse;
+pub mod flash_steps;
 pub mod gauss_dot;
 pub mod gpt2;
 pub mod kernels;
+pub mod kv_cache;
+pub mod linformer;
 pub mod lookup;
 pub mod matrix_canvas;
 pub mod multi_head;
 pub mod nw;
 pub mod padding;
 pub mod pe_shift;
+pub mod rnn_problems;
 pub mod rope;
 pub mod scaling;
 pub mod scorers;
 pub mod self_attention;
 pub mod sinusoidal;
+pub mod sliding_window;
 pub mod two_heads;
 pub mod wpe;
-pub mod alignment;
-pub mod attention_cost;
-pub mod bottleneck;
-pub mod rnn_problems;
-pub mod kv_cache;
-pub mod sliding_window;
-pub mod flash_steps;
-pub mod linformer;
 
 use leptos::prelude::*;
 

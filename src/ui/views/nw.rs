@@ -86,7 +86,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
     let status = move || {
         out.with(|o| {
-            let loo = o.loo.map(|l| format!("Leave-one-out error at σ = {}: {:.3}.", fmt_num(round_sig(o.sigma, 3)), l.loss)).unwrap_or_default();
+            let loo = o
+                .loo
+                .map(|l| format!("Leave-one-out error at σ = {}: {:.3}.", fmt_num(round_sig(o.sigma, 3)), l.loss))
+                .unwrap_or_default();
             let qe = match o.q_estimate {
                 Some(v) => format!("f({}) = {:.3} (truth {:.3}).", fmt_num(o.q), v, 2.0 * o.q.sin() + o.q),
                 None => format!("f({}) is undefined: no training point is within σ of q.", fmt_num(o.q)),
@@ -181,7 +184,14 @@ fn fit_loop(
 
 fn tables(o: &NwOutput) -> impl IntoView {
     let rows = (0..o.x_train.len())
-        .map(|i| vec![i.to_string(), format!("{:.4}", o.x_train[i]), format!("{:.4}", o.y_train[i]), format!("{:.6}", o.q_weights[i])])
+        .map(|i| {
+            vec![
+                i.to_string(),
+                format!("{:.4}", o.x_train[i]),
+                format!("{:.4}", o.y_train[i]),
+                format!("{:.6}", o.q_weights[i]),
+            ]
+        })
         .collect();
     let grid_rows = (0..o.queries.len())
         .step_by(10)
@@ -232,7 +242,10 @@ fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
     style_mesh(&mut chart, &f, pal, "x", "y").draw().map_err(err)?;
     // The query: a vertical line at q.
     chart
-        .draw_series(std::iter::once(PathElement::new(vec![(o.q, lo), (o.q, hi)], pal.orange.mix(0.7).stroke_width(f.px(1.5)))))
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(o.q, lo), (o.q, hi)],
+            pal.orange.mix(0.7).stroke_width(f.px(1.5)),
+        )))
         .map_err(err)?;
     // Training points, batched by colour: the radius grows with the selected query's weight.
     let wmax = o.q_weights.iter().copied().fold(0.0, f64::max).max(1e-12);
@@ -240,12 +253,19 @@ fn draw_main(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
     for ((&x, &y), &w) in o.x_train.iter().zip(&o.y_train).zip(&o.q_weights) {
         let (px, py) = chart.backend_coord(&(x, y));
         let r = f.scale * (2.5 + 5.0 * (w / wmax).sqrt());
-        if w > 1e-3 * wmax { hot.push((px, py, r)) } else { cold.push((px, py, r)) }
+        if w > 1e-3 * wmax {
+            hot.push((px, py, r))
+        } else {
+            cold.push((px, py, r))
+        }
     }
     batch_dots(canvas, &cold, pal.points.mix(0.8))?;
     batch_dots(canvas, &hot, pal.orange.mix(0.75))?;
     chart
-        .draw_series(LineSeries::new(o.queries.iter().copied().zip(o.truth.iter().copied()), pal.green.stroke_width(f.px(2.0))))
+        .draw_series(LineSeries::new(
+            o.queries.iter().copied().zip(o.truth.iter().copied()),
+            pal.green.stroke_width(f.px(2.0)),
+        ))
         .map_err(err)?;
     // The estimate, broken into runs where it is defined (gaps where the weights are 0/0).
     let mut run: Vec<(f64, f64)> = Vec::new();
@@ -288,9 +308,17 @@ fn draw_row(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) ->
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "key xᵢ", "α(q, xᵢ)").y_labels(4).draw().map_err(err)?;
     chart
-        .draw_series(std::iter::once(PathElement::new(vec![(o.q, 0.0), (o.q, top)], pal.orange.mix(0.5).stroke_width(f.px(1.0)))))
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(o.q, 0.0), (o.q, top)],
+            pal.orange.mix(0.5).stroke_width(f.px(1.0)),
+        )))
         .map_err(err)?;
-    let stems: Vec<_> = o.x_train.iter().zip(&o.q_weights).map(|(&x, &w)| (chart.backend_coord(&(x, 0.0)), chart.backend_coord(&(x, w)))).collect();
+    let stems: Vec<_> = o
+        .x_train
+        .iter()
+        .zip(&o.q_weights)
+        .map(|(&x, &w)| (chart.backend_coord(&(x, 0.0)), chart.backend_coord(&(x, w))))
+        .collect();
     batch_segments(canvas, &stems, pal.orange.to_rgba(), f.scale * 2.0)?;
     let heads: Vec<_> = stems.iter().map(|&(_, (x, y))| (x, y, f.scale * 2.5)).collect();
     batch_dots(canvas, &heads, pal.orange.to_rgba())?;
@@ -332,7 +360,13 @@ fn draw_heat(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &NwOutput) -
 }
 
 /// A line across the heatmap at the selected query's row.
-fn mark_query(canvas: &web_sys::HtmlCanvasElement, f: &Frame, pal: &Palette, rect: CellRect, q: f64) -> Result<(), String> {
+fn mark_query(
+    canvas: &web_sys::HtmlCanvasElement,
+    f: &Frame,
+    pal: &Palette,
+    rect: CellRect,
+    q: f64,
+) -> Result<(), String> {
     let ctx = crate::ui::plot::heatmap::context(canvas)?;
     let y = rect.y + rect.h * (1.0 - q / X_MAX);
     ctx.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
@@ -358,12 +392,18 @@ fn draw_loss(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, h: &[(f64, f64)
         .margin(f.px(10.0))
         .x_label_area_size(f.px(40.0))
         .y_label_area_size(f.px(52.0))
-        .caption(format!("fitting: σ = {} after {} steps", fmt_num(round_sig(last.0, 4)), h.len() - 1), f.font(13.0, pal.fg))
+        .caption(
+            format!("fitting: σ = {} after {} steps", fmt_num(round_sig(last.0, 4)), h.len() - 1),
+            f.font(13.0, pal.fg),
+        )
         .build_cartesian_2d(0f64..((h.len() - 1).max(1) as f64), (lo - pad)..(hi + pad))
         .map_err(err)?;
     style_mesh(&mut chart, &f, pal, "step", "leave-one-out error").y_labels(4).draw().map_err(err)?;
     chart
-        .draw_series(LineSeries::new(h.iter().enumerate().map(|(i, p)| (i as f64, p.1)), pal.blue.stroke_width(f.px(2.0))))
+        .draw_series(LineSeries::new(
+            h.iter().enumerate().map(|(i, p)| (i as f64, p.1)),
+            pal.blue.stroke_width(f.px(2.0)),
+        ))
         .map_err(err)?;
     chart
         .draw_series(h.iter().enumerate().map(|(i, p)| Circle::new((i as f64, p.1), f.px(2.5), pal.blue.filled())))

@@ -7,7 +7,8 @@ use crate::demos::padding::{from_values, Sequence};
 use crate::ui::demo_frame::DemoCtx;
 
 fn mats(s: &Sequence) -> (Mat, Mat) {
-    let scores = Mat::new(format!("masked scores, valid length {}", s.valid), s.masked.clone(), false).labels(&s.tokens, &s.tokens);
+    let scores = Mat::new(format!("masked scores, valid length {}", s.valid), s.masked.clone(), false)
+        .labels(&s.tokens, &s.tokens);
     let mut weights = Mat::new("weights", s.weights.clone(), true).labels(&s.tokens, &s.tokens);
     let undefined: Vec<bool> = s.defined.iter().map(|d| !d).collect();
     if undefined.iter().any(|&u| u) {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use crate::ui::seq2seq_models::{load_models, loading_note};
 use crate::demos::rnn_problems::{run, Problems};
 use crate::ui::demo_frame::DemoCtx;
 use crate::ui::plot::bars::{draw_bars, Bars};
+use crate::ui::seq2seq_models::{load_models, loading_note};
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let models = load_models(ctx);
@@ -25,11 +25,34 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let (c, p) = (steps_canvas.get()?, ok()?);
         let rnn: Vec<f64> = p.rnn_steps.iter().map(|&x| x as f64).collect();
         let attn: Vec<f64> = p.attention_steps.iter().map(|&x| x as f64).collect();
-        Some(draw_bars(&c, pal, &Bars { categories: &p.letters, series: &[("recurrent: hⱼ needs hⱼ₋₁", pal.orange, &rnn), ("self-attention: all at once", pal.blue, &attn)], x_desc: "input letter", y_desc: "sequential steps", y_max: None }))
+        Some(draw_bars(
+            &c,
+            pal,
+            &Bars {
+                categories: &p.letters,
+                series: &[
+                    ("recurrent: hⱼ needs hⱼ₋₁", pal.orange, &rnn),
+                    ("self-attention: all at once", pal.blue, &attn),
+                ],
+                x_desc: "input letter",
+                y_desc: "sequential steps",
+                y_max: None,
+            },
+        ))
     });
     ctx.paint(move |pal| {
         let (c, p): (_, Arc<Problems>) = (sens_canvas.get()?, ok()?);
-        Some(draw_bars(&c, pal, &Bars { categories: &p.letters, series: &[("‖Δh_S‖", pal.orange, &p.sensitivity)], x_desc: "letter changed", y_desc: "change of the final state", y_max: None }))
+        Some(draw_bars(
+            &c,
+            pal,
+            &Bars {
+                categories: &p.letters,
+                series: &[("‖Δh_S‖", pal.orange, &p.sensitivity)],
+                x_desc: "letter changed",
+                y_desc: "change of the final state",
+                y_max: None,
+            },
+        ))
     });
     let readout = move || {
         ok().map(|p| {

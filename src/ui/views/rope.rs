@@ -21,11 +21,26 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let hi = o.scores.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
             // m = 0 at the top: the query position reads downwards, like a matrix
             let value = |r: usize, col: usize| o.scores[r][col];
-            let rect = draw_heatmap(&c, &root, &f, &pal, &HeatmapSpec {
-                rows: N, cols: N, value: &value, vmin: lo, vmax: hi,
-                x_range: (0.0, N as f64), y_range: (0.0, N as f64), rows_down: true, x_integer: true,
-                x_desc: "key position n", y_desc: "query position m", bar_label: "score",
-            })?;
+            let rect = draw_heatmap(
+                &c,
+                &root,
+                &f,
+                &pal,
+                &HeatmapSpec {
+                    rows: N,
+                    cols: N,
+                    value: &value,
+                    vmin: lo,
+                    vmax: hi,
+                    x_range: (0.0, N as f64),
+                    y_range: (0.0, N as f64),
+                    rows_down: true,
+                    x_integer: true,
+                    x_desc: "key position n",
+                    y_desc: "query position m",
+                    bar_label: "score",
+                },
+            )?;
             // mark the chosen (m, n)
             let g = context(&c)?;
             let (cw, ch) = (rect.w / N as f64, rect.h / N as f64);

@@ -20,13 +20,17 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             draw_hist(&a, &pal, &o.hist_raw, &format!("qᵀk (d = {}): variance {:.1}", o.d, o.var_raw), pal.orange)?;
             draw_hist(&b, &pal, &o.hist_scaled, &format!("qᵀk / √d: variance {:.2}", o.var_scaled), pal.blue)?;
             let cats: Vec<String> = (0..o.w_raw.len()).map(|i| i.to_string()).collect();
-            draw_bars(&c, &pal, &Bars {
-                categories: &cats,
-                series: &[("softmax(qᵀk)", pal.orange, &o.w_raw), ("softmax(qᵀk / √d)", pal.blue, &o.w_scaled)],
-                x_desc: "keys, largest weight first",
-                y_desc: "weight",
-                y_max: Some(1.0),
-            })
+            draw_bars(
+                &c,
+                &pal,
+                &Bars {
+                    categories: &cats,
+                    series: &[("softmax(qᵀk)", pal.orange, &o.w_raw), ("softmax(qᵀk / √d)", pal.blue, &o.w_scaled)],
+                    x_desc: "keys, largest weight first",
+                    y_desc: "weight",
+                    y_max: Some(1.0),
+                },
+            )
         }))
     });
     view! {
@@ -47,7 +51,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     .into_any()
 }
 
-fn draw_hist(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, h: &Histogram, title: &str, colour: RGBColor) -> Result<(), String> {
+fn draw_hist(
+    canvas: &web_sys::HtmlCanvasElement,
+    pal: &Palette,
+    h: &Histogram,
+    title: &str,
+    colour: RGBColor,
+) -> Result<(), String> {
     let f = fit_canvas(canvas, 0.62, 200.0, 300.0);
     let root = area(canvas, pal)?;
     let top = h.counts.iter().copied().max().unwrap_or(1).max(1) as f64 * 1.15;

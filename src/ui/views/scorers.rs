@@ -16,9 +16,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         Some(out.with(|o| {
             let cats: Vec<String> = (0..o.keys.len()).map(|i| format!("k{i}")).collect();
             let colours = [pal.orange, pal.blue, pal.green, pal.muted];
-            let series: Vec<(&str, plotters::style::RGBColor, &[f64])> =
-                (0..4).map(|s| (["dot", "scaled dot", "general", "additive"][s], colours[s], o.weights[s].as_slice())).collect();
-            draw_bars(&c, &pal, &Bars { categories: &cats, series: &series, x_desc: "key", y_desc: "weight", y_max: Some(1.0) })
+            let series: Vec<(&str, plotters::style::RGBColor, &[f64])> = (0..4)
+                .map(|s| (["dot", "scaled dot", "general", "additive"][s], colours[s], o.weights[s].as_slice()))
+                .collect();
+            draw_bars(
+                &c,
+                &pal,
+                &Bars { categories: &cats, series: &series, x_desc: "key", y_desc: "weight", y_max: Some(1.0) },
+            )
         }))
     });
     view! {

@@ -51,7 +51,11 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
                 ctx.values.update(|vals| vals.set("x", Value::Text(format_cells(&x))));
             }
         }
-        _ => error.set(Some(format!("“{}” is not a number from −{l} to {l}: X is unchanged.", raw.trim(), l = fmt_num(X_LIMIT)))),
+        _ => error.set(Some(format!(
+            "“{}” is not a number from −{l} to {l}: X is unchanged.",
+            raw.trim(),
+            l = fmt_num(X_LIMIT)
+        ))),
     };
     // A new seed draws a new X: typed cells would hide it, so they go.
     let seed = Memo::new(move |_| ctx.values.with(|v| v.seed("seed")));
@@ -74,7 +78,11 @@ fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
     // One memo per field: a move that leaves a cell's text as it was leaves its field alone
     // (setting a field's value, even to the same text, makes the browser lay it out again).
     let cells: Vec<Memo<String>> = (0..MAX * MAX)
-        .map(|k| Memo::new(move |_| out.with(|o| o.x.get(k / MAX).and_then(|r| r.get(k % MAX)).map_or(String::new(), |&x| fmt_num(x)))))
+        .map(|k| {
+            Memo::new(move |_| {
+                out.with(|o| o.x.get(k / MAX).and_then(|r| r.get(k % MAX)).map_or(String::new(), |&x| fmt_num(x)))
+            })
+        })
         .collect();
     view! {
         <div class="x-editor">

@@ -22,21 +22,51 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let root = area(&t, &pal)?;
             // position 0 at the top, like every table of positions in the book (wpe's, RoPE's)
             let value = |r: usize, c: usize| o.table[r][c];
-            draw_heatmap(&t, &root, &f, &pal, &HeatmapSpec {
-                rows: len, cols: d, value: &value, vmin: -1.0, vmax: 1.0,
-                x_range: (0.0, d as f64), y_range: (0.0, len as f64), rows_down: true, x_integer: true,
-                x_desc: "dimension", y_desc: "position", bar_label: "PE",
-            })?;
+            draw_heatmap(
+                &t,
+                &root,
+                &f,
+                &pal,
+                &HeatmapSpec {
+                    rows: len,
+                    cols: d,
+                    value: &value,
+                    vmin: -1.0,
+                    vmax: 1.0,
+                    x_range: (0.0, d as f64),
+                    y_range: (0.0, len as f64),
+                    rows_down: true,
+                    x_integer: true,
+                    x_desc: "dimension",
+                    y_desc: "position",
+                    bar_label: "PE",
+                },
+            )?;
             draw_lines(&l, &pal, o)?;
             let f = fit_canvas(&s, 0.8, 240.0, 460.0);
             let root = area(&s, &pal)?;
             let lo = o.similarity.iter().flatten().copied().fold(f64::INFINITY, f64::min);
             let value = |r: usize, c: usize| o.similarity[r][c];
-            draw_heatmap(&s, &root, &f, &pal, &HeatmapSpec {
-                rows: len, cols: len, value: &value, vmin: lo, vmax: d as f64 / 2.0,
-                x_range: (0.0, len as f64), y_range: (0.0, len as f64), rows_down: true, x_integer: true,
-                x_desc: "position q", y_desc: "position p", bar_label: "PE(p)·PE(q)",
-            })
+            draw_heatmap(
+                &s,
+                &root,
+                &f,
+                &pal,
+                &HeatmapSpec {
+                    rows: len,
+                    cols: len,
+                    value: &value,
+                    vmin: lo,
+                    vmax: d as f64 / 2.0,
+                    x_range: (0.0, len as f64),
+                    y_range: (0.0, len as f64),
+                    rows_down: true,
+                    x_integer: true,
+                    x_desc: "position q",
+                    y_desc: "position p",
+                    bar_label: "PE(p)·PE(q)",
+                },
+            )
             .map(|_| ())
         }))
     });
@@ -57,8 +87,10 @@ fn draw_lines(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Sinusoidal
     let f = fit_canvas(canvas, 0.4, 220.0, 320.0);
     let root = area(canvas, pal)?;
     let colours = [pal.orange, pal.blue, pal.green, pal.muted];
-    let labels: Vec<String> = o.columns.iter().zip(&o.wavelengths).map(|(c, w)| format!("dim {c} (wavelength {w:.1})")).collect();
-    let items: Vec<(Mark, RGBColor, &str)> = labels.iter().enumerate().map(|(i, l)| (Mark::Line, colours[i], l.as_str())).collect();
+    let labels: Vec<String> =
+        o.columns.iter().zip(&o.wavelengths).map(|(c, w)| format!("dim {c} (wavelength {w:.1})")).collect();
+    let items: Vec<(Mark, RGBColor, &str)> =
+        labels.iter().enumerate().map(|(i, l)| (Mark::Line, colours[i], l.as_str())).collect();
     let plot = legend_band(&root, &f, pal, &items)?;
     let len = o.table.len();
     let mut chart = ChartBuilder::on(&plot)
@@ -70,7 +102,10 @@ fn draw_lines(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Sinusoidal
     style_mesh(&mut chart, &f, pal, "position", "PE").y_labels(5).draw().map_err(err)?;
     for (i, &c) in o.columns.iter().enumerate() {
         chart
-            .draw_series(LineSeries::new((0..len).map(|p| (p as f64, o.table[p][c])), colours[i].stroke_width(f.px(2.0))))
+            .draw_series(LineSeries::new(
+                (0..len).map(|p| (p as f64, o.table[p][c])),
+                colours[i].stroke_width(f.px(2.0)),
+            ))
             .map_err(err)?;
     }
     root.present().map_err(err)

@@ -17,7 +17,12 @@ fn mats(s: &SlidingWindow) -> (Mat, Mat) {
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let out = Memo::new(move |_| ctx.values.with(from_values));
-    let grid = Signal::derive(move || out.with(|o| { let (a, b) = mats(o); vec![a, b] }));
+    let grid = Signal::derive(move || {
+        out.with(|o| {
+            let (a, b) = mats(o);
+            vec![a, b]
+        })
+    });
     let readout = move || {
         out.with(|o| {
             let field = o.receptive_field;
@@ -32,7 +37,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 o.layers,
                 o.window.saturating_sub(1),
                 field,
-                if field > o.query + 1 { format!(", cut to the {} tokens it has before it", o.query + 1) } else { String::new() },
+                if field > o.query + 1 {
+                    format!(", cut to the {} tokens it has before it", o.query + 1)
+                } else {
+                    String::new()
+                },
             )
         })
     };

@@ -25,9 +25,14 @@ async fn fetch_wpe(name: &str) -> Result<Table, String> {
     let url = format!("/models/{name}/model.safetensors");
     let bytes = crate::ui::browser::fetch_bytes(&url).await?;
     let st = SafeTensors::parse(&bytes).map_err(|e| e.to_string())?;
-    let info = st.tensors.get("wpe.weight").or_else(|| st.tensors.get("transformer.wpe.weight")).ok_or("the model has no wpe.weight")?;
+    let info = st
+        .tensors
+        .get("wpe.weight")
+        .or_else(|| st.tensors.get("transformer.wpe.weight"))
+        .ok_or("the model has no wpe.weight")?;
     let [p, d] = info.shape[..] else { return Err(format!("wpe.weight has shape {:?}", info.shape)) };
-    let wpe = Array2::from_shape_vec((p, d), st.to_f32(info).into_iter().map(f64::from).collect()).map_err(|e| e.to_string())?;
+    let wpe = Array2::from_shape_vec((p, d), st.to_f32(info).into_iter().map(f64::from).collect())
+        .map_err(|e| e.to_string())?;
     let sim = cosine_matrix(wpe.view());
     let by_offset = mean_by_offset(&sim);
     Ok(Table { wpe, sim, by_offset })
@@ -63,19 +68,49 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let f = fit_canvas(&l, 0.9, 240.0, 420.0);
             let root = area(&l, &pal)?;
             let value = |row: usize, col: usize| t.wpe[[row, col]];
-            draw_heatmap(&l, &root, &f, &pal, &HeatmapSpec {
-                rows: p, cols: d, value: &value, vmin: -amp, vmax: amp,
-                x_range: (0.0, d as f64), y_range: (0.0, p as f64), rows_down: true, x_integer: true,
-                x_desc: "dimension", y_desc: "position", bar_label: "value",
-            })?;
+            draw_heatmap(
+                &l,
+                &root,
+                &f,
+                &pal,
+                &HeatmapSpec {
+                    rows: p,
+                    cols: d,
+                    value: &value,
+                    vmin: -amp,
+                    vmax: amp,
+                    x_range: (0.0, d as f64),
+                    y_range: (0.0, p as f64),
+                    rows_down: true,
+                    x_integer: true,
+                    x_desc: "dimension",
+                    y_desc: "position",
+                    bar_label: "value",
+                },
+            )?;
             let f = fit_canvas(&r, 0.9, 240.0, 420.0);
             let root = area(&r, &pal)?;
             let value = |row: usize, col: usize| t.sim[[row, col]];
-            let rect = draw_heatmap(&r, &root, &f, &pal, &HeatmapSpec {
-                rows: p, cols: p, value: &value, vmin: -1.0, vmax: 1.0,
-                x_range: (0.0, p as f64), y_range: (0.0, p as f64), rows_down: true, x_integer: true,
-                x_desc: "position q", y_desc: "position p", bar_label: "cosine",
-            })?;
+            let rect = draw_heatmap(
+                &r,
+                &root,
+                &f,
+                &pal,
+                &HeatmapSpec {
+                    rows: p,
+                    cols: p,
+                    value: &value,
+                    vmin: -1.0,
+                    vmax: 1.0,
+                    x_range: (0.0, p as f64),
+                    y_range: (0.0, p as f64),
+                    rows_down: true,
+                    x_integer: true,
+                    x_desc: "position q",
+                    y_desc: "position p",
+                    bar_label: "cosine",
+                },
+            )?;
             // Mark the diagonal q = p + offset, whose mean the readout gives.
             let k = (k.max(1) as usize).min(p - 1) as f64;
             let (cw, ch) = (rect.w / p as f64, rect.h / p as f64);

@@ -49,7 +49,11 @@ pub fn focus_sibling(ev: &web_sys::KeyboardEvent, from: usize, to: usize) {
 /// it the query. Each is tinted by the weight the query gives it in the selected head. The
 /// buttons stay while the selection changes (only their tint, state and labels follow it), so
 /// the keyboard focus stays where it is.
-pub fn token_chips(r: Arc<Result_>, sel: Memo<Option<(usize, usize, usize)>>, values: RwSignal<Values>) -> impl IntoView {
+pub fn token_chips(
+    r: Arc<Result_>,
+    sel: Memo<Option<(usize, usize, usize)>>,
+    values: RwSignal<Values>,
+) -> impl IntoView {
     let n = r.t();
     (0..n)
         .map(|j| {

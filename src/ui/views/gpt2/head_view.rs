@@ -7,8 +7,18 @@ use crate::ui::plot::fit_canvas_with;
 /// Twelve distinguishable colours, one per head (GPT-2 small has 12 heads per layer).
 pub fn head_colour(h: usize) -> [u8; 3] {
     const C: [[u8; 3]; 12] = [
-        [31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75],
-        [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207], [0, 0, 128], [128, 0, 0],
+        [31, 119, 180],
+        [255, 127, 14],
+        [44, 160, 44],
+        [214, 39, 40],
+        [148, 103, 189],
+        [140, 86, 75],
+        [227, 119, 194],
+        [127, 127, 127],
+        [188, 189, 34],
+        [23, 190, 207],
+        [0, 0, 128],
+        [128, 0, 0],
     ];
     C[h % C.len()]
 }
@@ -18,7 +28,14 @@ pub const HEAD_VIEW_ROW: f64 = 18.0;
 
 /// bertviz's head view: queries on the left, keys on the right, a line from the selected query
 /// to each key with opacity = weight, for every head of the layer (the focused head on top).
-pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, sel: usize, focus: Option<usize>) -> Result<(), String> {
+pub fn draw_head_view(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::ui::theme::Palette,
+    r: &Result_,
+    l: usize,
+    sel: usize,
+    focus: Option<usize>,
+) -> Result<(), String> {
     let t = r.t();
     let f = fit_canvas_with(c, |_| HEAD_VIEW_TOP * 2.0 + HEAD_VIEW_ROW * t as f64);
     let s = f.scale;
@@ -37,7 +54,8 @@ pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     for (i, tok) in r.a.tokens.iter().enumerate() {
         let text = clip_label(&tok.text.replace(' ', "·").replace('\n', "↵"), max_chars);
         let strong = i == sel;
-        let colour = if strong { crate::ui::plot::interned::rgb(pal.orange) } else { crate::ui::plot::interned::rgb(pal.fg) };
+        let colour =
+            if strong { crate::ui::plot::interned::rgb(pal.orange) } else { crate::ui::plot::interned::rgb(pal.fg) };
         ctx.set_fill_style_str(&colour);
         ctx.set_text_align("right");
         let _ = ctx.fill_text(&text, (left - 6.0) * s, y(i));
@@ -64,4 +82,3 @@ pub fn draw_head_view(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     }
     Ok(())
 }
-

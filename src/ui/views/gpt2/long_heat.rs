@@ -6,7 +6,13 @@ use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};
 /// Above this many tokens the heatmap shows positions on its axes instead of token labels.
 pub const LABELLED_MAX: usize = 40;
 
-pub fn draw_long_heat(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Palette, r: &Result_, l: usize, h: usize) -> Result<(), String> {
+pub fn draw_long_heat(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::ui::theme::Palette,
+    r: &Result_,
+    l: usize,
+    h: usize,
+) -> Result<(), String> {
     let t = r.t();
     let f = crate::ui::plot::fit_canvas(c, 0.9, 300.0, 720.0);
     let root = crate::ui::plot::area(c, pal)?;
@@ -32,4 +38,3 @@ pub fn draw_long_heat(c: &web_sys::HtmlCanvasElement, pal: &crate::ui::theme::Pa
     draw_heatmap(c, &root, &f, pal, &spec)?;
     Ok(())
 }
-

@@ -16,7 +16,8 @@ use web_sys::{MessageEvent, Worker};
 use super::matrix_canvas::{Mat, MatrixGrid};
 use super::number_table;
 use crate::demos::gpt2::{
-    fit_selection, format_ablate, model_base, next_rows, parse_ablate, query, slider_max, NextRow, CANDIDATES, MODELS, SHOWN, SHOWN_COMPARE,
+    fit_selection, format_ablate, model_base, next_rows, parse_ablate, query, slider_max, NextRow, CANDIDATES, MODELS,
+    SHOWN, SHOWN_COMPARE,
 };
 use crate::gpt2::session::{Analysis, BackendChoice, Reply, Request};
 use crate::state::{Notice, Value};
@@ -36,14 +37,30 @@ use model_view::draw_model_view;
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
     Starting,
-    Loading { name: String, phase: String, loaded: u64, total: Option<u64>, rate: Option<f64> },
+    Loading {
+        name: String,
+        phase: String,
+        loaded: u64,
+        total: Option<u64>,
+        rate: Option<f64>,
+    },
     /// A downloadable model that is not in the browser's cache: waits for the reader's go.
-    NotCached { name: String, size: Option<u64> },
+    NotCached {
+        name: String,
+        size: Option<u64>,
+    },
     /// "From local files" is chosen but no files are picked yet.
     NeedFiles,
     /// "From a URL" is chosen but no URL is given.
     NeedUrl,
-    Ready { name: String, source: String, n_layer: usize, n_head: usize, n_positions: usize, params: usize },
+    Ready {
+        name: String,
+        source: String,
+        n_layer: usize,
+        n_head: usize,
+        n_positions: usize,
+        params: usize,
+    },
     Failed(String),
 }
 
@@ -128,9 +145,16 @@ pub(crate) fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
 /// Reads a picked or dropped config.json + model.safetensors pair: (config text, model bytes).
 async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), String> {
     let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
-    let config = all.iter().find(|f| f.name().ends_with(".json")).ok_or("pick both config.json and model.safetensors (no .json file was given)")?;
-    let model = all.iter().find(|f| f.name().ends_with(".safetensors")).ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
-    let text = JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
+    let config = all
+        .iter()
+        .find(|f| f.name().ends_with(".json"))
+        .ok_or("pick both config.json and model.safetensors (no .json file was given)")?;
+    let model = all
+        .iter()
+        .find(|f| f.name().ends_with(".safetensors"))
+        .ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
+    let text =
+        JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
     let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;
     Ok((text, bytes))
 }
@@ -179,7 +203,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 })
             }
             Reply::NotCached { name, size } => status.set(Status::NotCached { name, size }),
-            Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. } => status.set(Status::Ready { name, source, n_layer, n_head, n_positions, params }),
+            Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. } => {
+                status.set(Status::Ready { name, source, n_layer, n_head, n_positions, params })
+            }
             Reply::Analysis(a) => {
                 let target = if a.id == last_id.get_value() {
                     result
@@ -188,7 +214,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 } else {
                     return; // a stale answer
                 };
-                let w = Reflect::get(&data, &"data".into()).ok().and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok()).map(|d| d.to_vec()).unwrap_or_default();
+                let w = Reflect::get(&data, &"data".into())
+                    .ok()
+                    .and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok())
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default();
                 target.set(Some(Arc::new(Result_ { a, w })));
             }
             Reply::Generated { text, done, .. } => {
@@ -222,7 +252,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let keep_alive = StoredValue::new_local(Some(on_message));
     // (Re)starts the worker; a restart is how a download is cancelled.
     let spawn = move || {
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.terminate()
+            }
+        });
         worker_ready.set(false);
         match Worker::new("/gpt2-worker_loader.js") {
             Ok(w) => {
@@ -234,20 +268,32 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     spawn();
     on_cleanup(move || {
-        worker.with_value(|w| if let Some(w) = w { w.terminate() });
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                w.terminate()
+            }
+        });
         keep_alive.set_value(None);
     });
-    let send = move |req: Request| worker.with_value(|w| if let Some(w) = w { post(w, &req, None) });
+    let send = move |req: Request| {
+        worker.with_value(|w| {
+            if let Some(w) = w {
+                post(w, &req, None)
+            }
+        })
+    };
 
     // Load the chosen model (again when the choice or its URL changes).
-    let source = Memo::new(move |_| values.with(|v| (v.text("model").to_string(), model_base(v.text("model"), v.text("base")))));
+    let source =
+        Memo::new(move |_| values.with(|v| (v.text("model").to_string(), model_base(v.text("model"), v.text("base")))));
     let start_load = move |only_cached: bool| {
         let (name, base) = source.get_untracked();
         result.set(None);
         moved.set(None);
         match (name.as_str(), base) {
             ("file", _) => {
-                if !matches!(status.get_untracked(), Status::Loading { ref name, .. } | Status::Ready { ref name, .. } if name == "file") {
+                if !matches!(status.get_untracked(), Status::Loading { ref name, .. } | Status::Ready { ref name, .. } if name == "file")
+                {
                     status.set(Status::NeedFiles);
                 }
             }
@@ -255,7 +301,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             (n, Some(base)) => {
                 let remote = n == "gpt2" || n == "url";
                 let expect = (n == "gpt2").then(crate::gpt2::manifest::gpt2_small);
-                status.set(Status::Loading { name: name.clone(), phase: "download".into(), loaded: 0, total: None, rate: None });
+                status.set(Status::Loading {
+                    name: name.clone(),
+                    phase: "download".into(),
+                    loaded: 0,
+                    total: None,
+                    rate: None,
+                });
                 send(Request::Load { name, base, expect, cache: remote, only_cached: remote && only_cached });
             }
         }
@@ -288,9 +340,19 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         leptos::task::spawn_local(async move {
             match read_files(files).await {
                 Ok((config, bytes)) => {
-                    status.set(Status::Loading { name: "file".into(), phase: "parse".into(), loaded: 0, total: None, rate: None });
+                    status.set(Status::Loading {
+                        name: "file".into(),
+                        phase: "parse".into(),
+                        loaded: 0,
+                        total: None,
+                        rate: None,
+                    });
                     values.update(|v| v.set("model", Value::Choice("file".into())));
-                    worker.with_value(|w| if let Some(w) = w { post(w, &Request::LoadBytes { name: "file".into(), config }, Some(&bytes)) });
+                    worker.with_value(|w| {
+                        if let Some(w) = w {
+                            post(w, &Request::LoadBytes { name: "file".into(), config }, Some(&bytes))
+                        }
+                    });
                 }
                 Err(e) => status.set(Status::Failed(e)),
             }
@@ -315,7 +377,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     Effect::new(move |_| {
         // While tokens stream in, the prompt changes with each one; analysing every step would
         // put a whole forward pass between tokens, so the analysis waits for the end.
-        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none) && backend_name.with(Option::is_some);
+        let ready = matches!(status.get(), Status::Ready { .. })
+            && generating.with(Option::is_none)
+            && backend_name.with(Option::is_some);
         let mut q = q.get();
         if ready {
             let id = last_id.get_value() + 1;
@@ -325,7 +389,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
     });
     Effect::new(move |_| {
-        let ready = matches!(status.get(), Status::Ready { .. }) && generating.with(Option::is_none) && backend_name.with(Option::is_some);
+        let ready = matches!(status.get(), Status::Ready { .. })
+            && generating.with(Option::is_none)
+            && backend_name.with(Option::is_some);
         let mut q = q.get();
         let b = compare.get();
         if !ready || b.trim().is_empty() {
@@ -346,7 +412,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let sel = Memo::new(move |_| {
         let (nl, nh) = dims()?;
         let t = result.with(|r| r.as_ref().map(|r| r.t()))?;
-        values.with(|v| Some(((v.int("layer").max(0) as usize).min(nl - 1), (v.int("head").max(0) as usize).min(nh - 1), (v.int("token").max(0) as usize).min(t - 1))))
+        values.with(|v| {
+            Some((
+                (v.int("layer").max(0) as usize).min(nl - 1),
+                (v.int("head").max(0) as usize).min(nh - 1),
+                (v.int("token").max(0) as usize).min(t - 1),
+            ))
+        })
     });
     // The layer, head and query-token sliders end at the loaded model's last layer and head and
     // the prompt's last token; a selection beyond them moves to the last one. A value the link
@@ -380,7 +452,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             ctx.notices.update(|n| n.extend(notes));
         }
         if !switched.is_empty() {
-            moved.set(Some((format!("This model is smaller: showing {}.", switched.join(", ")), (fit.layer, fit.head))));
+            moved
+                .set(Some((format!("This model is smaller: showing {}.", switched.join(", ")), (fit.layer, fit.head))));
         }
         values.update(|v| {
             v.set("layer", Value::Int(fit.layer as i64));
@@ -390,7 +463,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     });
     let clamp_note = move || {
         let (l, h, _) = sel.get()?;
-        moved.with(|m| m.as_ref().filter(|m| m.1 == (l, h)).map(|m| view! { <p class="notice moved-note" role="status">{m.0.clone()}</p> }))
+        moved.with(|m| {
+            m.as_ref()
+                .filter(|m| m.1 == (l, h))
+                .map(|m| view! { <p class="notice moved-note" role="status">{m.0.clone()}</p> })
+        })
     };
 
     // Publish the outputs for "Download data".
@@ -399,14 +476,16 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             r.as_ref().map(|r| {
                 let (l, h, _) = sel.get_untracked().unwrap_or((0, 0, 0));
                 let t = r.t();
-                let heat: Vec<Vec<f32>> = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(f32::NAN)).collect()).collect();
+                let heat: Vec<Vec<f32>> =
+                    (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(f32::NAN)).collect()).collect();
                 serde_json::json!({ "analysis": r.a, "layer": l, "head": h, "attention": heat })
             })
         });
         ctx.computed.set(out);
     });
 
-    let status_line = move || match status.get() {
+    let status_line = move || {
+        match status.get() {
         Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
         Status::Loading { name, phase, loaded, total, rate } => {
             let pct = total.filter(|_| !matches!(phase.as_str(), "parse" | "verify" | "gpu")).map(|t| (100.0 * loaded as f64 / t.max(1) as f64).round());
@@ -452,6 +531,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             .into_any()
         }
         Status::Failed(e) => view! { <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div> }.into_any(),
+    }
     };
 
     let backend_line = move || {
@@ -464,7 +544,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         };
         Some(view! { <p class="backend-status" role="status">{text}</p> })
     };
-    let fallback_notice = move || backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> });
+    let fallback_notice = move || {
+        backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> })
+    };
 
     let dropped = move || {
         result.with(|r| r.as_ref().filter(|r| r.a.dropped > 0).map(|r| view! {
@@ -475,7 +557,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let bad_ablate = move || {
         let (pairs, bad) = values.with(|v| parse_ablate(v.text("ablate")));
         let (nl, nh) = dims().unwrap_or((usize::MAX, usize::MAX));
-        let outside: Vec<String> = pairs.iter().filter(|(l, h)| *l >= nl || *h >= nh).map(|(l, h)| format!("{l}.{h}")).collect();
+        let outside: Vec<String> =
+            pairs.iter().filter(|(l, h)| *l >= nl || *h >= nh).map(|(l, h)| format!("{l}.{h}")).collect();
         let mut msg = Vec::new();
         if !bad.is_empty() {
             msg.push(format!("ignored {} (write heads as layer.head, e.g. 2.3)", bad.join(", ")));
@@ -483,7 +566,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         if !outside.is_empty() {
             msg.push(format!("this model has no head {}", outside.join(", ")));
         }
-        (!msg.is_empty()).then(|| view! { <p class="notice" role="status">{format!("Knock-outs: {}.", msg.join("; "))}</p> })
+        (!msg.is_empty())
+            .then(|| view! { <p class="notice" role="status">{format!("Knock-outs: {}.", msg.join("; "))}</p> })
     };
 
     // Rebuilt only for a new analysis: a new selection restyles the same buttons.
@@ -523,7 +607,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
             let labels: Vec<String> = r.a.tokens.iter().map(|t| t.text.replace(' ', "·")).collect();
             let rows = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(0.0) as f64).collect()).collect();
-            vec![Mat::new(format!("layer {l}, head {h}: rows = queries, columns = keys"), rows, true).labels(&labels, &labels)]
+            vec![Mat::new(format!("layer {l}, head {h}: rows = queries, columns = keys"), rows, true)
+                .labels(&labels, &labels)]
         })
     });
 
@@ -628,7 +713,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             v.set("ablate", Value::Text(format_ablate(&pairs)));
         });
     };
-    let is_ablated = move || sel.get().is_some_and(|(l, h, _)| values.with(|v| parse_ablate(v.text("ablate")).0.contains(&(l, h))));
+    let is_ablated =
+        move || sel.get().is_some_and(|(l, h, _)| values.with(|v| parse_ablate(v.text("ablate")).0.contains(&(l, h))));
 
     // The next-token distribution as labelled bars (HTML: long token texts stay readable); with
     // knock-outs, each token's intact and knocked-out probabilities side by side.
@@ -667,7 +753,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                             row
                         })
                         .collect();
-                    let mut head = vec!["token".to_string(), "id".into(), if knocked { "intact".into() } else { "probability".into() }];
+                    let mut head = vec![
+                        "token".to_string(),
+                        "id".into(),
+                        if knocked { "intact".into() } else { "probability".into() },
+                    ];
                     if knocked {
                         head.push("knocked out".into());
                     }
@@ -741,7 +831,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 fn link_selection_keys() -> Vec<&'static str> {
     let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
     let pairs = crate::state::query::parse_query(&search);
-    ["layer", "head", "token"].into_iter().filter(|k| pairs.iter().any(|(key, _)| key.strip_prefix("gpt2.") == Some(*k))).collect()
+    ["layer", "head", "token"]
+        .into_iter()
+        .filter(|k| pairs.iter().any(|(key, _)| key.strip_prefix("gpt2.") == Some(*k)))
+        .collect()
 }
 
 /// The next-token chart: one row per token, a bar for the intact model and, with knock-outs,
@@ -749,9 +842,11 @@ fn link_selection_keys() -> Vec<&'static str> {
 /// scale, the largest probability shown, so the two can be compared by length.
 fn next_chart(rows: &[NextRow], short: bool) -> impl IntoView {
     let knocked = rows.iter().any(|r| r.knocked.is_some());
-    let top = rows.iter().flat_map(|r| [Some(r.intact.bar()), r.knocked.map(|k| k.bar())]).flatten().fold(1e-9, f64::max);
+    let top =
+        rows.iter().flat_map(|r| [Some(r.intact.bar()), r.knocked.map(|k| k.bar())]).flatten().fold(1e-9, f64::max);
     let width = move |p: f64| format!("width: {:.1}%", 100.0 * p / top);
-    let label = if knocked { "Next tokens: intact model and with the knock-outs" } else { "The most likely next tokens" };
+    let label =
+        if knocked { "Next tokens: intact model and with the knock-outs" } else { "The most likely next tokens" };
     view! {
         <ol class="next-list" class:short=short class:knocked=knocked aria-label=label>
             {rows.iter().map(|r| view! {

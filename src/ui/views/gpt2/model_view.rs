@@ -64,14 +64,16 @@ pub fn draw_model_view(
                 let [cr, cg, cb] = viridis(v as f64);
                 rgba.extend_from_slice(&[cr, cg, cb, 255]);
             }
-            let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32).map_err(|_| "could not make an image")?;
+            let img = web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(&rgba), n as u32, n as u32)
+                .map_err(|_| "could not make an image")?;
             let (x, y) = ((LABEL + h as f64 * cell + 2.0) * s, (LABEL + l as f64 * cell + 2.0) * s);
             if zoom == 1.0 {
                 let _ = ctx.put_image_data(&img, x, y);
             } else {
                 // Scale up small matrices: draw through an offscreen canvas without smoothing.
                 let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-                let off: web_sys::HtmlCanvasElement = doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
+                let off: web_sys::HtmlCanvasElement =
+                    doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
                 off.set_width(n as u32);
                 off.set_height(n as u32);
                 let octx = crate::ui::plot::heatmap::context(&off)?;
