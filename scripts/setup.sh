@@ -13,6 +13,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
+for component in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^$component"; then
+    say "adding $component"
+    rustup component add "$component"
+  fi
+done
 
 # Chromium and its driver (browser tests, benchmarks), a font for canvas text, and lavapipe.
 missing=()
