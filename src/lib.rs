@@ -20,6 +20,8 @@ pub mod seq2seq;
 pub mod state;
 
 #[cfg(target_arch = "wasm32")]
+pub mod kit;
+#[cfg(target_arch = "wasm32")]
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;

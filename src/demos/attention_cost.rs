@@ -66,5 +66,299 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::attention_cost::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `attention-cost`: the formulas' cost curves, and a benchmark run in a Web Worker
+    //! (the compute worker of the GPT-2 chapter, which has the CPU kernels and the GPU backend).
+
+    use js_sys::Reflect;
+    use leptos::html::Canvas;
+    use leptos::prelude::*;
+    use plotters::prelude::*;
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen::JsCast;
+    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+
+    use super::{full, lengths, low_rank, window};
+    use crate::gpt2::session::{Reply, Request};
+    use crate::gpu::bench::AttentionRow;
+    use crate::kit::plot::{area, err, fit_canvas, legend_band, Mark};
+    use crate::kit::theme::Palette;
+    use crate::kit::DemoCtx;
+
+    type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+    /// A log-log chart of several series against n. The x axis is drawn in log₂ n so that each
+    /// measured length (128, 256, …) gets its own label.
+    fn draw_loglog(
+        canvas: &HtmlCanvasElement,
+        pal: &Palette,
+        title: &str,
+        y_desc: &str,
+        series: &[Series],
+    ) -> Result<(), String> {
+        let f = fit_canvas(canvas, 0.7, 220.0, 340.0);
+        let root = area(canvas, pal)?;
+        let items: Vec<(Mark, RGBColor, &str)> = series.iter().map(|(l, c, _)| (Mark::Line, *c, *l)).collect();
+        let rest = legend_band(&root, &f, pal, &items)?;
+        let pts = series.iter().flat_map(|s| s.2.iter()).filter(|p| p.1 > 0.0);
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in pts {
+            (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+        }
+        if x0 > x1 {
+            return Ok(());
+        }
+        let mut chart = ChartBuilder::on(&rest)
+            .margin(f.px(10.0))
+            .caption(title, f.font(13.0, pal.fg))
+            .x_label_area_size(f.px(36.0))
+            .y_label_area_size(f.px(56.0))
+            .build_cartesian_2d(x0.log2() - 0.3..x1.log2() + 0.3, (y0 * 0.5..y1 * 2.0).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("sequence length n")
+            .y_desc(y_desc)
+            .axis_desc_style(f.font(13.0, pal.fg))
+            .label_style(f.font(12.0, pal.muted))
+            .axis_style(pal.muted)
+            .bold_line_style(pal.grid)
+            .light_line_style(TRANSPARENT)
+            .x_labels((x1.log2() - x0.log2()) as usize + 3)
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-6 {
+                    format!("{}", 2f64.powi(v.round() as i32))
+                } else {
+                    String::new()
+                }
+            })
+            // a log axis: "10⁷", not "1e7"
+            .y_label_formatter(&|v| {
+                let s = crate::numerics::format::num(*v);
+                s.strip_prefix("1 × ").map(str::to_string).unwrap_or(s)
+            })
+            .draw()
+            .map_err(err)?;
+        for (_, colour, pts) in series {
+            let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.1 > 0.0).map(|(x, y)| (x.log2(), y)).collect();
+            chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(f.px(2.0)))).map_err(err)?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, f.px(3.0), colour.filled()))).map_err(err)?;
+        }
+        root.present().map_err(err)
+    }
+
+    fn mb(bytes: usize) -> String {
+        if bytes >= 1_000_000 {
+            format!("{:.1} MB", bytes as f64 / 1e6)
+        } else {
+            format!("{:.1} KB", bytes as f64 / 1e3)
+        }
+    }
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let values = ctx.values;
+        let rows = RwSignal::new(Vec::<AttentionRow>::new());
+        // (next index to measure, lengths to measure) while running.
+        let running = RwSignal::new(None::<(usize, Vec<usize>, usize)>);
+        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
+        let (formula_canvas, time_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
+
+        // Ends a run: the worker (and what it computes) goes away.
+        let halt = move || {
+            running.set(None);
+            worker.with_value(|w| {
+                if let Some(w) = w {
+                    w.terminate()
+                }
+            });
+            worker.set_value(None);
+        };
+        let send_next = move || {
+            let Some((i, ns, d)) = running.get_untracked() else { return };
+            match ns.get(i) {
+                Some(&n) => worker.with_value(|w| {
+                    if let Some(w) = w {
+                        crate::demos::gpt2::view::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None)
+                    }
+                }),
+                None => halt(),
+            }
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+            match serde_json::from_str::<Reply>(&json) {
+                Ok(Reply::Ready) => send_next(),
+                Ok(Reply::AttentionBench { row, .. }) => {
+                    rows.update(|r| r.push(row));
+                    running.update(|r| {
+                        if let Some(r) = r {
+                            r.0 += 1
+                        }
+                    });
+                    send_next();
+                }
+                Ok(Reply::Error { message, .. }) => {
+                    running.set(None);
+                    ctx.error.set(Some(message));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    running.set(None);
+                    ctx.error.set(Some(format!("unreadable reply from the worker: {e}")));
+                }
+            }
+        });
+        let handler = StoredValue::new_local(on_message.as_ref().unchecked_ref::<js_sys::Function>().clone());
+        let keep_alive = StoredValue::new_local(Some(on_message));
+        on_cleanup(move || {
+            worker.with_value(|w| {
+                if let Some(w) = w {
+                    w.terminate()
+                }
+            });
+            keep_alive.set_value(None);
+        });
+        let run = move |_| {
+            if running.get_untracked().is_some() {
+                return;
+            }
+            let (ns, d) = values.with_untracked(|v| (lengths(v), v.int("d").max(1) as usize));
+            rows.set(Vec::new());
+            match Worker::new("/gpt2-worker_loader.js") {
+                Ok(w) => {
+                    handler.with_value(|h| w.set_onmessage(Some(h)));
+                    worker.set_value(Some(w));
+                    running.set(Some((0, ns, d))); // the worker's Ready starts the first size
+                }
+                Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
+            }
+        };
+        let stop = move |_| halt();
+
+        ctx.paint(move |pal| {
+            let c = formula_canvas.get()?;
+            let pal = *pal;
+            Some(values.with(|v| {
+                let d = v.int("d").max(1) as usize;
+                let (w, k) = (v.int("window").max(1) as usize, v.int("rank").max(1) as usize);
+                let ns = lengths(v);
+                let pts = |f: &dyn Fn(usize) -> f64| ns.iter().map(|&n| (n as f64, f(n))).collect::<Vec<_>>();
+                let (lw, lk) = (format!("sliding window, w = {w}"), format!("low rank, k = {k}"));
+                draw_loglog(
+                    &c,
+                    &pal,
+                    &format!("FLOPs of one head (d = {d})"),
+                    "FLOPs",
+                    &[
+                        ("full: 4n²d", pal.orange, pts(&|n| full(n, d).flops)),
+                        (&lw, pal.blue, pts(&|n| window(n, d, w).flops)),
+                        (&lk, pal.green, pts(&|n| low_rank(n, d, k).flops)),
+                    ],
+                )
+            }))
+        });
+        ctx.paint(move |pal| {
+            let c = time_canvas.get()?;
+            let pal = *pal;
+            Some(rows.with(|r| {
+                let pts = |f: &dyn Fn(&AttentionRow) -> Option<f64>| {
+                    r.iter().filter_map(|row| Some((row.n as f64, f(row)?))).collect::<Vec<_>>()
+                };
+                draw_loglog(
+                    &c,
+                    &pal,
+                    "Measured time on this computer",
+                    "milliseconds",
+                    &[
+                        ("naive CPU (stores n × n)", pal.orange, pts(&|x| Some(x.naive_ms))),
+                        ("tiled CPU (online softmax)", pal.blue, pts(&|x| Some(x.tiled_ms))),
+                        ("GPU, fused kernel", pal.green, pts(&|x| x.gpu_ms)),
+                    ],
+                )
+            }))
+        });
+        Effect::new(move |_| {
+            let r = rows.get();
+            ctx.computed.set((!r.is_empty()).then(|| serde_json::json!({ "benchmark": r })));
+        });
+
+        let status = move || {
+            let r = rows.get();
+            let gpu = r.iter().find_map(|x| x.gpu_name.clone());
+            let note = r.iter().find_map(|x| x.gpu_note.clone());
+            let worst =
+                r.iter().filter_map(|x| x.gpu_max_diff).fold(None, |m: Option<f32>, e| Some(m.map_or(e, |m| m.max(e))));
+            let mut parts = Vec::new();
+            match (running.get(), r.is_empty()) {
+                (Some((i, ns, _)), _) => parts.push(format!(
+                    "Measuring n = {} ({} of {})…",
+                    ns.get(i).copied().unwrap_or(0),
+                    i + 1,
+                    ns.len()
+                )),
+                (None, true) => parts.push(
+                    "Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU)."
+                        .into(),
+                ),
+                (None, false) => {}
+            }
+            if let Some(g) = gpu {
+                parts.push(format!("GPU: {g}."));
+            } else if let Some(n) = note {
+                parts.push(format!("No GPU column: {n}."));
+            }
+            if let Some(e) = worst {
+                parts.push(format!(
+                    "The GPU's output matches the naive CPU result to within {} (largest difference over every output).",
+                    crate::numerics::format::num(f64::from(e))
+                ));
+            }
+            parts.join(" ")
+        };
+        let table = move || {
+            let r = rows.get();
+            (!r.is_empty()).then(|| {
+                let body = r
+                    .iter()
+                    .map(|x| {
+                        vec![
+                            x.n.to_string(),
+                            format!("{:.1} ms", x.naive_ms),
+                            format!("{:.1} ms", x.tiled_ms),
+                            x.gpu_ms.map_or("—".into(), |m| format!("{m:.1} ms")),
+                            mb(x.naive_bytes),
+                            mb(x.tiled_bytes),
+                        ]
+                    })
+                    .collect();
+                crate::kit::number_table(
+                    "Measured: one head of causal self-attention".into(),
+                    ["n", "naive CPU", "tiled CPU", "GPU fused", "naive: stored scores", "tiled: state per row"]
+                        .map(String::from)
+                        .to_vec(),
+                    body,
+                )
+            })
+        };
+
+        view! {
+            <div class="attention-cost" data-rows=move || rows.with(Vec::len).to_string() data-running=move || running.with(Option::is_some).to_string()>
+                <div class="two-col">
+                    <canvas node_ref=formula_canvas class="plot" role="img" aria-label="FLOPs of full, sliding-window and low-rank attention against sequence length, log-log"></canvas>
+                    <canvas node_ref=time_canvas class="plot" role="img" aria-label="Measured time of naive, tiled and GPU attention against sequence length, log-log"></canvas>
+                </div>
+                <div class="row-actions">
+                    <button type="button" class="run-bench" on:click=run disabled=move || running.with(Option::is_some)>"Run the benchmark"</button>
+                    {move || running.with(Option::is_some).then(|| view! { <button type="button" class="stop" on:click=stop>"Stop"</button> })}
+                </div>
+                <p class="readout" role="status">{status}</p>
+                {table}
+            </div>
+        }
+        .into_any()
+    }
+}

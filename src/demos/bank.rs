@@ -56,5 +56,84 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data: |v| super::to_json(&compute(v.text("sentence"), v.float("beta"))),
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::bank::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `bank`: the tokens in the (money, nature) plane and where "bank" goes.
+
+    use leptos::html::Canvas;
+    use leptos::prelude::*;
+    use plotters::prelude::*;
+
+    use super::{compute, Bank};
+    use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
+    use crate::kit::theme::Palette;
+    use crate::kit::DemoCtx;
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let out = Memo::new(move |_| ctx.values.with(|v| compute(v.text("sentence"), v.float("beta"))));
+        let canvas = NodeRef::<Canvas>::new();
+        ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
+        view! {
+            <canvas node_ref=canvas class="plot" role="img" aria-label="The sentence's tokens in the plane and the vector of bank before and after attention"></canvas>
+            <p class="readout">{move || out.with(|o| format!(
+                "“bank” goes from (1.00, 1.00) to ({:.2}, {:.2}): {}.",
+                o.output[0], o.output[1],
+                if o.output[1] > o.output[0] + 1e-9 { "toward nature" } else if o.output[0] > o.output[1] + 1e-9 { "toward money" } else { "on the diagonal" }
+            ))}</p>
+            {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
+                "bank's attention weights".into(),
+                vec!["token".into(), "vector".into(), "weight".into()],
+                (0..o.tokens.len()).map(|i| vec![o.tokens[i].to_string(), format!("({}, {})", o.vectors[i][0], o.vectors[i][1]), format!("{:.4}", o.weights[i])]).collect(),
+            )))}
+        }
+        .into_any()
+    }
+
+    fn draw(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &Bank) -> Result<(), String> {
+        let f = fit_canvas(canvas, 0.7, 240.0, 380.0);
+        let root = area(canvas, pal)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(f.px(10.0))
+            .x_label_area_size(f.px(36.0))
+            .y_label_area_size(f.px(40.0))
+            .build_cartesian_2d(-0.1f64..2.3f64, -0.1f64..2.3f64)
+            .map_err(err)?;
+        style_mesh(&mut chart, &f, pal, "money", "nature").x_labels(6).y_labels(6).draw().map_err(err)?;
+        let arrow = |to: [f64; 2], colour: RGBColor, w: f64| {
+            PathElement::new(vec![(0.0, 0.0), (to[0], to[1])], colour.stroke_width(f.px(w)))
+        };
+        chart.draw_series([arrow([1.0, 1.0], pal.muted, 2.0), arrow(o.output, pal.orange, 3.0)]).map_err(err)?;
+        let pts: Vec<_> = o
+            .vectors
+            .iter()
+            .map(|v| {
+                let (x, y) = chart.backend_coord(&(v[0], v[1]));
+                (x, y, 4.5 * f.scale)
+            })
+            .collect();
+        batch_dots(canvas, &pts, pal.blue.to_rgba())?;
+        let (ox, oy) = chart.backend_coord(&(o.output[0], o.output[1]));
+        batch_dots(canvas, &[(ox, oy, 5.5 * f.scale)], pal.orange.to_rgba())?;
+        let font = f.font(12.0, pal.fg);
+        let mut seen = Vec::new();
+        for (t, v) in o.tokens.iter().zip(&o.vectors) {
+            if !seen.contains(t) {
+                seen.push(*t);
+                chart
+                    .draw_series(std::iter::once(Text::new(t.to_string(), (v[0] + 0.05, v[1] + 0.05), font.clone())))
+                    .map_err(err)?;
+            }
+        }
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "bank, in context".to_string(),
+                (o.output[0] + 0.05, o.output[1] - 0.12),
+                f.font(12.0, pal.orange),
+            )))
+            .map_err(err)?;
+        root.present().map_err(err)
+    }
+}

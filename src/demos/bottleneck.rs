@@ -58,5 +58,201 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::bottleneck::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `bottleneck`: the shipped accuracy-by-length curves of the fixed-context model and
+    //! the chosen attention model, and lengths recomputed live from the same weights.
+
+    use leptos::html::Canvas;
+    use leptos::prelude::*;
+    use plotters::prelude::*;
+
+    use super::{curve, variant, Curve, LIVE_SAMPLES};
+    use crate::demos::alignment::model_label;
+    use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
+    use crate::kit::seq2seq_models::load_models;
+    use crate::kit::DemoCtx;
+    use crate::seq2seq::eval::{accuracy, Accuracy};
+    use crate::seq2seq::Variant;
+
+    /// One live measurement.
+    #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+    struct Live {
+        variant: Variant,
+        length: usize,
+        seed: u32,
+        acc: Accuracy,
+    }
+
+    /// The curves, the lengths measured here as rings, and a dashed line at the length the button
+    /// will measure next.
+    #[allow(clippy::too_many_arguments)]
+    fn draw(
+        c: &web_sys::HtmlCanvasElement,
+        pal: &crate::kit::theme::Palette,
+        curve: &Curve,
+        shown: [Variant; 2],
+        token: bool,
+        live: &[Live],
+        next: usize,
+    ) -> Result<(), String> {
+        let f = fit_canvas(c, 0.6, 240.0, 360.0);
+        let root = area(c, pal)?;
+        let colours = [pal.orange, pal.blue];
+        let mut items: Vec<(Mark, RGBColor, &str)> =
+            shown.iter().zip(colours).map(|(&v, c)| (Mark::Line, c, model_label(v))).collect();
+        if !live.is_empty() {
+            items.push((Mark::Dot, pal.fg, "measured here"));
+        }
+        let rest = legend_band(&root, &f, pal, &items)?;
+        let x1 = curve.lengths.iter().copied().max().unwrap_or(30) as f64;
+        let mut chart = ChartBuilder::on(&rest)
+            .margin(f.px(10.0))
+            .x_label_area_size(f.px(36.0))
+            .y_label_area_size(f.px(48.0))
+            .build_cartesian_2d(0.0..x1 + 1.0, 0.0..1.02)
+            .map_err(err)?;
+        style_mesh(
+            &mut chart,
+            &f,
+            pal,
+            "input length (letters)",
+            if token { "letters right" } else { "whole word right" },
+        )
+        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+        let x = next as f64;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x, 0.0), (x, 1.02)],
+                f.px(4.0),
+                f.px(3.0),
+                pal.muted.stroke_width(f.px(1.0)),
+            ))
+            .map_err(err)?;
+        for (&v, colour) in shown.iter().zip(colours) {
+            let Some(s) = curve.variants.get(v.key()) else { continue };
+            let ys = if token { &s.token } else { &s.exact };
+            let pts: Vec<(f64, f64)> = curve.lengths.iter().zip(ys).map(|(&l, &y)| (l as f64, y)).collect();
+            chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(f.px(2.0)))).map_err(err)?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, f.px(2.5), colour.filled()))).map_err(err)?;
+            for l in live.iter().filter(|l| l.variant == v) {
+                let y = if token { l.acc.token } else { l.acc.exact };
+                chart
+                    .draw_series([Circle::new((l.length as f64, y), f.px(6.0), colour.stroke_width(f.px(2.5)))])
+                    .map_err(err)?;
+            }
+        }
+        root.present().map_err(err)
+    }
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let models = load_models(ctx);
+        let curve = StoredValue::new(curve());
+        let live = RwSignal::new(Vec::<Live>::new());
+        let busy = RwSignal::new(false);
+        let canvas = NodeRef::<Canvas>::new();
+        ctx.paint(move |pal| {
+            let c = canvas.get()?;
+            let pal = *pal;
+            let (v, token, next) =
+                ctx.values.with(|x| (variant(x), x.text("measure") == "token", x.int("length").clamp(1, 30) as usize));
+            Some(curve.with_value(|cv| match cv {
+                Ok(cv) => live.with(|l| draw(&c, &pal, cv, [Variant::Fixed, v], token, l, next)),
+                Err(e) => Err(e.clone()),
+            }))
+        });
+        Effect::new(move |_| {
+            let l = live.get();
+            ctx.computed.set(
+                (!l.is_empty()).then(|| serde_json::json!({ "measured_here": l, "samples_per_length": LIVE_SAMPLES })),
+            );
+        });
+        let measure = move |_| {
+            if busy.get_untracked() || models.with_untracked(Option::is_none) {
+                return;
+            }
+            busy.set(true);
+            let (v, length, seed) =
+                ctx.values.with_untracked(|x| (variant(x), x.int("length").clamp(1, 30) as usize, x.seed("seed")));
+            // Let the page paint "Measuring…" before the work, which takes a moment.
+            set_timeout(
+                move || {
+                    if let Some(m) = models.get_untracked() {
+                        let rows: Vec<Live> = [Variant::Fixed, v]
+                            .into_iter()
+                            .map(|variant| Live {
+                                variant,
+                                length,
+                                seed,
+                                acc: accuracy(
+                                    m.get(variant),
+                                    length,
+                                    LIVE_SAMPLES,
+                                    u64::from(seed) * 1000 + length as u64,
+                                ),
+                            })
+                            .collect();
+                        live.update(|l| {
+                            l.retain(|x| !rows.iter().any(|r| (r.variant, r.length) == (x.variant, x.length)));
+                            l.extend(rows);
+                        });
+                    }
+                    busy.set(false);
+                },
+                std::time::Duration::from_millis(30),
+            );
+        };
+        let button_label = move || {
+            let l = ctx.values.with(|x| x.int("length"));
+            if busy.get() {
+                format!("Measuring length {l}…")
+            } else {
+                format!("Measure length {l} here ({LIVE_SAMPLES} new strings)")
+            }
+        };
+        let table = move || {
+            let rows = live.get();
+            (!rows.is_empty()).then(|| {
+                let shipped = |r: &Live| {
+                    curve.with_value(|c| {
+                        c.as_ref().ok().and_then(|c| {
+                            let i = c.lengths.iter().position(|&l| l == r.length)?;
+                            Some(c.variants.get(r.variant.key())?.exact[i])
+                        })
+                    })
+                };
+                crate::kit::number_table(
+                    format!("Measured in this browser, {LIVE_SAMPLES} random strings per length"),
+                    ["model", "length", "whole word right", "letters right", "training script (200 strings)"]
+                        .map(String::from)
+                        .to_vec(),
+                    rows.iter()
+                        .map(|r| {
+                            vec![
+                                model_label(r.variant).to_string(),
+                                r.length.to_string(),
+                                format!("{:.0}%", r.acc.exact * 100.0),
+                                format!("{:.1}%", r.acc.token * 100.0),
+                                shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0)),
+                            ]
+                        })
+                        .collect(),
+                )
+            })
+        };
+        view! {
+            <canvas node_ref=canvas class="plot" role="img" aria-label="Accuracy against input length for the fixed-context and the attention model"></canvas>
+            <div class="row-actions">
+                <button type="button" class="measure" on:click=measure disabled=move || busy.get() || models.with(Option::is_none)>{button_label}</button>
+            </div>
+            <div class="bottleneck-live" data-rows=move || live.with(Vec::len).to_string()>{table}</div>
+        }
+        .into_any()
+    }
+}

@@ -79,5 +79,119 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data: |v| super::to_json(&from_values(v)),
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::gauss_dot::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `gauss-dot`: the query and keys in the plane, both sets of weights, and the terms.
+
+    use leptos::html::Canvas;
+    use leptos::prelude::*;
+    use plotters::prelude::*;
+
+    use super::{from_values, GaussDot};
+    use crate::kit::plot::bars::{draw_bars, Bars};
+    use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
+    use crate::kit::theme::Palette;
+    use crate::kit::DemoCtx;
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let plane = NodeRef::<Canvas>::new();
+        let bars = NodeRef::<Canvas>::new();
+        ctx.paint(move |pal| {
+            let (p, b) = (plane.get()?, bars.get()?);
+            let pal = *pal;
+            Some(out.with(|o| {
+                draw_plane(&p, &pal, o)?;
+                let cats: Vec<String> = (0..4).map(|i| format!("k{i}")).collect();
+                draw_bars(
+                    &b,
+                    &pal,
+                    &Bars {
+                        categories: &cats,
+                        series: &[
+                            ("softmax of −½‖q − k‖²", pal.blue, &o.w_gauss),
+                            ("softmax of qᵀk", pal.orange, &o.w_dot),
+                        ],
+                        x_desc: "key",
+                        y_desc: "weight",
+                        y_max: Some(1.0),
+                    },
+                )
+            }))
+        });
+        let f = |x: f64| format!("{x:.3}").replace('-', "−");
+        view! {
+            <div class="two-col">
+                <canvas node_ref=plane class="plot" role="img" aria-label="The query vector and the four keys in the plane"></canvas>
+                <canvas node_ref=bars class="plot" role="img" aria-label="Bar chart: weights from Gaussian scores and from dot products, per key"></canvas>
+            </div>
+            <div class="table-wrap" role="region" tabindex="0" aria-label="The terms of the expansion, per key">
+                <table class="numbers terms">
+                    <caption>"−½‖q − k‖² = qᵀk − ½‖k‖² − ½‖q‖², per key"</caption>
+                    <thead><tr><th>"key"</th><th>"−½‖q − k‖²"</th><th>"qᵀk"</th><th>"−½‖k‖²"</th><th>"−½‖q‖²"</th></tr></thead>
+                    <tbody>
+                        {move || out.with(|o| (0..4).map(|i| view! {
+                            <tr><td>{format!("k{i}")}</td><td>{f(o.gauss[i])}</td><td>{f(o.dot[i])}</td><td>{f(o.key_term[i])}</td><td>{f(o.query_term)}</td></tr>
+                        }).collect_view())}
+                    </tbody>
+                </table>
+            </div>
+            <p class="readout">{move || out.with(|o| format!(
+                "Largest difference between the two sets of weights: {}{}",
+                crate::numerics::format::num(o.max_diff),
+                if o.max_diff < 1e-12 { " (equal up to rounding: the keys have the same length)" } else { " (the keys' lengths differ, so −½‖k‖² changes the ranking)" }
+            ))}</p>
+        }
+        .into_any()
+    }
+
+    fn draw_plane(canvas: &web_sys::HtmlCanvasElement, pal: &Palette, o: &GaussDot) -> Result<(), String> {
+        let f = fit_canvas(canvas, 0.85, 240.0, 360.0);
+        let root = area(canvas, pal)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(f.px(10.0))
+            .x_label_area_size(f.px(30.0))
+            .y_label_area_size(f.px(36.0))
+            .build_cartesian_2d(-3.2f64..3.2f64, -3.2f64..3.2f64)
+            .map_err(err)?;
+        style_mesh(&mut chart, &f, pal, "", "").x_labels(7).y_labels(7).draw().map_err(err)?;
+        let origin = (0.0, 0.0);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![origin, (o.q[0], o.q[1])],
+                pal.orange.stroke_width(f.px(3.0)),
+            )))
+            .map_err(err)?;
+        let pts: Vec<_> = o
+            .keys
+            .iter()
+            .map(|k| {
+                let (x, y) = chart.backend_coord(&(k[0], k[1]));
+                (x, y, 5.0 * f.scale)
+            })
+            .collect();
+        batch_dots(canvas, &pts, pal.blue.to_rgba())?;
+        let (qx, qy) = chart.backend_coord(&(o.q[0], o.q[1]));
+        batch_dots(canvas, &[(qx, qy, 5.0 * f.scale)], pal.orange.to_rgba())?;
+        let font = f.font(13.0, pal.fg);
+        chart
+            .draw_series(
+                o.keys
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| Text::new(format!("k{i}"), (k[0] + 0.12, k[1] + 0.12), font.clone())),
+            )
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "q".to_string(),
+                (o.q[0] + 0.12, o.q[1] + 0.12),
+                f.font(14.0, pal.orange),
+            )))
+            .map_err(err)?;
+        root.present().map_err(err)
+    }
+}

@@ -112,5 +112,318 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::linformer::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `linformer`: a compute worker loads a bundled model and returns one head's Q, K, V;
+    //! the page draws the attention matrix and its rank-k rebuild, the singular values and the
+    //! errors of the rank-k shortcuts against k.
+
+    use std::sync::Arc;
+
+    use js_sys::Reflect;
+    use leptos::html::Canvas;
+    use leptos::prelude::*;
+    use plotters::prelude::*;
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen::JsCast;
+    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+
+    use super::{analyze, text_for, LowRank};
+    use crate::demos::gpt2::model_base;
+    use crate::gpt2::session::{BackendChoice, HeadQkv, Reply, Request};
+    use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
+    use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
+    use crate::kit::theme::Palette;
+    use crate::kit::DemoCtx;
+
+    type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+    /// Curves against an integer x on a log y axis, with an optional vertical marker at `mark`.
+    fn draw_log_y(
+        canvas: &HtmlCanvasElement,
+        pal: &Palette,
+        title: &str,
+        x_desc: &str,
+        y_desc: &str,
+        series: &[Series],
+        mark: Option<f64>,
+    ) -> Result<(), String> {
+        let f = fit_canvas(canvas, 0.7, 220.0, 320.0);
+        let root = area(canvas, pal)?;
+        let items: Vec<(Mark, RGBColor, &str)> = series.iter().map(|(l, c, _)| (Mark::Line, *c, *l)).collect();
+        let rest = legend_band(&root, &f, pal, &items)?;
+        let floor = 1e-4;
+        let x1 = series.iter().flat_map(|s| s.2.iter().map(|p| p.0)).fold(1.0, f64::max);
+        let mut chart = ChartBuilder::on(&rest)
+            .margin(f.px(10.0))
+            .caption(title, f.font(13.0, pal.fg))
+            .x_label_area_size(f.px(36.0))
+            .y_label_area_size(f.px(52.0))
+            .build_cartesian_2d(0.0..x1 + 1.0, (floor..1.5).log_scale())
+            .map_err(err)?;
+        style_mesh(&mut chart, &f, pal, x_desc, y_desc)
+            .x_labels(8)
+            .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
+            .y_label_formatter(&|v| crate::kit::plot::matrix::short(*v))
+            .draw()
+            .map_err(err)?;
+        if let Some(k) = mark {
+            chart
+                .draw_series(LineSeries::new([(k, floor), (k, 1.5)], pal.muted.stroke_width(f.px(1.0))))
+                .map_err(err)?;
+        }
+        for (_, colour, pts) in series {
+            let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.max(floor))).collect();
+            chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(f.px(2.0)))).map_err(err)?;
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, f.px(2.0), colour.filled()))).map_err(err)?;
+        }
+        root.present().map_err(err)
+    }
+
+    fn pct(x: f64) -> String {
+        if x < 0.001 {
+            format!("{:.2}%", x * 100.0)
+        } else {
+            format!("{:.1}%", x * 100.0)
+        }
+    }
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let values = ctx.values;
+        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
+        let ready = RwSignal::new(false);
+        // The model the worker holds, and the one being loaded.
+        let loaded = RwSignal::new(None::<String>);
+        let loading = RwSignal::new(None::<String>);
+        let qkv = RwSignal::new(None::<HeadQkv>);
+        let next_id = StoredValue::new(0u64);
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+            match serde_json::from_str::<Reply>(&json) {
+                Ok(Reply::Ready) => {
+                    worker.with_value(|w| {
+                        if let Some(w) = w {
+                            crate::demos::gpt2::view::post(
+                                w,
+                                &Request::Backend { choice: BackendChoice::Cpu, fault: false },
+                                None,
+                            )
+                        }
+                    });
+                    ready.set(true);
+                }
+                Ok(Reply::Loaded { name, .. }) => {
+                    loading.set(None);
+                    loaded.set(Some(name));
+                }
+                Ok(Reply::HeadQkv(h)) if h.id == next_id.get_value() => {
+                    ctx.error.set(None);
+                    qkv.set(Some(h));
+                }
+                Ok(Reply::Error { message, .. }) => {
+                    loading.set(None);
+                    ctx.error.set(Some(message));
+                }
+                Ok(_) => {}
+                Err(e) => ctx.error.set(Some(format!("unreadable reply from the worker: {e}"))),
+            }
+        });
+        match Worker::new("/gpt2-worker_loader.js") {
+            Ok(w) => {
+                w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+                worker.set_value(Some(w));
+            }
+            Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
+        }
+        let keep_alive = StoredValue::new_local(Some(on_message));
+        on_cleanup(move || {
+            worker.with_value(|w| {
+                if let Some(w) = w {
+                    w.terminate()
+                }
+            });
+            keep_alive.set_value(None);
+        });
+
+        // Ask for what the controls name: the model first, then the head.
+        Effect::new(move |_| {
+            if !ready.get() {
+                return;
+            }
+            let (model, layer, head) = values
+                .with(|v| (v.text("model").to_string(), v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
+            let req = if loaded.get().as_deref() == Some(model.as_str()) {
+                let id = next_id.get_value() + 1;
+                next_id.set_value(id);
+                Request::HeadQkv { id, prompt: text_for(&model).into(), layer, head }
+            } else if loading.get_untracked().as_deref() != Some(model.as_str()) {
+                loading.set(Some(model.clone()));
+                let Some(base) = model_base(&model, "") else { return };
+                Request::Load { name: model, base, expect: None, cache: false, only_cached: false }
+            } else {
+                return;
+            };
+            worker.with_value(|w| {
+                if let Some(w) = w {
+                    crate::demos::gpt2::view::post(w, &req, None)
+                }
+            });
+        });
+
+        let report = RwSignal::new(None::<Arc<LowRank>>);
+        // Memos, so that moving the k slider re-runs neither the analysis nor the drawing of P.
+        let causal = Memo::new(move |_| values.with(|v| v.flag("causal")));
+        Effect::new(move |_| {
+            let causal = causal.get();
+            qkv.with(|h| {
+                if let Some(h) = h {
+                    match analyze(h, causal) {
+                        Ok(r) => {
+                            ctx.computed.set(serde_json::to_value(&r).ok());
+                            report.set(Some(Arc::new(r)));
+                        }
+                        Err(e) => ctx.error.set(Some(e)),
+                    }
+                }
+            });
+        });
+        let k_memo = Memo::new(move |_| values.with(|v| v.int("k").max(1) as usize));
+        let k = move || k_memo.get();
+
+        // P and its rank-k rebuild share one colour scale, up to P's largest weight, so that a
+        // diffuse head is not drawn all dark. (P_k may dip slightly below 0: drawn as 0.)
+        let (p_canvas, pk_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
+        let heat = move |c: &HtmlCanvasElement, pal: &Palette, m: &[Vec<f64>], vmax: f64| -> Result<(), String> {
+            let n = m.len();
+            let f = crate::kit::plot::fit_canvas(c, 0.9, 240.0, 480.0);
+            let root = area(c, pal)?;
+            let value = |r: usize, col: usize| m[r][col];
+            let spec = HeatmapSpec {
+                rows: n,
+                cols: n,
+                value: &value,
+                vmin: 0.0,
+                vmax,
+                x_range: (0.0, n as f64),
+                y_range: (0.0, n as f64),
+                rows_down: true,
+                x_integer: true,
+                x_desc: "key position",
+                y_desc: "query position",
+                bar_label: "weight",
+            };
+            draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
+        };
+        let vmax = |r: &LowRank| r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
+        ctx.paint(move |pal| {
+            let c = p_canvas.get()?;
+            let pal = *pal;
+            report.with(|r| r.as_ref().map(|r| heat(&c, &pal, &r.weights, vmax(r))))
+        });
+        ctx.paint(move |pal| {
+            let ck = pk_canvas.get()?;
+            let pal = *pal;
+            let k = k();
+            report.with(|r| r.as_ref().map(|r| heat(&ck, &pal, &r.approx(k), vmax(r))))
+        });
+        let (sv_canvas, err_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
+        ctx.paint(move |pal| {
+            let c = sv_canvas.get()?;
+            let pal = *pal;
+            report.with(|r| {
+                let r = r.as_ref()?;
+                let top = r.sigma.first().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE);
+                let pts = r.sigma.iter().enumerate().map(|(i, s)| ((i + 1) as f64, s / top)).collect();
+                Some(draw_log_y(
+                    &c,
+                    &pal,
+                    "Singular values of P",
+                    "index i",
+                    "σᵢ / σ₁",
+                    &[("σᵢ / σ₁", pal.blue, pts)],
+                    Some(k() as f64),
+                ))
+            })
+        });
+        ctx.paint(move |pal| {
+            let c = err_canvas.get()?;
+            let pal = *pal;
+            report.with(|r| {
+                let r = r.as_ref()?;
+                let best: Vec<(f64, f64)> =
+                    r.output_error.iter().enumerate().skip(1).map(|(k, &e)| (k as f64, e)).collect();
+                let mut series = vec![("P → its best rank-k P_k (SVD)", pal.blue, best)];
+                if let Some(l) = &r.linformer_error {
+                    series.push((
+                        "Linformer, k averaged positions",
+                        pal.orange,
+                        l.iter().enumerate().map(|(i, &e)| ((i + 1) as f64, e)).collect(),
+                    ));
+                }
+                Some(draw_log_y(
+                    &c,
+                    &pal,
+                    "Error of the attention output",
+                    "rank k",
+                    "relative error",
+                    &series,
+                    Some(k() as f64),
+                ))
+            })
+        });
+
+        let status = move || {
+            let model = values.with(|v| v.text("model").to_string());
+            if loading.get().is_some() || (loaded.get().as_deref() != Some(model.as_str()) && ctx.error.get().is_none())
+            {
+                return "Loading the model in a Web Worker…".to_string();
+            }
+            let (Some(h), Some(r)) = (qkv.get(), report.get()) else { return "Computing…".into() };
+            let n = r.sigma.len();
+            let k = k().min(n);
+            let (want_l, want_h) = values.with(|v| (v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
+            let clamped = if (want_l, want_h) != (h.layer, h.head) {
+                " (this model has fewer layers or heads than asked; showing its last)"
+            } else {
+                ""
+            };
+            let mut s = format!(
+                "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
+                h.layer,
+                h.head,
+                n,
+                pct(r.matrix_error[k]),
+                pct(r.output_error[k]),
+                r.rank_for(0.01)
+            );
+            match &r.linformer_error {
+                Some(l) => s.push_str(&format!(" Linformer with {k} averaged positions: {} error.", pct(l[k - 1]))),
+                None => s.push_str(
+                    " Linformer's curve needs the mask off: projecting the positions mixes future keys into the past.",
+                ),
+            }
+            s
+        };
+        view! {
+            <p class="readout linformer-status" role="status">{status}</p>
+            <div class="two-col">
+                <figure>
+                    <figcaption>"Attention weights P"</figcaption>
+                    <canvas node_ref=p_canvas class="plot" role="img" aria-label="The head's attention weights, queries down, keys across"></canvas>
+                </figure>
+                <figure>
+                    <figcaption>{move || format!("Rebuilt from the {} largest singular values", k())}</figcaption>
+                    <canvas node_ref=pk_canvas class="plot" role="img" aria-label="The attention matrix rebuilt from the k largest singular values"></canvas>
+                </figure>
+            </div>
+            <div class="two-col">
+                <canvas node_ref=sv_canvas class="plot" role="img" aria-label="Singular values of the attention matrix, largest first, relative to the largest"></canvas>
+                <canvas node_ref=err_canvas class="plot" role="img" aria-label="Relative error of the attention output against the rank k"></canvas>
+            </div>
+        }
+        .into_any()
+    }
+}

@@ -43,7 +43,7 @@ pub struct DemoSpec {
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
     /// Draws the demo (wasm only).
     #[cfg(target_arch = "wasm32")]
-    pub view: fn(crate::ui::demo_frame::DemoCtx) -> leptos::prelude::AnyView,
+    pub view: fn(crate::kit::DemoCtx) -> leptos::prelude::AnyView,
 }
 
 pub static DEMOS: &[&DemoSpec] = &[

@@ -62,5 +62,35 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data: |v| super::to_json(&compute(v.float("beta"), v.flag("causal"))),
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::two_heads::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+mod view {
+    //! View of `two-heads`: the previous-token head and the same-word head.
+
+    use leptos::prelude::*;
+
+    use super::{compute, TwoHeads};
+    use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
+    use crate::kit::DemoCtx;
+
+    fn mats(t: &TwoHeads) -> (Mat, Mat) {
+        (
+            Mat::new("head A: previous token", t.previous_token.clone(), true).labels(&t.tokens, &t.tokens),
+            Mat::new("head B: same word", t.same_word.clone(), true).labels(&t.tokens, &t.tokens),
+        )
+    }
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let out = Memo::new(move |_| ctx.values.with(|v| compute(v.float("beta"), v.flag("causal"))));
+        let a = Signal::derive(move || out.with(|o| mats(o).0));
+        let b = Signal::derive(move || out.with(|o| mats(o).1));
+        view! {
+            <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![a.get(), b.get()])/>
+            <p class="muted">"Rows: queries. Columns: keys."</p>
+            {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
+        }
+        .into_any()
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 use leptos::prelude::{set_timeout, window};
 use wasm_bindgen::JsValue;
 
-use super::browser::now_ms;
+use crate::kit::browser::now_ms;
 
 const INTERVAL_MS: f64 = 250.0;
 

@@ -10,7 +10,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 use super::pages::Page;
-use super::theme::Theme;
+use crate::kit::theme::Theme;
 
 #[derive(Clone, Copy)]
 pub struct AppCtx {
@@ -33,7 +33,7 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || handle.remove());
     // A plot whose width changed without a window resize (a scroll bar, a panel opening)
     // redraws too.
-    crate::ui::plot::widths::on_change(move || resize.update(|n| *n = n.wrapping_add(1)));
+    crate::kit::plot::widths::on_change(move || resize.update(|n| *n = n.wrapping_add(1)));
     provide_context(AppCtx { theme, resize });
     view! {
         <Router>

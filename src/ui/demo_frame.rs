@@ -6,61 +6,12 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::app::AppCtx;
-use super::browser::mark_paint;
-use super::browser::{copy_text, download_canvas_png, download_text, location_origin};
-use super::controls::Control;
-use super::theme::{Palette, Theme};
 use crate::demos::DemoSpec;
+use crate::kit::browser::{copy_text, download_canvas_png, download_text, location_origin};
+use crate::kit::controls::Control;
+use crate::kit::DemoCtx;
 use crate::state::query::build_query;
 use crate::state::{Notice, Values};
-
-/// What a demo's view receives.
-#[derive(Clone, Copy)]
-pub struct DemoCtx {
-    pub spec: &'static DemoSpec,
-    pub values: RwSignal<Values>,
-    /// "Show numbers": plots also render their data as tables.
-    pub show_numbers: RwSignal<bool>,
-    /// An error from drawing or computing, shown in place of the broken part.
-    pub error: RwSignal<Option<String>>,
-    pub theme: RwSignal<Theme>,
-    /// Bumped on window resize: plots read it to redraw at the new width.
-    pub resize: RwSignal<u32>,
-    /// Outputs computed asynchronously by the view (e.g. by the GPT-2 worker), added to
-    /// "Download data" under `computed`.
-    pub computed: RwSignal<Option<serde_json::Value>>,
-    /// Link values the demo could not use, shown above it. A view adds to them when a value
-    /// turns out not to fit what it loaded (a layer the loaded model does not have).
-    pub notices: RwSignal<Vec<Notice>>,
-    /// Maxima a view sets on its integer sliders at run time, by key (the GPT-2 demo's layer,
-    /// head and query token follow the loaded model and prompt); others keep their declared one.
-    pub int_max: RwSignal<Vec<(&'static str, i64)>>,
-}
-
-impl DemoCtx {
-    /// Runs `draw` now and again whenever what it reads changes, and on theme or window-size
-    /// changes. `draw` returns `None` while its canvases are not mounted yet; its error, if
-    /// any, is shown in place of the demo's plots, and each draw is counted for the benchmark.
-    pub fn paint(self, draw: impl Fn(&Palette) -> Option<Result<(), String>> + 'static) {
-        Effect::new(move |_| {
-            self.resize.track();
-            let pal = self.theme.get().palette();
-            crate::ui::plot::interned::prepare(&pal);
-            if let Some(r) = draw(&pal) {
-                self.report(r);
-                mark_paint();
-            }
-        });
-    }
-
-    /// Reports a drawing result: clears the error on success.
-    pub fn report(&self, r: Result<(), String>) {
-        let next = r.err();
-        if self.error.get_untracked() != next {
-            self.error.set(next);
-        }
-    }
-}
 
 /// Where a demo lives, for the links it builds.
 #[derive(Clone, Copy)]
@@ -95,7 +46,6 @@ pub fn DemoFrame(
 ) -> impl IntoView {
     let app = expect_context::<AppCtx>();
     let ctx = DemoCtx {
-        spec,
         values,
         show_numbers: RwSignal::new(false),
         error: RwSignal::new(None),
@@ -240,7 +190,7 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
         document().create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
     out.set_width(w);
     out.set_height(h);
-    let ctx = super::plot::heatmap::context(&out)?;
+    let ctx = crate::kit::plot::heatmap::context(&out)?;
     let mut y = 0.0;
     for c in list {
         let (cw, ch) = (c.width() as f64, used(c) as f64);

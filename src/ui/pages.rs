@@ -9,10 +9,10 @@ use wasm_bindgen::JsCast;
 
 use super::address_bar;
 use super::app::AppCtx;
-use super::browser::{local_get, local_set};
 use super::demo_frame::{DemoFrame, DemoHome};
 use crate::chapters::{self, Chapter, Segment, CHAPTERS, HOME_HTML};
 use crate::demos::{self, DemoSpec};
+use crate::kit::browser::{local_get, local_set};
 use crate::state::query::{build_query, parse_query};
 use crate::state::{Notice, Values};
 
@@ -156,7 +156,7 @@ pub(crate) fn Header() -> impl IntoView {
                     t.apply(true);
                     app.theme.set(t);
                 }>
-                {move || if app.theme.get() == super::theme::Theme::Dark { "☀ Light" } else { "☾ Dark" }}
+                {move || if app.theme.get() == crate::kit::theme::Theme::Dark { "☀ Light" } else { "☾ Dark" }}
             </button>
         </header>
     }

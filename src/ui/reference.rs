@@ -4,10 +4,10 @@
 
 use leptos::prelude::*;
 
-use super::browser::location_origin;
 use super::pages::{Header, Sidebar};
 use crate::chapters::{Chapter, Segment, CHAPTERS, REFERENCE_PAGES};
 use crate::demos::{DemoSpec, DEMOS};
+use crate::kit::browser::location_origin;
 
 /// The "Reference" group of the contents, after the chapters' list.
 #[component]

@@ -40,7 +40,7 @@ test("the RoPE marker sits on its own tick: row m of the heatmap is labelled m",
     const page = await open(`/positional/?rope.m=${m}&rope.n=10#rope`);
     await page.waitForFunction(() => document.querySelector("#rope canvas")?.dataset.y);
     const dark = await page.evaluate(() => document.documentElement.dataset.theme === "dark");
-    const orange = dark ? [251, 146, 60] : [234, 88, 12]; // the palette's orange (src/ui/theme.rs)
+    const orange = dark ? [251, 146, 60] : [234, 88, 12]; // the palette's orange (src/kit/theme.rs)
     const v = await markerAxisValue(page, "#rope canvas", orange);
     assert.ok(v !== null, "the marker is drawn");
     assert.equal(Math.floor(v), m, `the axis reads ${v} at the marker for m = ${m}`);

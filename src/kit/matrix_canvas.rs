@@ -5,9 +5,9 @@ use leptos::prelude::*;
 use ndarray::Array2;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
-use crate::ui::demo_frame::DemoCtx;
-use crate::ui::plot::fit_canvas_growing;
-use crate::ui::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
+use crate::kit::plot::fit_canvas_growing;
+use crate::kit::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
+use crate::kit::DemoCtx;
 
 /// A matrix with everything needed to draw it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -74,7 +74,7 @@ fn dims(m: &Mat) -> (usize, usize, usize) {
 fn draw_grid(
     c: &HtmlCanvasElement,
     clip: &HtmlElement,
-    pal: &crate::ui::theme::Palette,
+    pal: &crate::kit::theme::Palette,
     ms: &[Mat],
     min_w: f64,
 ) -> Result<(), String> {
@@ -98,8 +98,8 @@ fn draw_grid(
     const LEGEND: f64 = 24.0; // CSS pixels for the colour key under the grid
     let f = fit_canvas_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
     let (k, w, heights) = layout(f.w as f64 / f.scale);
-    let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
+    let ctx = crate::kit::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, c.height() as f64); // all of it: the part below f.h too
                                                             // Printed values cost a fillText each: only for grids small enough to stay under a frame.
     let annotate = ms
@@ -131,7 +131,7 @@ fn draw_grid(
         y += h;
     }
     let (weights, signed) = (ms.iter().any(|m| m.weights), ms.iter().any(|m| !m.weights));
-    crate::ui::plot::matrix::draw_legend(&ctx, &f, pal, 6.0 * f.scale, (y + LEGEND / 2.0) * f.scale, weights, signed);
+    crate::kit::plot::matrix::draw_legend(&ctx, &f, pal, 6.0 * f.scale, (y + LEGEND / 2.0) * f.scale, weights, signed);
     Ok(())
 }
 

@@ -4,7 +4,7 @@ use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
 use super::{area, err, fit_canvas, legend_band, style_mesh, Mark};
-use crate::ui::theme::Palette;
+use crate::kit::theme::Palette;
 
 pub struct Bars<'a> {
     pub categories: &'a [String],

@@ -1,21 +1,21 @@
 //! The selected head's attention for long prompts: one image with position axes.
 
 use super::Result_;
-use crate::ui::plot::heatmap::{draw_heatmap, HeatmapSpec};
+use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
 
 /// Above this many tokens the heatmap shows positions on its axes instead of token labels.
 pub const LABELLED_MAX: usize = 40;
 
 pub fn draw_long_heat(
     c: &web_sys::HtmlCanvasElement,
-    pal: &crate::ui::theme::Palette,
+    pal: &crate::kit::theme::Palette,
     r: &Result_,
     l: usize,
     h: usize,
 ) -> Result<(), String> {
     let t = r.t();
-    let f = crate::ui::plot::fit_canvas(c, 0.9, 300.0, 720.0);
-    let root = crate::ui::plot::area(c, pal)?;
+    let f = crate::kit::plot::fit_canvas(c, 0.9, 300.0, 720.0);
+    let root = crate::kit::plot::area(c, pal)?;
     if r.weight(l, h, 0, 0).is_none() {
         return Ok(()); // this layer was not sent (a long prompt on a large model): the next analysis brings it
     }

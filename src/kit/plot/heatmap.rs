@@ -7,7 +7,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
 use super::colormap::{level_index, viridis, viridis_table};
 use super::{err, style_mesh, Area, Frame};
-use crate::ui::theme::Palette;
+use crate::kit::theme::Palette;
 
 /// Where the cells landed, in canvas pixels: for mapping clicks back to rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

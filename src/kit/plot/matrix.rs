@@ -10,7 +10,7 @@ use super::colormap::viridis;
 use super::heatmap::{blit_pixels, context, CellRect};
 use super::interned;
 use super::Frame;
-use crate::ui::theme::Palette;
+use crate::kit::theme::Palette;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scale {

@@ -13,16 +13,16 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
 
-use super::matrix_canvas::{Mat, MatrixGrid};
-use super::number_table;
-use crate::demos::gpt2::{
+use super::{
     fit_selection, format_ablate, model_base, next_rows, parse_ablate, query, slider_max, NextRow, CANDIDATES, MODELS,
     SHOWN, SHOWN_COMPARE,
 };
 use crate::gpt2::session::{Analysis, BackendChoice, Reply, Request};
+use crate::kit::browser::{local_get, now_ms};
+use crate::kit::matrix_canvas::{Mat, MatrixGrid};
+use crate::kit::number_table;
+use crate::kit::DemoCtx;
 use crate::state::{Notice, Value};
-use crate::ui::browser::{local_get, now_ms};
-use crate::ui::demo_frame::DemoCtx;
 
 mod chips;
 mod head_view;
@@ -741,9 +741,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 r.as_ref().map(|r| {
                     let shown = next_rows(&r.a.next, r.a.baseline.as_deref(), CANDIDATES, SHOWN);
                     let knocked = shown.iter().any(|x| x.knocked.is_some());
-                    let exact = |p: crate::demos::gpt2::Prob| match p {
-                        crate::demos::gpt2::Prob::Exact(p) => format!("{p:.4}"),
-                        crate::demos::gpt2::Prob::Below(p) => format!("<{p:.4}"),
+                    let exact = |p: super::Prob| match p {
+                        super::Prob::Exact(p) => format!("{p:.4}"),
+                        super::Prob::Below(p) => format!("<{p:.4}"),
                     };
                     let rows = shown
                         .iter()

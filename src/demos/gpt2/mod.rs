@@ -257,5 +257,8 @@ pub static SPEC: DemoSpec = DemoSpec {
     params: PARAMS,
     data,
     #[cfg(target_arch = "wasm32")]
-    view: crate::ui::views::gpt2::view,
+    view: view::view,
 };
+
+#[cfg(target_arch = "wasm32")]
+pub mod view;

@@ -11,7 +11,7 @@
 use plotters::style::RGBColor;
 use wasm_bindgen::intern;
 
-use crate::ui::theme::Palette;
+use crate::kit::theme::Palette;
 
 /// Interns the strings every plot sends, for this palette (again only when the theme changed).
 pub fn prepare(pal: &Palette) {

@@ -1,8 +1,8 @@
 //! bertviz's head view on a canvas: lines from the query token to the tokens it attends to.
 
+use super::super::clip_label;
 use super::Result_;
-use crate::demos::gpt2::clip_label;
-use crate::ui::plot::fit_canvas_with;
+use crate::kit::plot::fit_canvas_with;
 
 /// Twelve distinguishable colours, one per head (GPT-2 small has 12 heads per layer).
 pub fn head_colour(h: usize) -> [u8; 3] {
@@ -30,7 +30,7 @@ pub const HEAD_VIEW_ROW: f64 = 18.0;
 /// to each key with opacity = weight, for every head of the layer (the focused head on top).
 pub fn draw_head_view(
     c: &web_sys::HtmlCanvasElement,
-    pal: &crate::ui::theme::Palette,
+    pal: &crate::kit::theme::Palette,
     r: &Result_,
     l: usize,
     sel: usize,
@@ -40,8 +40,8 @@ pub fn draw_head_view(
     let f = fit_canvas_with(c, |_| HEAD_VIEW_TOP * 2.0 + HEAD_VIEW_ROW * t as f64);
     let s = f.scale;
     let w = f.w as f64 / s;
-    let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
+    let ctx = crate::kit::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
     let (left, right) = (w * 0.36, w * 0.64);
     let y = |i: usize| (HEAD_VIEW_TOP + (i as f64 + 0.5) * HEAD_VIEW_ROW) * s;
@@ -55,12 +55,12 @@ pub fn draw_head_view(
         let text = clip_label(&tok.text.replace(' ', "·").replace('\n', "↵"), max_chars);
         let strong = i == sel;
         let colour =
-            if strong { crate::ui::plot::interned::rgb(pal.orange) } else { crate::ui::plot::interned::rgb(pal.fg) };
+            if strong { crate::kit::plot::interned::rgb(pal.orange) } else { crate::kit::plot::interned::rgb(pal.fg) };
         ctx.set_fill_style_str(&colour);
         ctx.set_text_align("right");
         let _ = ctx.fill_text(&text, (left - 6.0) * s, y(i));
         ctx.set_text_align("left");
-        ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
+        ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.fg));
         let _ = ctx.fill_text(&text, (right + 6.0) * s, y(i));
     }
     ctx.set_line_width(2.0 * s);

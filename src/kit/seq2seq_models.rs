@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
+use crate::kit::DemoCtx;
 use crate::seq2seq::Models;
-use crate::ui::demo_frame::DemoCtx;
 
 pub const URL: &str = "/models/seq2seq/model.safetensors";
 
@@ -19,7 +19,7 @@ pub async fn models() -> Result<Rc<Models>, String> {
     if let Some(m) = LOADED.with(|l| l.borrow().clone()) {
         return Ok(m);
     }
-    let bytes = crate::ui::browser::fetch_bytes(URL).await?;
+    let bytes = crate::kit::browser::fetch_bytes(URL).await?;
     let m = Rc::new(Models::load(&bytes).map_err(|e| format!("{URL}: {e}"))?);
     LOADED.with(|l| *l.borrow_mut() = Some(m.clone()));
     Ok(m)

@@ -1,32 +1,4 @@
-//! One view per demo: canvases and tables drawn from the demo's DOM-free outputs.
-pub mod alignment;
-pub mod attention_cost;
-pub mod bank;
-pub mod bottleneck;
-pub mod causal;
-pub mod collapse;
-pub mod flash_steps;
-pub mod gauss_dot;
-pub mod gpt2;
-pub mod kernels;
-pub mod kv_cache;
-pub mod linformer;
-pub mod lookup;
-pub mod matrix_canvas;
-pub mod multi_head;
-pub mod nw;
-pub mod padding;
-pub mod pe_shift;
-pub mod rnn_problems;
-pub mod rope;
-pub mod scaling;
-pub mod scorers;
-pub mod self_attention;
-pub mod sinusoidal;
-pub mod sliding_window;
-pub mod two_heads;
-pub mod wpe;
-
+//! Tables of numbers ("Show numbers") and their cell format.
 use leptos::prelude::*;
 
 /// A table of numbers ("Show numbers"), with a caption naming what it holds. Its box scrolls

@@ -5,17 +5,17 @@ use wasm_bindgen::{Clamped, JsCast};
 
 use ndarray::Array2;
 
+use super::super::label_stride;
 use super::Result_;
-use crate::demos::gpt2::label_stride;
 use crate::gpt2::model::max_pool_into;
-use crate::ui::plot::colormap::viridis;
-use crate::ui::plot::fit_canvas_with;
+use crate::kit::plot::colormap::viridis;
+use crate::kit::plot::fit_canvas_with;
 
 /// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
 /// knocked-out heads are crossed. Records the layout for click mapping.
 pub fn draw_model_view(
     c: &web_sys::HtmlCanvasElement,
-    pal: &crate::ui::theme::Palette,
+    pal: &crate::kit::theme::Palette,
     r: &Result_,
     selected: (usize, usize),
     ablated: &[(usize, usize)],
@@ -30,11 +30,11 @@ pub fn draw_model_view(
     let s = f.scale;
     let cell = cell_for(f.w as f64 / s);
     layout.set_value((LABEL, LABEL, cell, nl, nh));
-    let ctx = crate::ui::plot::heatmap::context(c)?;
-    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.bg));
+    let ctx = crate::kit::plot::heatmap::context(c)?;
+    ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);
-    ctx.set_font(&crate::ui::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
-    ctx.set_fill_style_str(&crate::ui::plot::interned::rgb(pal.fg));
+    ctx.set_font(&crate::kit::plot::interned::font(format!("{}px sans-serif", (11.0 * s).round())));
+    ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.fg));
     // Every k-th head and layer labelled when cells are narrower than a label (k from the
     // widest, "H24" for 25 heads), so that no two labels touch. Head labels are centred on
     // their column.
@@ -76,7 +76,7 @@ pub fn draw_model_view(
                     doc.create_element("canvas").map_err(|_| "no canvas")?.unchecked_into();
                 off.set_width(n as u32);
                 off.set_height(n as u32);
-                let octx = crate::ui::plot::heatmap::context(&off)?;
+                let octx = crate::kit::plot::heatmap::context(&off)?;
                 let _ = octx.put_image_data(&img, 0.0, 0.0);
                 ctx.set_image_smoothing_enabled(false);
                 let _ = ctx.draw_image_with_html_canvas_element_and_dw_and_dh(&off, x, y, px as f64, px as f64);
@@ -92,7 +92,7 @@ pub fn draw_model_view(
                 ctx.stroke();
             }
             if (l, h) == selected {
-                ctx.set_stroke_style_str(&crate::ui::plot::interned::rgb(pal.orange));
+                ctx.set_stroke_style_str(&crate::kit::plot::interned::rgb(pal.orange));
                 ctx.set_line_width(3.0 * s);
                 ctx.stroke_rect(x - 1.5 * s, y - 1.5 * s, px as f64 + 3.0 * s, px as f64 + 3.0 * s);
             }

@@ -1,0 +1,13 @@
+//! The kit every demo's view is built from (wasm only): the context a view receives, controls,
+//! canvas plots, matrix grids, number tables, the theme and browser glue. It knows no demo.
+pub mod browser;
+pub mod controls;
+pub mod ctx;
+pub mod matrix_canvas;
+pub mod plot;
+pub mod seq2seq_models;
+pub mod table;
+pub mod theme;
+
+pub use ctx::DemoCtx;
+pub use table::{f4, number_table};
