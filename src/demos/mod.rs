@@ -1,79 +1,102 @@
-//! The demo registry: every live demo is registered here once, with its id (the key of its
-//! state in the URL and of `{{demo: id}}` in the chapters), title, caption, parameters and a
-//! DOM-free function computing the numbers it shows. On wasm each spec also carries its view.
-//! `tests/registry.rs` walks this list.
+//! The live demos. Each is one file here (a folder for a big one) behind one trait, [`Demo`]:
+//! its parameters, declared once with [`params!`](crate::params) (URL keys, labels, ranges and
+//! defaults, from which the controls, link parsing and notices follow); a DOM-free `compute`
+//! from those parameters to its output, tested natively; and its view, drawn with the kit
+//! (`crate::kit`, wasm only). The registry at the end lists them in reading order; the chapters
+//! place them with `{{demo: id}}`. `tests/registry.rs` walks the list.
 
-pub mod alignment;
-pub mod attention_cost;
-pub mod bank;
-pub mod bottleneck;
-pub mod causal;
-pub mod collapse;
-pub mod flash_steps;
-pub mod gauss_dot;
-pub mod gpt2;
-pub mod kernels;
-pub mod kv_cache;
-pub mod linformer;
-pub mod lookup;
-pub mod multi_head;
-pub mod nadaraya_watson;
-pub mod padding;
-pub mod pe_shift;
-pub mod rnn_problems;
-pub mod rope;
-pub mod scaling;
-pub mod scorers;
-pub mod self_attention;
-pub mod sinusoidal;
-pub mod sliding_window;
-pub mod two_heads;
-pub mod wpe;
+use serde::Serialize;
 
-use crate::state::{Param, Values};
+use crate::state::{Param, Params, Values};
 
-pub struct DemoSpec {
+/// A live demo: one file holding its parameters (declared once with [`params!`](crate::params)),
+/// a DOM-free `compute` from those parameters to what it shows, and, in the browser, its view.
+/// The file ends with `pub static SPEC: DemoSpec = spec::<ThisDemo>();` and the registry below
+/// lists it by module name.
+pub trait Demo: 'static {
     /// URL key prefix and directive name: lower-case letters, digits and dashes.
+    const ID: &'static str;
+    const TITLE: &'static str;
+    /// One or two sentences shown under the demo (hidden in an embed with `caption=0`).
+    const CAPTION: &'static str;
+    type Params: Params;
+    /// What the demo shows, as "Download data" writes it.
+    type Output: Serialize;
+    fn compute(p: &Self::Params) -> Self::Output;
+    /// "Download data": the computed output, unless the demo says otherwise (a demo whose
+    /// numbers come from the compute worker, or whose compute can fail).
+    fn data(p: &Self::Params) -> Result<serde_json::Value, String> {
+        to_json(&Self::compute(p))
+    }
+    /// Draws the demo with the kit: `Self::compute` on `ctx.params::<Self::Params>()`.
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView;
+}
+
+/// A demo as the pages and tests see it, whatever its types.
+pub struct DemoSpec {
     pub id: &'static str,
     pub title: &'static str,
-    /// One or two sentences shown under the demo (hidden in an embed with `caption=0`).
     pub caption: &'static str,
     pub params: &'static [Param],
-    /// The demo's computed outputs for given inputs, as "Download data" writes them.
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
-    /// Draws the demo (wasm only).
     #[cfg(target_arch = "wasm32")]
     pub view: fn(crate::kit::DemoCtx) -> leptos::prelude::AnyView,
 }
 
-pub static DEMOS: &[&DemoSpec] = &[
-    &rnn_problems::SPEC,
-    &alignment::SPEC,
-    &bottleneck::SPEC,
-    &lookup::SPEC,
-    &kernels::SPEC,
-    &nadaraya_watson::SPEC,
-    &gauss_dot::SPEC,
-    &scaling::SPEC,
-    &scorers::SPEC,
-    &padding::SPEC,
-    &causal::SPEC,
-    &self_attention::SPEC,
-    &bank::SPEC,
-    &multi_head::SPEC,
-    &two_heads::SPEC,
-    &sinusoidal::SPEC,
-    &pe_shift::SPEC,
-    &rope::SPEC,
-    &wpe::SPEC,
-    &collapse::SPEC,
-    &gpt2::SPEC,
-    &attention_cost::SPEC,
-    &sliding_window::SPEC,
-    &flash_steps::SPEC,
-    &linformer::SPEC,
-    &kv_cache::SPEC,
-];
+/// The registry entry of a demo.
+pub const fn spec<D: Demo>() -> DemoSpec {
+    DemoSpec {
+        id: D::ID,
+        title: D::TITLE,
+        caption: D::CAPTION,
+        params: <D::Params as Params>::TABLE,
+        data: data::<D>,
+        #[cfg(target_arch = "wasm32")]
+        view: D::view,
+    }
+}
+
+fn data<D: Demo>(v: &Values) -> Result<serde_json::Value, String> {
+    D::data(&D::Params::read(v))
+}
+
+/// Declares each demo's module and lists its `SPEC`, in reading order: adding a demo is one line.
+macro_rules! registry {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        pub static DEMOS: &[&DemoSpec] = &[$(&$module::SPEC),*];
+    };
+}
+
+registry! {
+    rnn_problems,
+    alignment,
+    bottleneck,
+    lookup,
+    kernels,
+    nadaraya_watson,
+    gauss_dot,
+    scaling,
+    scorers,
+    padding,
+    causal,
+    self_attention,
+    bank,
+    multi_head,
+    two_heads,
+    sinusoidal,
+    pe_shift,
+    rope,
+    wpe,
+    collapse,
+    gpt2,
+    attention_cost,
+    sliding_window,
+    flash_steps,
+    linformer,
+    kv_cache,
+}
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {
     DEMOS.iter().copied().find(|d| d.id == id)

@@ -5,16 +5,41 @@
 use ndarray::Array1;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::rng::{normal_matrix, Rng};
 use crate::numerics::softmax::softmax;
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::log_int("d", "Dimension d", 1, 1024, 64),
-    Param::int("n", "Keys n", 2, 64, 16),
-    Param::seed("seed", "Random draw", 1),
-];
+crate::params! {
+    pub struct Params {
+        /// the dimension of q and k
+        d: usize = Param::log_int("d", "Dimension d", 1, 1024, 64),
+        /// the number of keys the softmax runs over
+        n: usize = Param::int("n", "Keys n", 2, 64, 16),
+        seed: u32 = Param::seed("seed", "Random draw", 1),
+    }
+}
+
+pub struct ScalingDemo;
+
+impl Demo for ScalingDemo {
+    const ID: &'static str = "scaling";
+    const TITLE: &'static str = "Why divide by √d";
+    const CAPTION: &'static str = "Dot products of random unit-variance vectors spread out as d grows (variance d); \
+        dividing by √d keeps their variance at 1, and keeps the softmax from collapsing onto one key.";
+    type Params = Params;
+    type Output = Scaling;
+
+    fn compute(p: &Params) -> Scaling {
+        compute(p.d.max(1), p.n.max(1), p.seed)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<ScalingDemo>();
 
 /// Samples of qᵀk for the histograms.
 pub const PAIRS: usize = 256;
@@ -100,20 +125,6 @@ pub fn compute(d: usize, n: usize, seed: u32) -> Scaling {
     }
 }
 
-pub fn from_values(v: &Values) -> Scaling {
-    compute(v.int("d").max(1) as usize, v.int("n").max(1) as usize, v.seed("seed"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "scaling",
-    title: "Why divide by √d",
-    caption: "Dot products of random unit-variance vectors spread out as d grows (variance d); dividing by √d keeps their variance at 1, and keeps the softmax from collapsing onto one key.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `scaling`: histograms of qᵀk with and without 1/√d, and the softmax over n keys.
@@ -122,14 +133,15 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{from_values, Histogram};
+    use super::{Demo, Histogram, Params, ScalingDemo};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::plot::{area, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(ScalingDemo::compute));
         let (raw, scaled, soft) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
         ctx.paint(move |pal| {
             let (a, b, c) = (raw.get()?, scaled.get()?, soft.get()?);

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::browser::mark_paint;
 use super::theme::{Palette, Theme};
-use crate::state::{Notice, Values};
+use crate::state::{Notice, Params, Values};
 
 /// What a demo's view receives.
 #[derive(Clone, Copy)]
@@ -29,6 +29,26 @@ pub struct DemoCtx {
 }
 
 impl DemoCtx {
+    /// The demo's typed parameters, recomputed when a control (or a link, or Reset) changes one.
+    pub fn params<P: Params>(self) -> Memo<P> {
+        Memo::new(move |_| self.values.with(P::read))
+    }
+
+    /// The parameters now, without tracking (for event handlers).
+    pub fn params_now<P: Params>(self) -> P {
+        self.values.with_untracked(P::read)
+    }
+
+    /// Changes parameters from the view (a click on a key, a dragged point): each new value is
+    /// clamped or checked by its control's range, and the link follows.
+    pub fn set_params<P: Params>(self, change: impl FnOnce(&mut P)) {
+        self.values.update(|v| {
+            let mut p = P::read(v);
+            change(&mut p);
+            p.write(v);
+        });
+    }
+
     /// Runs `draw` now and again whenever what it reads changes, and on theme or window-size
     /// changes. `draw` returns `None` while its canvases are not mounted yet; its error, if
     /// any, is shown in place of the demo's plots, and each draw is counted for the benchmark.

@@ -1,8 +1,10 @@
 //! Shareable demo state: every control's value lives in the URL under `<demo id>.<key>`.
 pub mod params;
 pub mod query;
+pub mod typed;
 
 pub use params::{fmt_num, format_cells, format_value, parse_cells, Kind, Notice, Param, Value};
+pub use typed::{Field, Params};
 
 /// The values of one demo's parameters, in the order of its `params` list.
 #[derive(Debug, Clone)]
@@ -13,7 +15,10 @@ pub struct Values {
 
 impl PartialEq for Values {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.params, other.params) && self.vals == other.vals
+        // The same table (a `const` table may sit at more than one address, so compare keys).
+        self.vals == other.vals
+            && self.params.len() == other.params.len()
+            && self.params.iter().zip(other.params).all(|(a, b)| a.key == b.key)
     }
 }
 
@@ -92,6 +97,13 @@ impl Values {
     pub fn set(&mut self, key: &str, v: Value) {
         if let Some(i) = self.index(key) {
             self.vals[i] = self.params[i].sanitize(v);
+        }
+    }
+
+    /// Sets the `i`-th value (in declaration order), clamped or checked like [`Values::set`].
+    pub fn set_at(&mut self, i: usize, v: Value) {
+        if let Some(p) = self.params.get(i) {
+            self.vals[i] = p.sanitize(v);
         }
     }
 

@@ -9,7 +9,7 @@ use super::params::{format_cells, parse_cells, Kind, Param, Value};
 use super::Values;
 
 /// A demo's parameters as a typed struct (written by [`params!`](crate::params), not by hand).
-pub trait Params: Clone + PartialEq + std::fmt::Debug + 'static {
+pub trait Params: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// The controls, in the order of the struct's fields.
     const TABLE: &'static [Param];
     /// Reads the typed struct from the values (which are always valid: `Values` checks them).
