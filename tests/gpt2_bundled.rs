@@ -47,21 +47,16 @@ fn the_stories_model_has_a_head_where_she_looks_at_cat() {
     // The chapter names this head, the demo opens on it, and quotes the card's perplexity.
     let text = chapter();
     assert!(text.contains(&format!("layer {l}, head {h}")), "the chapter names layer {l}, head {h}");
-    let p = attention_live::demos::gpt2::PARAMS;
-    let default = |key: &str| p.iter().find(|x| x.key == key).unwrap().default_value();
-    use attention_live::state::Value as V;
-    assert_eq!(
-        (default("layer"), default("head"), default("token")),
-        (V::Int(l as i64), V::Int(h as i64), V::Int(she as i64))
-    );
+    let p = <attention_live::demos::gpt2::Params as attention_live::state::Params>::defaults();
+    assert_eq!((p.layer, p.head, p.token), (l as i64, h as i64, she as i64));
     let ppl = card["val_perplexity"].as_f64().unwrap();
     assert!(text.contains(&format!("{ppl:.2}")), "the chapter quotes the validation perplexity {ppl:.2}");
 }
 
 /// The demo's query for its default values, with `prompt` and the knock-outs given.
 fn demo_query(prompt: &str, ablate: &[(usize, usize)]) -> Query {
-    use attention_live::demos::gpt2::{query, PARAMS};
-    let mut q = query(&attention_live::state::Values::defaults(PARAMS), 1);
+    use attention_live::demos::gpt2::{query, Params};
+    let mut q = query(&<Params as attention_live::state::Params>::defaults(), 1);
     q.prompt = prompt.into();
     q.ablate = ablate.to_vec();
     q

@@ -1,10 +1,16 @@
-//! The GPT-2 demo's page logic, DOM-free: which next-token rows the chart shows (with and
-//! without knock-outs), how the layer, head and token selection fits a model and a prompt, and
-//! how labels are thinned or clipped so they never run together.
+//! The GPT-2 demo's page logic, DOM-free: how the model's status follows the worker's replies and
+//! the reader's actions, which next-token rows the chart shows (with and without knock-outs), how
+//! the layer, head and token selection fits a model and a prompt, and how labels are thinned or
+//! clipped so they never run together.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::demos::gpt2::{clip_label, fit_selection, label_stride, next_rows, slider_max, Moved, Prob};
-use attention_live::gpt2::session::Candidate;
+use attention_live::demos::gpt2::status::{loading_line, next, plan_load, Asked, Event, Plan, Prompt, Status};
+use attention_live::demos::gpt2::{
+    clip_label, fit_selection, label_stride, next_rows, query, slider_max, Gpt2Demo, Model, Moved, Params, Prob,
+};
+use attention_live::demos::Demo;
+use attention_live::gpt2::session::{Candidate, Reply, Request};
+use attention_live::state::{Params as _, Values};
 
 fn cands(list: &[(u32, f64)]) -> Vec<Candidate> {
     list.iter().map(|&(id, prob)| Candidate { id, text: format!("t{id}"), prob }).collect()
@@ -100,4 +106,158 @@ fn labels_are_thinned_so_they_keep_a_gap_and_clipped_to_their_column() {
     assert_eq!(clip_label("·fluffy", 10), "·fluffy");
     assert_eq!(clip_label("·fluffy", 4), "·fl…");
     assert_eq!(clip_label("·fluffy", 0), "");
+}
+
+fn progress(phase: &str, loaded: u64, total: Option<u64>) -> Reply {
+    Reply::Progress { phase: phase.into(), loaded, total }
+}
+
+fn loaded(name: &str) -> Reply {
+    Reply::Loaded {
+        name: name.into(),
+        source: "cache".into(),
+        n_layer: 4,
+        n_head: 4,
+        n_embd: 64,
+        n_positions: 256,
+        params: 500_000,
+    }
+}
+
+/// Plans the load of `model` from `status` and applies the plan, as the page does.
+fn choose(model: Model, base: &str, only_cached: bool, status: &Status) -> (Plan, Status) {
+    let plan = plan_load(model, base, only_cached, status);
+    let after = next(status, Event::Planned(&plan), 0.0);
+    (plan, after)
+}
+
+#[test]
+fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
+    let (plan, s) = choose(Model::Stories, "", true, &Status::Starting);
+    // Bundled models come from the site, never from the browser's storage, and are not asked first.
+    match &plan {
+        Plan::Send(Request::Load { name, base, cache, only_cached, expect }) => {
+            assert_eq!((name.as_str(), base.as_str()), ("stories", "/models/stories/"));
+            assert!(!cache && !only_cached && expect.is_none());
+        }
+        other => panic!("expected a load, got {other:?}"),
+    }
+    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "stories" && phase == "download"));
+    // The rate is measured from the phase's first progress: none until 0.2 s have passed.
+    let s = next(&s, Event::Reply(&progress("download", 1_000, Some(4_000))), 1_000.0);
+    assert!(matches!(s, Status::Loading { loaded: 1_000, rate: None, since: Some(t), .. } if t == 1_000.0));
+    let s = next(&s, Event::Reply(&progress("download", 3_000, Some(4_000))), 2_000.0);
+    assert!(matches!(s, Status::Loading { rate: Some(r), .. } if r == 3_000.0), "{s:?}");
+    // A new phase starts its own clock.
+    let s = next(&s, Event::Reply(&progress("verify", 0, Some(4_000))), 5_000.0);
+    assert!(matches!(s, Status::Loading { rate: None, since: Some(t), .. } if t == 5_000.0), "{s:?}");
+    let s = next(&s, Event::Reply(&loaded("stories")), 6_000.0);
+    assert_eq!(s.dims(), Some((4, 4)));
+    assert_eq!(s.key(), "ready");
+    // Progress after the model is ready (there is none in a real exchange) changes nothing.
+    assert_eq!(next(&s, Event::Reply(&progress("download", 9, None)), 7_000.0), s);
+}
+
+#[test]
+fn gpt2_small_is_asked_of_the_browser_cache_first_and_downloaded_on_the_readers_go() {
+    let (plan, s) = choose(Model::Gpt2, "", true, &Status::Starting);
+    assert!(matches!(&plan, Plan::Send(Request::Load { cache: true, only_cached: true, expect: Some(_), .. })));
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: Some(548_000_000) }), 1.0);
+    assert_eq!(s, Status::NotCached { name: "gpt2".into(), size: Some(548_000_000) });
+    assert_eq!(s.key(), "not-cached");
+    // "Download": the same load, now allowed to go to the network.
+    let (plan, s) = choose(Model::Gpt2, "", false, &s);
+    assert!(matches!(&plan, Plan::Send(Request::Load { cache: true, only_cached: false, .. })));
+    assert_eq!(s.key(), "loading");
+}
+
+#[test]
+fn cancelling_a_download_fails_it_and_a_cancel_when_nothing_loads_does_nothing() {
+    let (_, s) = choose(Model::Url, "https://example.org/ckpt", true, &Status::Starting);
+    let s = next(&s, Event::Reply(&progress("download", 10, Some(100))), 1.0);
+    let cancelled = next(&s, Event::Cancelled, 2.0);
+    assert_eq!(cancelled, Status::Failed("The download was cancelled.".into()));
+    let ready = next(&s, Event::Reply(&loaded("url")), 2.0);
+    assert_eq!(next(&ready, Event::Cancelled, 3.0), ready);
+}
+
+#[test]
+fn an_error_about_the_model_fails_the_load_and_an_error_about_a_request_does_not() {
+    let (_, s) = choose(Model::Induction, "", true, &Status::Starting);
+    let failed = next(&s, Event::Reply(&Reply::Error { id: None, message: "no such file".into() }), 1.0);
+    assert_eq!(failed, Status::Failed("no such file".into()));
+    assert_eq!(failed.key(), "failed");
+    let ready = next(&s, Event::Reply(&loaded("induction")), 1.0);
+    let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into() }), 2.0);
+    assert_eq!(after, ready, "an analysis that fails leaves the model loaded");
+}
+
+#[test]
+fn a_reply_about_a_model_no_longer_wanted_is_stale() {
+    // The reader picks the stories model, then the induction model before the first arrives.
+    let (_, s) = choose(Model::Stories, "", true, &Status::Starting);
+    let (_, s) = choose(Model::Induction, "", true, &s);
+    let s = next(&s, Event::Reply(&loaded("stories")), 1.0);
+    assert!(matches!(&s, Status::Loading { name, .. } if name == "induction"), "{s:?}");
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None }), 2.0);
+    assert_eq!(s.key(), "loading");
+    assert_eq!(next(&s, Event::Reply(&loaded("induction")), 3.0).dims(), Some((4, 4)));
+}
+
+#[test]
+fn local_files_wait_for_the_reader_and_stay_once_given() {
+    let (plan, s) = choose(Model::File, "", true, &Status::Starting);
+    assert_eq!((plan, &s), (Plan::NeedFiles, &Status::NeedFiles));
+    assert_eq!(s.key(), "waiting");
+    let s = next(&s, Event::FilesSent, 1.0);
+    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "file" && phase == "parse"));
+    // Choosing "local files" (which sending them does) keeps the load going, and keeps the model.
+    let (plan, same) = choose(Model::File, "", true, &s);
+    assert_eq!((plan, &same), (Plan::Keep, &s));
+    let ready = next(&s, Event::Reply(&loaded("file")), 2.0);
+    assert_eq!(choose(Model::File, "", true, &ready).1, ready);
+    // Unreadable files fail with the reason.
+    assert_eq!(next(&ready, Event::Failed("no .json file".into()), 3.0), Status::Failed("no .json file".into()));
+    // A URL model without a URL waits for one.
+    assert_eq!(choose(Model::Url, "  ", true, &ready), (Plan::NeedUrl, Status::NeedUrl));
+}
+
+#[test]
+fn an_answer_to_an_earlier_analysis_is_stale() {
+    let mut asked = Asked::default();
+    let first = asked.ask(Prompt::Main);
+    let compare = asked.ask(Prompt::Compare);
+    assert_eq!((asked.route(first), asked.route(compare)), (Some(Prompt::Main), Some(Prompt::Compare)));
+    let second = asked.ask(Prompt::Main);
+    assert_ne!(first, second);
+    assert_eq!(asked.route(first), None, "the prompt changed since: its answer is dropped");
+    assert_eq!(asked.route(second), Some(Prompt::Main));
+    assert_eq!(asked.route(compare), Some(Prompt::Compare), "the comparison's latest is still wanted");
+}
+
+#[test]
+fn the_loading_line_counts_bytes_only_where_there_are_bytes() {
+    let (text, pct) = loading_line("gpt2", "download", 137_000_000, Some(548_000_000), Some(2_500_000.0));
+    assert_eq!(text, "Downloading GPT-2 small, 124M (download 548 MB): 137.0 MB of 548.0 MB (25%), 2.5 MB/s");
+    assert_eq!(pct, Some(25.0));
+    let (text, pct) = loading_line("stories", "verify", 5, Some(10), Some(1.0));
+    assert_eq!((text.as_str(), pct), ("Checking the file's SHA-256 Pet stories (4 layers, bundled)", None));
+    let (text, _) = loading_line("nonsense", "cache", 2_000_000, None, Some(1.0));
+    assert_eq!(text, "Reading the copy stored in this browser model: 2.0 MB");
+}
+
+#[test]
+fn the_typed_parameters_make_the_query_the_worker_gets() {
+    let mut p = Params::defaults();
+    assert_eq!((p.model, p.layer, p.head, p.token, p.top_k), (Model::Stories, 0, 3, 10, 0));
+    p.ablate = "1.2 x 0.3 1.2".into();
+    p.top_k = 5;
+    let q = query(&p, 9);
+    assert_eq!((q.id, q.ablate.as_slice(), q.top_k, q.top), (9, &[(1, 2), (0, 3)][..], 5, 100));
+    // Written and read back through the URL values, nothing is lost.
+    let mut v = Values::defaults(Params::TABLE);
+    p.write(&mut v);
+    assert_eq!(Params::read(&v), p);
+    let data = Gpt2Demo::data(&p).unwrap();
+    assert_eq!((data["model"].as_str(), data["query"]["top_k"].as_u64()), (Some("stories"), Some(5)));
 }

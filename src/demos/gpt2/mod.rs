@@ -2,21 +2,51 @@
 //! numbers come from the model in a Web Worker (`gpt2::session`); `data` here returns the query
 //! the page sends, and the view adds the worker's answer to "Download data".
 
-use super::DemoSpec;
-use crate::gpt2::session::{Candidate, Query};
-use crate::state::{Param, Values};
+use super::{spec, to_json, Demo, DemoSpec};
+use crate::gpt2::session::{BackendChoice, Candidate, Query};
 
-pub static MODELS: &[(&str, &str)] = &[
-    ("stories", "Pet stories (4 layers, bundled)"),
-    ("induction", "Induction (2 layers, bundled)"),
-    ("gpt2", "GPT-2 small, 124M (download 548 MB)"),
-    ("url", "GPT-2 checkpoint from a URL"),
-    ("file", "GPT-2 checkpoint from local files"),
-];
+pub mod status;
 
-/// Where the model runs (`gpt2::session::BackendChoice`).
-pub static BACKENDS: &[(&str, &str)] =
-    &[("auto", "Automatic: WebGPU if this browser has it"), ("webgpu", "WebGPU (GPU)"), ("cpu", "CPU")];
+crate::options! {
+    /// Which model runs: two bundled ones, GPT-2 small from the hub, or a checkpoint of the reader's.
+    pub enum Model {
+        Stories = ("stories", "Pet stories (4 layers, bundled)"),
+        Induction = ("induction", "Induction (2 layers, bundled)"),
+        Gpt2 = ("gpt2", "GPT-2 small, 124M (download 548 MB)"),
+        Url = ("url", "GPT-2 checkpoint from a URL"),
+        File = ("file", "GPT-2 checkpoint from local files"),
+    }
+}
+
+impl Model {
+    /// The option's label ("Pet stories (4 layers, bundled)").
+    pub fn label(self) -> &'static str {
+        Model::OPTIONS[Model::ALL.iter().position(|&m| m == self).unwrap_or(0)].1
+    }
+    /// The model a worker reply names (the name the page sent), if it is one of the options.
+    pub fn named(name: &str) -> Option<Model> {
+        Model::ALL.iter().copied().find(|m| m.key() == name)
+    }
+}
+
+crate::options! {
+    /// Where the model runs (`gpt2::session::BackendChoice`).
+    pub enum RunsOn {
+        Auto = ("auto", "Automatic: WebGPU if this browser has it"),
+        Webgpu = ("webgpu", "WebGPU (GPU)"),
+        Cpu = ("cpu", "CPU"),
+    }
+}
+
+impl RunsOn {
+    pub fn choice(self) -> BackendChoice {
+        match self {
+            RunsOn::Auto => BackendChoice::Auto,
+            RunsOn::Webgpu => BackendChoice::Webgpu,
+            RunsOn::Cpu => BackendChoice::Cpu,
+        }
+    }
+}
 
 /// The prompts the demo opens on: the same story with a different animal, stopped where what
 /// comes next depends on which animal "She" is (the chapter quotes the effect; tests/gpt2_bundled.rs
@@ -31,21 +61,68 @@ pub const SHOWN_COMPARE: usize = 5;
 /// knocked out) can be given its probability in the other too.
 pub const CANDIDATES: usize = 100;
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("model", "Model", MODELS, 0),
-    Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
-    Param::choice("backend", "Runs on", BACKENDS, 0),
-    Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
-    Param::text("compare", "Second prompt to compare (optional)", 4000, DEFAULT_COMPARE),
-    Param::int("layer", "Layer", 0, 47, 0),
-    Param::int("head", "Head", 0, 24, 3),
-    Param::int("token", "Query token", 0, 1023, 10),
-    Param::text("ablate", "Knocked-out heads (layer.head …)", 200, ""),
-    Param::float("temperature", "Temperature (0 = greedy)", 0.0, 2.0, 0.05, 1.0),
-    Param::int("top-k", "Top-k (0 = all)", 0, 100, 0),
-    Param::float("top-p", "Top-p", 0.05, 1.0, 0.05, 1.0),
-    Param::seed("seed", "Sampling seed", 1),
-];
+crate::params! {
+    pub struct Params {
+        model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
+        /// the checkpoint folder for `Model::Gpt2` (empty: the hub) or `Model::Url`
+        base: String = Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
+        backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
+        prompt: String = Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
+        /// a second prompt shown side by side (empty: none)
+        compare: String = Param::text("compare", "Second prompt to compare (optional)", 4000, DEFAULT_COMPARE),
+        /// the selected layer, head and query token (the view moves them into the loaded model and prompt)
+        layer: i64 = Param::int("layer", "Layer", 0, 47, 0),
+        head: i64 = Param::int("head", "Head", 0, 24, 3),
+        token: i64 = Param::int("token", "Query token", 0, 1023, 10),
+        /// knocked-out heads as typed ("1.2 3.0"): see `parse_ablate`
+        ablate: String = Param::text("ablate", "Knocked-out heads (layer.head …)", 200, ""),
+        temperature: f64 = Param::float("temperature", "Temperature (0 = greedy)", 0.0, 2.0, 0.05, 1.0),
+        top_k: usize = Param::int("top-k", "Top-k (0 = all)", 0, 100, 0),
+        top_p: f64 = Param::float("top-p", "Top-p", 0.05, 1.0, 0.05, 1.0),
+        seed: u32 = Param::seed("seed", "Sampling seed", 1),
+    }
+}
+
+impl Params {
+    /// The knocked-out heads that parse (the rest get a notice in the view).
+    pub fn knocked_out(&self) -> Vec<(usize, usize)> {
+        parse_ablate(&self.ablate).0
+    }
+    /// Where the chosen model's files come from (see [`model_base`]).
+    pub fn source(&self) -> Option<String> {
+        model_base(self.model.key(), &self.base)
+    }
+}
+
+pub struct Gpt2Demo;
+
+impl Demo for Gpt2Demo {
+    const ID: &'static str = "gpt2";
+    const TITLE: &'static str = "GPT-2 in your browser";
+    const CAPTION: &'static str = "A GPT-2 model runs in a Web Worker on your machine. Pick a layer and head in the \
+        model view, click a token to see where it looks, knock out heads and watch the next-token probabilities \
+        move, or generate.";
+    type Params = Params;
+    /// The query the page sends; the worker computes the answer.
+    type Output = Query;
+
+    fn compute(p: &Params) -> Query {
+        query(p, 0)
+    }
+
+    fn data(p: &Params) -> Result<serde_json::Value, String> {
+        let mut out = serde_json::json!({ "model": p.model.key(), "query": to_json(&query(p, 0))? });
+        out["note"] = "The model's outputs are computed in the browser; the page's Download data adds them.".into();
+        Ok(out)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<Gpt2Demo>();
 
 /// Parses "1.2 3.0" (or commas) into (layer, head) pairs; returns the pairs and the pieces
 /// that are not of that form, for a notice.
@@ -79,17 +156,17 @@ pub fn model_base(model: &str, base: &str) -> Option<String> {
     }
 }
 
-/// The worker query for the current values (heads outside the loaded model are dropped by the view).
-pub fn query(v: &Values, id: u64) -> Query {
+/// The worker query for the parameters (heads outside the loaded model are dropped by the view).
+pub fn query(p: &Params, id: u64) -> Query {
     Query {
         id,
-        prompt: v.text("prompt").to_string(),
-        layer: v.int("layer").max(0) as usize,
-        ablate: parse_ablate(v.text("ablate")).0,
-        temperature: v.float("temperature") as f32,
-        top_k: v.int("top-k").max(0) as usize,
-        top_p: v.float("top-p") as f32,
-        seed: v.seed("seed"),
+        prompt: p.prompt.clone(),
+        layer: p.layer.max(0) as usize,
+        ablate: p.knocked_out(),
+        temperature: p.temperature as f32,
+        top_k: p.top_k,
+        top_p: p.top_p as f32,
+        seed: p.seed,
         top: CANDIDATES,
     }
 }
@@ -243,22 +320,6 @@ pub fn clip_label(text: &str, max_chars: usize) -> String {
     let keep = max_chars.saturating_sub(1);
     text.chars().take(keep).chain((max_chars > 0).then_some('…')).collect()
 }
-
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let mut out = serde_json::json!({ "model": v.text("model"), "query": query(v, 0) });
-    out["note"] = "The model's outputs are computed in the browser; the page's Download data adds them.".into();
-    Ok(out)
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "gpt2",
-    title: "GPT-2 in your browser",
-    caption: "A GPT-2 model runs in a Web Worker on your machine. Pick a layer and head in the model view, click a token to see where it looks, knock out heads and watch the next-token probabilities move, or generate.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
 
 #[cfg(target_arch = "wasm32")]
 pub mod view;

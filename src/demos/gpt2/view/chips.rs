@@ -6,8 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::Result_;
-use crate::state::{Value, Values};
+use super::store::{store, Answer, Selection, Store};
 
 /// Arrow keys in a row of buttons that behaves as one control (a toolbar with a roving
 /// tabindex: only the selected button is in the Tab order). ←/→ step, Home/End jump; the target
@@ -45,15 +44,23 @@ pub fn focus_sibling(ev: &web_sys::KeyboardEvent, from: usize, to: usize) {
     }
 }
 
+/// The prompt's tokens, rebuilt only for a new analysis: a new selection restyles the same buttons.
+#[component]
+pub fn TokenChips() -> impl IntoView {
+    let s = store();
+    let chips = move || s.result.get().map(|r| token_chips(r, s.sel, s));
+    view! {
+        <div class="chips" role="toolbar" aria-label="Tokens: choose one to see where it looks">{chips}</div>
+        <p class="muted">"Click a token (or use the arrow keys) to make it the query: chips are tinted by how much it \
+            attends to each earlier token in the selected head."</p>
+    }
+}
+
 /// The prompt's tokens as buttons: clicking one, or moving along them with the arrow keys, makes
 /// it the query. Each is tinted by the weight the query gives it in the selected head. The
 /// buttons stay while the selection changes (only their tint, state and labels follow it), so
 /// the keyboard focus stays where it is.
-pub fn token_chips(
-    r: Arc<Result_>,
-    sel: Memo<Option<(usize, usize, usize)>>,
-    values: RwSignal<Values>,
-) -> impl IntoView {
+fn token_chips(r: Arc<Answer>, sel: Memo<Selection>, s: Store) -> impl IntoView {
     let n = r.t();
     (0..n)
         .map(|j| {
@@ -68,9 +75,10 @@ pub fn token_chips(
                 let weight = weight.clone();
                 move || format!(": token {j}, {:?}, weight {:.3}", tok.text, weight())
             };
-            let set = move |to: usize| values.update(|v| v.set("token", Value::Int(to as i64)));
+            let set = move |to: usize| s.set(|p| p.token = to as i64);
             view! {
-                <button type="button" class="chip" class:selected=move || query() == Some(j) class:future=move || query().is_some_and(|q| j > q)
+                <button type="button" class="chip" class:selected=move || query() == Some(j)
+                    class:future=move || query().is_some_and(|q| j > q)
                     style=move || format!("--w: {:.3}", weight())
                     tabindex=move || if query().unwrap_or(0) == j { "0" } else { "-1" }
                     aria-pressed=move || (query() == Some(j)).to_string()
@@ -79,7 +87,8 @@ pub fn token_chips(
                         set(to);
                         focus_sibling(&ev, j, to);
                     }>
-                    <span class="chip-text">{text}</span><small>{id}</small><span class="visually-hidden">{detail}</span>
+                    <span class="chip-text">{text}</span><small>{id}</small>
+                    <span class="visually-hidden">{detail}</span>
                 </button>
             }
         })
@@ -88,7 +97,7 @@ pub fn token_chips(
 
 /// The tokens of the comparison prompt, tinted the same way; not interactive (the query position
 /// is the main prompt's).
-pub fn static_chips(r: &Result_, l: usize, h: usize, q: usize) -> impl IntoView {
+pub fn static_chips(r: &Answer, l: usize, h: usize, q: usize) -> impl IntoView {
     r.a.tokens
         .iter()
         .enumerate()

@@ -1,25 +1,99 @@
-//! The model view: every layer × head as a thumbnail of its attention pattern.
+//! The model view: every layer × head as a thumbnail of its attention pattern; click one to
+//! select it, and knock the selected head out (or restore it).
 
+use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 
 use ndarray::Array2;
 
-use super::super::label_stride;
-use super::Result_;
+use super::super::{format_ablate, label_stride};
+use super::store::{store, Answer};
 use crate::gpt2::model::max_pool_into;
 use crate::kit::plot::colormap::viridis;
 use crate::kit::plot::fit_canvas_with;
 
+/// Where the thumbnails were drawn, in CSS px, for mapping a click to a head.
+#[derive(Clone, Copy, Default)]
+struct Layout {
+    x0: f64,
+    y0: f64,
+    cell: f64,
+    n_layer: usize,
+    n_head: usize,
+}
+
+impl Layout {
+    /// The (layer, head) under the point (x, y), if any.
+    fn head_at(&self, x: f64, y: f64) -> Option<(usize, usize)> {
+        let (x, y) = (x - self.x0, y - self.y0);
+        if self.cell <= 0.0 || x < 0.0 || y < 0.0 {
+            return None;
+        }
+        let (h, l) = ((x / self.cell) as usize, (y / self.cell) as usize);
+        (l < self.n_layer && h < self.n_head).then_some((l, h))
+    }
+}
+
+#[component]
+pub fn ModelView() -> impl IntoView {
+    let s = store();
+    let (sel, knocked) = (s.sel, s.knocked);
+    let canvas = NodeRef::<Canvas>::new();
+    let layout = StoredValue::new(Layout::default());
+    s.ctx.paint(move |pal| {
+        let c = canvas.get()?;
+        let selected = sel.get().map_or((usize::MAX, usize::MAX), |(l, h, _)| (l, h));
+        Some(s.result.with(|r| match r {
+            Some(r) => knocked.with(|k| draw_model_view(&c, pal, r, selected, k, layout)),
+            None => Ok(()),
+        }))
+    });
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if let Some((l, h)) = layout.get_value().head_at(ev.offset_x() as f64, ev.offset_y() as f64) {
+            s.set(|p| (p.layer, p.head) = (l as i64, h as i64));
+        }
+    };
+    let is_knocked = move || sel.get().is_some_and(|(l, h, _)| knocked.with(|k| k.contains(&(l, h))));
+    let toggle = move |_| {
+        let Some((l, h, _)) = sel.get_untracked() else { return };
+        s.set(|p| {
+            let mut pairs = p.knocked_out();
+            match pairs.iter().position(|&x| x == (l, h)) {
+                Some(i) => {
+                    pairs.remove(i);
+                }
+                None => pairs.push((l, h)),
+            }
+            p.ablate = format_ablate(&pairs);
+        });
+    };
+    let none_typed = move || s.params.with(|p| p.ablate.trim().is_empty());
+    view! {
+        <div class="gpt2-panel">
+            <h4>"Model view"</h4>
+            <canvas node_ref=canvas class="plot model-view" role="img" on:click=on_click
+                aria-label="Attention of every layer and head; click one to select it"></canvas>
+            <div class="row-actions">
+                <button type="button" class="knock-out" on:click=toggle disabled=move || sel.get().is_none()>
+                    {move || if is_knocked() { "Restore this head" } else { "Knock out this head" }}
+                </button>
+                <button type="button" class="clear-knock-outs" on:click=move |_| s.set(|p| p.ablate = String::new())
+                    disabled=none_typed>"Restore all"</button>
+            </div>
+        </div>
+    }
+}
+
 /// Draws the L × H thumbnails of the attention patterns; the selected head is outlined and
 /// knocked-out heads are crossed. Records the layout for click mapping.
-pub fn draw_model_view(
+fn draw_model_view(
     c: &web_sys::HtmlCanvasElement,
     pal: &crate::kit::theme::Palette,
-    r: &Result_,
+    r: &Answer,
     selected: (usize, usize),
     ablated: &[(usize, usize)],
-    layout: StoredValue<(f64, f64, f64, usize, usize)>,
+    layout: StoredValue<Layout>,
 ) -> Result<(), String> {
     let (nl, nh) = (r.a.n_layer, r.a.n_head);
     const LABEL: f64 = 26.0;
@@ -29,7 +103,7 @@ pub fn draw_model_view(
     let f = fit_canvas_with(c, |w| LABEL + cell_for(w) * nl as f64);
     let s = f.scale;
     let cell = cell_for(f.w as f64 / s);
-    layout.set_value((LABEL, LABEL, cell, nl, nh));
+    layout.set_value(Layout { x0: LABEL, y0: LABEL, cell, n_layer: nl, n_head: nh });
     let ctx = crate::kit::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f.w as f64, f.h as f64);

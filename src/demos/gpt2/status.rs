@@ -1,0 +1,271 @@
+//! The model's status as the page shows it, and how the worker's replies and the reader's
+//! actions move it: [`next`], a pure function (tested natively in tests/gpt2_demo.rs). Also which
+//! answers are still wanted ([`Asked`]) and the status line's wording.
+
+use super::{model_base, Model};
+use crate::gpt2::session::{Reply, Request};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    Starting,
+    Loading {
+        /// the model's name as the page sent it (`Model::key`)
+        name: String,
+        phase: String,
+        loaded: u64,
+        total: Option<u64>,
+        /// when the current phase's first progress arrived (ms), for the rate
+        since: Option<f64>,
+        /// bytes per second, once the phase has run long enough to tell
+        rate: Option<f64>,
+    },
+    /// A downloadable model that is not in the browser's cache: waits for the reader's go.
+    NotCached {
+        name: String,
+        size: Option<u64>,
+    },
+    /// "From local files" is chosen but no files are picked yet.
+    NeedFiles,
+    /// "From a URL" is chosen but no URL is given.
+    NeedUrl,
+    Ready {
+        name: String,
+        source: String,
+        n_layer: usize,
+        n_head: usize,
+        n_positions: usize,
+        params: usize,
+    },
+    Failed(String),
+}
+
+/// What changes the status besides the worker's replies: what the page did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<'a> {
+    Reply(&'a Reply),
+    /// The page planned a load ([`plan_load`]) and sent its request, if it has one.
+    Planned(&'a Plan),
+    /// The reader's files were read and sent to the worker (`Request::LoadBytes`).
+    FilesSent,
+    /// The reader cancelled the download (the page restarts the worker).
+    Cancelled,
+    /// Something failed on the page's side: the worker could not start, files could not be read,
+    /// a reply could not be decoded.
+    Failed(String),
+}
+
+/// The status after `event`, at `now_ms`. Replies about a load other than the one the page is
+/// waiting for are stale and change nothing.
+pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
+    let waiting_for = |n: &str| matches!(status, Status::Loading { name, .. } if name == n);
+    match event {
+        Event::Reply(Reply::Progress { phase, loaded, total }) => match status {
+            Status::Loading { name, phase: was, since, .. } => {
+                // The rate is over the phase so far: a new phase starts its clock.
+                let since = since.filter(|_| was == phase).unwrap_or(now_ms);
+                let secs = (now_ms - since) / 1e3;
+                let rate = (secs > 0.2).then(|| *loaded as f64 / secs);
+                let (name, phase) = (name.clone(), phase.clone());
+                Status::Loading { name, phase, loaded: *loaded, total: *total, since: Some(since), rate }
+            }
+            _ => status.clone(),
+        },
+        Event::Reply(Reply::NotCached { name, size }) if waiting_for(name) => {
+            Status::NotCached { name: name.clone(), size: *size }
+        }
+        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. }) if waiting_for(name) => {
+            Status::Ready {
+                name: name.clone(),
+                source: source.clone(),
+                n_layer: *n_layer,
+                n_head: *n_head,
+                n_positions: *n_positions,
+                params: *params,
+            }
+        }
+        // An error without a request id is about the model (loading it, or the worker itself).
+        Event::Reply(Reply::Error { id: None, message }) => Status::Failed(message.clone()),
+        Event::Reply(_) => status.clone(),
+        Event::Planned(Plan::Keep) => status.clone(),
+        Event::Planned(Plan::NeedFiles) => Status::NeedFiles,
+        Event::Planned(Plan::NeedUrl) => Status::NeedUrl,
+        Event::Planned(Plan::Send(req)) => match req {
+            Request::Load { name, .. } => loading(name, "download"),
+            _ => status.clone(),
+        },
+        Event::FilesSent => loading(Model::File.key(), "parse"),
+        Event::Cancelled if matches!(status, Status::Loading { .. }) => {
+            Status::Failed("The download was cancelled.".into())
+        }
+        Event::Cancelled => status.clone(),
+        Event::Failed(message) => Status::Failed(message),
+    }
+}
+
+fn loading(name: &str, phase: &str) -> Status {
+    Status::Loading { name: name.into(), phase: phase.into(), loaded: 0, total: None, since: None, rate: None }
+}
+
+impl Status {
+    pub fn is_ready(&self) -> bool {
+        matches!(self, Status::Ready { .. })
+    }
+    /// (layers, heads) of the loaded model.
+    pub fn dims(&self) -> Option<(usize, usize)> {
+        match self {
+            Status::Ready { n_layer, n_head, .. } => Some((*n_layer, *n_head)),
+            _ => None,
+        }
+    }
+    /// The page's `data-status` attribute (the browser tests wait on it).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Status::Starting => "starting",
+            Status::Loading { .. } => "loading",
+            Status::Ready { .. } => "ready",
+            Status::Failed(_) => "failed",
+            Status::NotCached { .. } => "not-cached",
+            Status::NeedFiles | Status::NeedUrl => "waiting",
+        }
+    }
+}
+
+/// What to do when a model is chosen (or the worker has started, or the reader said to download).
+#[derive(Debug, Clone)]
+pub enum Plan {
+    /// Local files are loaded or loading already: nothing to ask.
+    Keep,
+    NeedFiles,
+    NeedUrl,
+    Send(Request),
+}
+
+impl PartialEq for Plan {
+    fn eq(&self, other: &Plan) -> bool {
+        // `Request` has no `PartialEq`: compare its JSON.
+        let json = |r: &Request| serde_json::to_string(r).unwrap_or_default();
+        match (self, other) {
+            (Plan::Send(a), Plan::Send(b)) => json(a) == json(b),
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
+/// The load for `model` (files from `base`, see [`model_base`]). A remote model is kept in the
+/// browser's storage, and with `only_cached` loaded only from there (else the worker answers
+/// `NotCached` and the reader decides). Local files cannot come from a link: the reader picks
+/// them, and a model loaded from them stays while "local files" stays chosen.
+pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -> Plan {
+    if model == Model::File {
+        let has_files = matches!(status, Status::Loading { name, .. } | Status::Ready { name, .. }
+            if name == Model::File.key());
+        return if has_files { Plan::Keep } else { Plan::NeedFiles };
+    }
+    let Some(base) = model_base(model.key(), base) else { return Plan::NeedUrl };
+    let remote = matches!(model, Model::Gpt2 | Model::Url);
+    Plan::Send(Request::Load {
+        name: model.key().into(),
+        base,
+        expect: (model == Model::Gpt2).then(crate::gpt2::manifest::gpt2_small),
+        cache: remote,
+        only_cached: remote && only_cached,
+    })
+}
+
+/// Which prompt an analysis answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompt {
+    Main,
+    Compare,
+}
+
+/// The ids of the latest analyses asked for: an answer to an earlier one is stale (the prompt or
+/// a setting changed since) and is dropped. The comparison prompt's ids start at 2⁴⁰, so the
+/// two never meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asked {
+    pub main: u64,
+    pub compare: u64,
+}
+
+impl Default for Asked {
+    fn default() -> Self {
+        Asked { main: 0, compare: 1 << 40 }
+    }
+}
+
+impl Asked {
+    /// A new id for an analysis of `prompt`, which makes every earlier one stale.
+    pub fn ask(&mut self, prompt: Prompt) -> u64 {
+        let id = match prompt {
+            Prompt::Main => &mut self.main,
+            Prompt::Compare => &mut self.compare,
+        };
+        *id += 1;
+        *id
+    }
+    /// Which prompt the answer `id` is for, or `None` when it is stale.
+    pub fn route(&self, id: u64) -> Option<Prompt> {
+        if id == self.main {
+            Some(Prompt::Main)
+        } else if id == self.compare {
+            Some(Prompt::Compare)
+        } else {
+            None
+        }
+    }
+}
+
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// The label of the model a reply names ("model" for a name the page does not know).
+pub fn model_label(name: &str) -> &'static str {
+    Model::named(name).map_or("model", Model::label)
+}
+
+fn phase_label(phase: &str) -> &'static str {
+    match phase {
+        "download" => "Downloading",
+        "cache" => "Reading the copy stored in this browser",
+        "verify" => "Checking the file's SHA-256",
+        "gpu" => "Uploading to the GPU and testing it against the CPU:",
+        _ => "Preparing the model",
+    }
+}
+
+/// The loading line ("Downloading GPT-2 small …: 12.0 MB of 548.0 MB (2%), 3.1 MB/s") and its
+/// progress bar's percentage (none while parsing, checking or uploading: they report no bytes).
+pub fn loading_line(
+    name: &str,
+    phase: &str,
+    loaded: u64,
+    total: Option<u64>,
+    rate: Option<f64>,
+) -> (String, Option<f64>) {
+    let counted = !matches!(phase, "parse" | "verify" | "gpu");
+    let share = |t: u64| 100.0 * loaded as f64 / t.max(1) as f64;
+    let pct = total.filter(|_| counted).map(|t| share(t).round());
+    let detail = match total {
+        _ if !counted => String::new(),
+        Some(t) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), share(t)),
+        None => format!(": {}", mb(loaded)),
+    };
+    let speed = rate.filter(|_| phase == "download").map(|r| format!(", {}/s", mb(r as u64))).unwrap_or_default();
+    (format!("{} {}{detail}{speed}", phase_label(phase), model_label(name)), pct)
+}
+
+/// What the ready line adds about where the model came from.
+pub fn source_note(source: &str) -> &'static str {
+    match source {
+        "cache" => " Loaded from this browser's storage.",
+        "file" => " Loaded from local files.",
+        "network-stored" => " A copy is kept in this browser for the next visit.",
+        "network-unstored" => {
+            " This browser did not allow keeping a copy (storage quota or private browsing): the next visit will \
+             download it again."
+        }
+        _ => "",
+    }
+}

@@ -1,0 +1,108 @@
+//! The model loader: the status line (progress, cancel, download, errors), the file picker, and
+//! the line saying what runs the model.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::super::status::{loading_line, mb, model_label, source_note, Status};
+use super::conversation::{cancel, load, load_files};
+use super::store::store;
+
+/// What the model is doing, with the reader's next step when there is one.
+#[component]
+pub fn ModelStatus() -> impl IntoView {
+    let s = store();
+    let url = Memo::new(move |_| s.params.with(|p| p.source()).unwrap_or_default());
+    move || match s.status.get() {
+        Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
+        Status::Loading { name, phase, loaded, total, rate, .. } => {
+            let (text, pct) = loading_line(&name, &phase, loaded, total, rate);
+            let cancel_button = (phase == "download").then(|| {
+                view! { <button type="button" class="cancel" on:click=move |_| cancel(s)>"Cancel"</button> }
+            });
+            view! {
+                <div class="model-status loading" role="status">
+                    <label>{text}<progress max="100" value=pct.map(|p| p.to_string())></progress></label>
+                    {cancel_button}
+                </div>
+            }
+            .into_any()
+        }
+        Status::NotCached { name, size } => {
+            let size_note = size.map(|s| format!(" ({})", mb(s))).unwrap_or_default();
+            let text = format!(
+                "{} is not stored in this browser yet. It will be downloaded from {}{size_note}, checked, and \
+                 kept in this browser's storage so the next visit needs no network.",
+                model_label(&name),
+                url.get()
+            );
+            let button = format!("Download{}", size.map(|s| format!(" {}", mb(s))).unwrap_or_default());
+            view! {
+                <div class="model-status not-cached">
+                    <p>{text}</p>
+                    <button type="button" class="download-model" on:click=move |_| load(s, false)>{button}</button>
+                </div>
+            }
+            .into_any()
+        }
+        Status::NeedFiles => view! {
+            <p class="model-status">"Pick or drop a config.json and a model.safetensors in the Hugging Face GPT-2 \
+                layout (below). Local files stay on this computer, and a link cannot carry them."</p>
+        }
+        .into_any(),
+        Status::NeedUrl => view! {
+            <p class="model-status">"Enter the URL of a folder that holds config.json and model.safetensors in the \
+                Hugging Face GPT-2 layout (the server must allow cross-origin reads)."</p>
+        }
+        .into_any(),
+        Status::Ready { name, source, n_layer, n_head, n_positions, params } => {
+            let text = format!(
+                "{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens, in a Web \
+                 Worker on this computer.{}",
+                model_label(&name),
+                params as f64 / 1e6,
+                source_note(&source)
+            );
+            view! { <p class="model-status ready">{text}</p> }.into_any()
+        }
+        Status::Failed(e) => view! {
+            <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div>
+        }
+        .into_any(),
+    }
+}
+
+/// What runs the model once it is loaded, and the notice when a GPU failure moved it to the CPU.
+#[component]
+pub fn BackendLine() -> impl IntoView {
+    let s = store();
+    let line = move || {
+        let text = match s.backend.get() {
+            _ if !s.status.with(Status::is_ready) => return None,
+            None => "Running on: choosing a backend…".to_string(),
+            Some(b) if b.name == "webgpu" => format!("Running on: WebGPU ({})", b.detail),
+            Some(b) => format!("Running on: CPU ({})", b.detail),
+        };
+        Some(view! { <p class="backend-status" role="status">{text}</p> })
+    };
+    let notice = move || {
+        s.backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> })
+    };
+    view! { {line}{notice} }
+}
+
+/// The file picker for a local checkpoint (files can also be dropped on the whole demo).
+#[component]
+pub fn FilePick() -> impl IntoView {
+    let s = store();
+    let on_pick = move |ev: leptos::ev::Event| {
+        let input: Option<web_sys::HtmlInputElement> = ev.target().and_then(|t| t.dyn_into().ok());
+        load_files(s, input.and_then(|i| i.files()));
+    };
+    view! {
+        <label class="file-pick">"Load a GPT-2 checkpoint from local files: "
+            <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
+            <span class="muted">" (or drop config.json and model.safetensors here)"</span>
+        </label>
+    }
+}

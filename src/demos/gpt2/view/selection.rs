@@ -1,0 +1,74 @@
+//! The layer, head and query token, kept inside the loaded model and prompt.
+
+use leptos::prelude::*;
+
+use super::super::{fit_selection, slider_max};
+use super::store::{store, Store};
+use crate::state::Notice;
+
+/// The layer, head and query-token sliders end at the loaded model's last layer and head and
+/// the prompt's last token; a selection beyond them moves to the last one. A value the link
+/// asked for gets the frame's notice; a layer or head moved by a model switch, a note here; a
+/// query token moved because the prompt got shorter, neither (the slider shows it).
+pub fn keep_inside(s: Store) {
+    let link_keys = StoredValue::new(link_selection_keys());
+    let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
+    Effect::new(move |_| {
+        let (l, h, tok) = wanted.get();
+        let Some((nl, nh, t)) = s.result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t()))) else {
+            return;
+        };
+        let max = slider_max(nl, nh, t).to_vec();
+        if s.ctx.int_max.with_untracked(|m| *m != max) {
+            s.ctx.int_max.set(max);
+        }
+        let fit = fit_selection(l, h, tok, nl, nh, t);
+        let from_link = std::mem::take(&mut *link_keys.write_value());
+        if fit.moved.is_empty() {
+            return;
+        }
+        let mut notes = Vec::new();
+        let mut switched = Vec::new();
+        for m in &fit.moved {
+            if from_link.contains(&m.key) {
+                let reason = format!("{}; showing {} {}", m.why, m.key, m.now);
+                notes.push(Notice { key: format!("gpt2.{}", m.key), raw: m.wanted.to_string(), reason });
+            } else if m.key != "token" {
+                switched.push(format!("{} {} (was {})", m.key, m.now, m.wanted));
+            }
+        }
+        if !notes.is_empty() {
+            s.ctx.notices.update(|n| n.extend(notes));
+        }
+        if !switched.is_empty() {
+            let note = format!("This model is smaller: showing {}.", switched.join(", "));
+            s.moved.set(Some((note, (fit.layer, fit.head))));
+        }
+        s.set(|p| (p.layer, p.head, p.token) = (fit.layer as i64, fit.head as i64, fit.token as i64));
+    });
+}
+
+/// The link's own layer, head and query-token keys (`gpt2.layer` …): a value from the link that
+/// does not fit the loaded model or prompt gets the frame's notice.
+fn link_selection_keys() -> Vec<&'static str> {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    let pairs = crate::state::query::parse_query(&search);
+    ["layer", "head", "token"]
+        .into_iter()
+        .filter(|k| pairs.iter().any(|(key, _)| key.strip_prefix("gpt2.") == Some(*k)))
+        .collect()
+}
+
+/// The note that a layer or head moved to fit a smaller model, while that is still the selection.
+#[component]
+pub fn MovedNote() -> impl IntoView {
+    let s = store();
+    move || {
+        let (l, h, _) = s.sel.get()?;
+        s.moved.with(|m| {
+            m.as_ref()
+                .filter(|m| m.1 == (l, h))
+                .map(|m| view! { <p class="notice moved-note" role="status">{m.0.clone()}</p> })
+        })
+    }
+}
