@@ -202,6 +202,10 @@ fn a_reply_about_a_model_no_longer_wanted_is_stale() {
     let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None }), 2.0);
     assert_eq!(s.key(), "loading");
     assert_eq!(next(&s, Event::Reply(&loaded("induction")), 3.0).dims(), Some((4, 4)));
+    // A load that finishes after something else failed on the page (files that could not be
+    // read) is the model the worker now has: it shows.
+    let failed = next(&s, Event::Failed("could not read config.json".into()), 4.0);
+    assert_eq!(next(&failed, Event::Reply(&loaded("induction")), 5.0).key(), "ready");
 }
 
 #[test]

@@ -54,10 +54,11 @@ pub enum Event<'a> {
     Failed(String),
 }
 
-/// The status after `event`, at `now_ms`. Replies about a load other than the one the page is
-/// waiting for are stale and change nothing.
+/// The status after `event`, at `now_ms`. A reply about a model other than the one the page is
+/// loading is stale (the reader chose another meanwhile) and changes nothing; progress counts
+/// only while a load is under way.
 pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
-    let waiting_for = |n: &str| matches!(status, Status::Loading { name, .. } if name == n);
+    let stale = |n: &str| matches!(status, Status::Loading { name, .. } if name != n);
     match event {
         Event::Reply(Reply::Progress { phase, loaded, total }) => match status {
             Status::Loading { name, phase: was, since, .. } => {
@@ -70,10 +71,10 @@ pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
             }
             _ => status.clone(),
         },
-        Event::Reply(Reply::NotCached { name, size }) if waiting_for(name) => {
+        Event::Reply(Reply::NotCached { name, size }) if !stale(name) => {
             Status::NotCached { name: name.clone(), size: *size }
         }
-        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. }) if waiting_for(name) => {
+        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. }) if !stale(name) => {
             Status::Ready {
                 name: name.clone(),
                 source: source.clone(),
