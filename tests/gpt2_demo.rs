@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::gpt2::{clip_label, fit_selection, label_stride, next_rows, slider_max, Moved, Prob};
-use attention_live::gpt2::session::Candidate;
+use attention_live::gpt2::protocol::Candidate;
 
 fn cands(list: &[(u32, f64)]) -> Vec<Candidate> {
     list.iter().map(|&(id, prob)| Candidate { id, text: format!("t{id}"), prob }).collect()

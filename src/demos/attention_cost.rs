@@ -83,7 +83,7 @@ mod view {
     use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
 
     use super::{full, lengths, low_rank, window};
-    use crate::gpt2::session::{Reply, Request};
+    use crate::gpt2::protocol::{Reply, Request};
     use crate::gpu::bench::AttentionRow;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, Mark};
     use crate::kit::theme::Palette;
@@ -190,7 +190,7 @@ mod view {
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match serde_json::from_str::<Reply>(&json) {
+            match Reply::decode(&json) {
                 Ok(Reply::Ready) => send_next(),
                 Ok(Reply::AttentionBench { row, .. }) => {
                     rows.update(|r| r.push(row));
@@ -208,7 +208,7 @@ mod view {
                 Ok(_) => {}
                 Err(e) => {
                     running.set(None);
-                    ctx.error.set(Some(format!("unreadable reply from the worker: {e}")));
+                    ctx.error.set(Some(e));
                 }
             }
         });

@@ -7,7 +7,7 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::DemoSpec;
-use crate::gpt2::session::HeadQkv;
+use crate::gpt2::protocol::HeadQkv;
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
 use crate::state::{Param, Values};
@@ -133,7 +133,7 @@ mod view {
 
     use super::{analyze, text_for, LowRank};
     use crate::demos::gpt2::model_base;
-    use crate::gpt2::session::{BackendChoice, HeadQkv, Reply, Request};
+    use crate::gpt2::protocol::{BackendChoice, HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
@@ -202,7 +202,7 @@ mod view {
         let next_id = StoredValue::new(0u64);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match serde_json::from_str::<Reply>(&json) {
+            match Reply::decode(&json) {
                 Ok(Reply::Ready) => {
                     worker.with_value(|w| {
                         if let Some(w) = w {
@@ -228,7 +228,7 @@ mod view {
                     ctx.error.set(Some(message));
                 }
                 Ok(_) => {}
-                Err(e) => ctx.error.set(Some(format!("unreadable reply from the worker: {e}"))),
+                Err(e) => ctx.error.set(Some(e)),
             }
         });
         match Worker::new("/gpt2-worker_loader.js") {

@@ -13,7 +13,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageEvent, ReadableStreamDefaultReader, Response};
 
 use crate::gpt2::manifest::{verify, FileCheck, Manifest};
-use crate::gpt2::session::{BackendChoice, Reply, Request, Session};
+use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
+use crate::gpt2::session::Session;
 use crate::gpu::{Gpu, GpuError};
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -22,9 +23,7 @@ fn scope() -> DedicatedWorkerGlobalScope {
 
 fn post(reply: &Reply, data: Option<Vec<f32>>) {
     let msg = Object::new();
-    let json =
-        serde_json::to_string(reply).unwrap_or_else(|e| format!(r#"{{"type":"error","id":null,"message":"{e}"}}"#));
-    let _ = Reflect::set(&msg, &"json".into(), &json.into());
+    let _ = Reflect::set(&msg, &"json".into(), &reply.encode().into());
     let mut transfer = None;
     if let Some(d) = data {
         let arr = js_sys::Float32Array::from(&d[..]);
@@ -59,13 +58,13 @@ async fn fetch(url: &str) -> Result<Response, String> {
 }
 
 /// Reads a response body chunk by chunk, posting progress about every 1 MB.
-async fn read_with_progress(resp: Response, phase: &str) -> Result<Vec<u8>, String> {
+async fn read_with_progress(resp: Response, phase: Phase) -> Result<Vec<u8>, String> {
     let total = resp.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<u64>().ok());
     let body = resp.body().ok_or("the response has no body")?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut bytes = Vec::with_capacity(total.unwrap_or(0).min(1 << 31) as usize);
     let mut last = 0usize;
-    let progress = |loaded: usize| post(&Reply::Progress { phase: phase.into(), loaded: loaded as u64, total }, None);
+    let progress = |loaded: usize| post(&Reply::Progress { phase, loaded: loaded as u64, total }, None);
     progress(0);
     loop {
         let chunk =
@@ -98,15 +97,6 @@ async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
     found.dyn_into::<Response>().ok()
 }
 
-/// Where a file came from.
-#[derive(Clone, Copy, PartialEq)]
-enum Source {
-    Cache,
-    Network,
-    /// Downloaded, but the browser refused to store it (quota, private browsing).
-    NetworkUnstored,
-}
-
 /// One file of a model: the cached copy `stored` if there is one, else from the network (then
 /// verified and stored in `cache`).
 async fn file(
@@ -117,7 +107,7 @@ async fn file(
     stored: Option<Response>,
 ) -> Result<(Vec<u8>, Source), String> {
     if let Some(resp) = stored {
-        return Ok((read_with_progress(resp, "cache").await?, Source::Cache));
+        return Ok((read_with_progress(resp, Phase::Cache).await?, Source::Cache));
     }
     let resp = fetch(url).await?;
     // A pinned file of another size is refused before downloading it.
@@ -130,9 +120,9 @@ async fn file(
             ));
         }
     }
-    let bytes = read_with_progress(resp, "download").await?;
+    let bytes = read_with_progress(resp, Phase::Download).await?;
     if let Some(want) = expect {
-        post(&Reply::Progress { phase: "verify".into(), loaded: 0, total: Some(bytes.len() as u64) }, None);
+        post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: Some(bytes.len() as u64) }, None);
         verify(name, &bytes, want)?;
     }
     let Some(c) = cache else { return Ok((bytes, Source::Network)) };
@@ -142,7 +132,7 @@ async fn file(
         Ok(r) => JsFuture::from(c.put_with_str(url, &r)).await.is_ok(),
         Err(_) => false,
     };
-    Ok((bytes, if stored { Source::Network } else { Source::NetworkUnstored }))
+    Ok((bytes, if stored { Source::NetworkStored } else { Source::NetworkUnstored }))
 }
 
 async fn load(
@@ -151,7 +141,7 @@ async fn load(
     expect: Option<Manifest>,
     use_cache: bool,
     only_cached: bool,
-) -> Result<Option<(Session, &'static str)>, String> {
+) -> Result<Option<(Session, Source)>, String> {
     let cache = if use_cache { open_cache().await } else { None };
     let (cfg_url, model_url) = (format!("{base}config.json"), format!("{base}model.safetensors"));
     // Each file is looked up in the cache once: the answer decides both "ask first?" and where
@@ -164,16 +154,10 @@ async fn load(
     let (config, _) = file(&cfg_url, "config.json", expect.as_ref().map(|m| &m.config), &cache, stored_cfg).await?;
     let (bytes, from) =
         file(&model_url, "model.safetensors", expect.as_ref().map(|m| &m.model), &cache, stored_model).await?;
-    post(&Reply::Progress { phase: "parse".into(), loaded: 0, total: None }, None);
+    post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None }, None);
     let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
     let session = Session::new(&config, &bytes).map_err(|e| format!("{name}: {e}"))?;
-    let source = match from {
-        Source::Cache => "cache",
-        Source::Network if use_cache => "network-stored",
-        Source::Network => "network",
-        Source::NetworkUnstored => "network-unstored",
-    };
-    Ok(Some((session, source)))
+    Ok(Some((session, from)))
 }
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled).
@@ -238,7 +222,7 @@ impl Worker {
         let _turn = self.turn().await;
         let Some(s) = self.session.borrow().clone() else { return };
         let choice = self.choice.get();
-        let cpu = |detail: String| post(&Reply::Backend { backend: "cpu".into(), detail, notice: None }, None);
+        let cpu = |detail: String| post(&Reply::Backend { backend: Backend::Cpu, detail, notice: None }, None);
         if choice == BackendChoice::Cpu {
             s.detach_gpu();
             return cpu("chosen in the page".into());
@@ -262,7 +246,7 @@ impl Worker {
                 }
                 let weights = if s.gpu_precision() == Some(crate::gpu::Precision::F16) { ", f16 weights" } else { "" };
                 post(
-                    &Reply::Backend { backend: "webgpu".into(), detail: format!("{name}{weights}"), notice: None },
+                    &Reply::Backend { backend: Backend::Webgpu, detail: format!("{name}{weights}"), notice: None },
                     None,
                 )
             }
@@ -274,18 +258,18 @@ impl Worker {
     fn post_notice(&self, s: &Session) {
         if let Some(n) = s.take_notice() {
             post(
-                &Reply::Backend { backend: "cpu".into(), detail: "after a WebGPU failure".into(), notice: Some(n) },
+                &Reply::Backend { backend: Backend::Cpu, detail: "after a WebGPU failure".into(), notice: Some(n) },
                 None,
             );
         }
     }
 
     /// A new model: put it on the chosen backend first, so the page's first analysis runs there.
-    async fn loaded(&self, s: Session, name: &str, source: &str) {
+    async fn loaded(&self, s: Session, name: &str, source: Source) {
         let reply = s.loaded(name, source);
         *self.session.borrow_mut() = Some(Rc::new(s));
         if self.choice.get() != BackendChoice::Cpu {
-            post(&Reply::Progress { phase: "gpu".into(), loaded: 0, total: None }, None);
+            post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None }, None);
         }
         self.apply_backend().await;
         post(&reply, None);
@@ -305,7 +289,7 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let bytes =
                 data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
             match Session::new(&config, &bytes) {
-                Ok(s) => w.loaded(s, &name, "file").await,
+                Ok(s) => w.loaded(s, &name, Source::File).await,
                 Err(e) => error(None, format!("{name}: {e}")),
             }
         }
@@ -321,9 +305,9 @@ async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let out = s.analyze(&q).await;
             w.post_notice(&s);
             match out {
-                Ok((mut a, weights)) => {
+                Ok((mut a, attention)) => {
                     a.compute_ms = js_sys::Date::now() - t0;
-                    post(&Reply::Analysis(a), Some(weights))
+                    post(&Reply::Analysis(a), Some(attention.into_parts().1))
                 }
                 Err(e) => error(Some(q.id), e.to_string()),
             }
@@ -393,12 +377,12 @@ pub fn start() {
     });
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-        match serde_json::from_str::<Request>(&text) {
+        match Request::decode(&text) {
             Ok(req) => {
                 let data = Reflect::get(&ev.data(), &"data".into()).unwrap_or(JsValue::UNDEFINED);
                 wasm_bindgen_futures::spawn_local(handle(state.clone(), req, data))
             }
-            Err(e) => error(None, format!("the worker could not read a request: {e}")),
+            Err(e) => error(None, e),
         }
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));

@@ -3,7 +3,7 @@
 //! the page sends, and the view adds the worker's answer to "Download data".
 
 use super::DemoSpec;
-use crate::gpt2::session::{Candidate, Query};
+use crate::gpt2::protocol::{Candidate, Query};
 use crate::state::{Param, Values};
 
 pub static MODELS: &[(&str, &str)] = &[
@@ -14,7 +14,7 @@ pub static MODELS: &[(&str, &str)] = &[
     ("file", "GPT-2 checkpoint from local files"),
 ];
 
-/// Where the model runs (`gpt2::session::BackendChoice`).
+/// Where the model runs (`gpt2::protocol::BackendChoice`).
 pub static BACKENDS: &[(&str, &str)] =
     &[("auto", "Automatic: WebGPU if this browser has it"), ("webgpu", "WebGPU (GPU)"), ("cpu", "CPU")];
 

@@ -17,7 +17,7 @@ use super::{
     fit_selection, format_ablate, model_base, next_rows, parse_ablate, query, slider_max, NextRow, CANDIDATES, MODELS,
     SHOWN, SHOWN_COMPARE,
 };
-use crate::gpt2::session::{Analysis, BackendChoice, Reply, Request};
+use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
 use crate::kit::matrix_canvas::{Mat, MatrixGrid};
 use crate::kit::number_table;
@@ -74,11 +74,11 @@ struct Backend {
 /// Tests set this localStorage key to "1" to make the next GPU run fail on purpose.
 const GPU_FAULT_KEY: &str = "attention-live:gpu-fault";
 
-/// The worker's latest analysis and its attention weights, (layers sent, H, T, T).
+/// The worker's latest analysis and its attention weights.
 #[derive(Debug, PartialEq)]
 pub(super) struct Result_ {
     pub(super) a: Analysis,
-    pub(super) w: Vec<f32>,
+    pub(super) w: Attention,
 }
 
 impl Result_ {
@@ -87,24 +87,13 @@ impl Result_ {
     }
     /// Weight from query i to key j in (layer, head), if that layer was sent.
     pub(super) fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
-        let li = self.a.layers.iter().position(|&l| l == layer)?;
-        let t = self.t();
-        self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
+        self.w.weight(layer, head, i, j)
     }
     /// The weights of (layer, head) as a matrix: the full (T, T) one when that layer was sent,
     /// else the worker's max-pooled thumbnail of it (long prompts: thumbnails follow the full
     /// layers in the buffer).
     pub(super) fn head_matrix(&self, layer: usize, head: usize) -> Option<ndarray::ArrayView2<'_, f32>> {
-        let (t, nh) = (self.t(), self.a.n_head);
-        let (start, rows, cols) = match self.a.layers.iter().position(|&l| l == layer) {
-            Some(li) => ((li * nh + head) * t * t, t, t),
-            None if self.a.thumb_rows > 0 => {
-                let (tr, tc) = (self.a.thumb_rows, self.a.thumb_cols);
-                (self.a.layers.len() * nh * t * t + (layer * nh + head) * tr * tc, tr, tc)
-            }
-            None => return None,
-        };
-        ndarray::ArrayView2::from_shape((rows, cols), self.w.get(start..start + rows * cols)?).ok()
+        self.w.head_matrix(layer, head)
     }
 }
 fn model_label(name: &str) -> &'static str {
@@ -181,13 +170,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
         let json = Reflect::get(&data, &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-        let reply = match serde_json::from_str::<Reply>(&json) {
+        let reply = match Reply::decode(&json) {
             Ok(r) => r,
-            Err(e) => return status.set(Status::Failed(format!("unreadable reply from the worker: {e}"))),
+            Err(e) => return status.set(Status::Failed(e)),
         };
         match reply {
             Reply::Ready => worker_ready.set(true),
             Reply::Progress { phase, loaded, total } => {
+                let phase = phase.as_str().to_string();
                 let now = now_ms();
                 if phase_start.with_value(|p| p.0 != phase) {
                     phase_start.set_value((phase.clone(), now));
@@ -204,6 +194,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
             Reply::NotCached { name, size } => status.set(Status::NotCached { name, size }),
             Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. } => {
+                let source = source.as_str().to_string();
                 status.set(Status::Ready { name, source, n_layer, n_head, n_positions, params })
             }
             Reply::Analysis(a) => {
@@ -219,7 +210,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     .and_then(|d| d.dyn_into::<js_sys::Float32Array>().ok())
                     .map(|d| d.to_vec())
                     .unwrap_or_default();
-                target.set(Some(Arc::new(Result_ { a, w })));
+                match Attention::decode(a.attention.clone(), w) {
+                    Ok(w) => target.set(Some(Arc::new(Result_ { a, w }))),
+                    Err(e) => ctx.error.set(Some(e)),
+                }
             }
             Reply::Generated { text, done, .. } => {
                 if let Some(base) = generating.get_untracked() {
@@ -231,7 +225,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 }
             }
             Reply::Backend { backend: name, detail, notice } => {
-                backend.set(Some(Backend { name, detail }));
+                backend.set(Some(Backend { name: name.as_str().to_string(), detail }));
                 if notice.is_some() {
                     backend_notice.set(notice);
                 }
