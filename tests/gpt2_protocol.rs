@@ -64,6 +64,10 @@ fn phases_sources_and_backends_keep_their_wire_names() {
         assert_eq!(backend.as_str(), name);
         assert_eq!(over_the_wire(&r), r);
     }
+    // A panic reaches the page as a message of its own, answering no request.
+    let crashed = Reply::Crashed { message: "panicked at src/gpt2/ops.rs".into() };
+    assert_eq!(json(&crashed)["type"], "crashed");
+    assert_eq!((over_the_wire(&crashed), crashed.id()), (crashed, None));
     // A phase the page does not know is an error it can show, not a panic.
     let bad = r#"{"type":"progress","phase":"upload","loaded":0,"total":null}"#;
     assert!(Reply::decode(bad).unwrap_err().contains("unreadable reply"));

@@ -15,7 +15,8 @@
 //!   model to the CPU);
 //! - `Analyze`: `Analysis` with the attention buffer; `Generate`: one `Generated` per token
 //!   (`done` on the last) or `Stopped` after `Stop`; `AttentionBench`, `HeadQkv`: their reply;
-//!   each of these, when it fails, `Error` with its id.
+//!   each of these, when it fails, `Error` with its id;
+//! - a panic anywhere: `Crashed`, and nothing more from that worker.
 
 use ndarray::{Array3, ArrayView2};
 use serde::{Deserialize, Serialize};
@@ -339,6 +340,11 @@ pub enum Reply {
         row: crate::gpu::bench::AttentionRow,
     },
     HeadQkv(HeadQkv),
+    /// The worker panicked: what it held is lost and it answers nothing more (the page starts
+    /// a fresh one).
+    Crashed {
+        message: String,
+    },
 }
 
 impl Reply {
@@ -353,7 +359,8 @@ impl Reply {
             | Reply::Progress { .. }
             | Reply::Loaded { .. }
             | Reply::NotCached { .. }
-            | Reply::Backend { .. } => None,
+            | Reply::Backend { .. }
+            | Reply::Crashed { .. } => None,
         }
     }
 

@@ -235,7 +235,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 gen_ms.set(now_ms() - gen_start.get_value());
                 generating.set(None);
             }
-            Reply::Error { id: None, message } => status.set(Status::Failed(message)),
+            Reply::Error { id: None, message } | Reply::Crashed { message } => status.set(Status::Failed(message)),
             Reply::Error { message, .. } => {
                 generating.set(None);
                 ctx.error.set(Some(message));
