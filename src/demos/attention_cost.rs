@@ -74,19 +74,17 @@ mod view {
     //! View of `attention-cost`: the formulas' cost curves, and a benchmark run in a Web Worker
     //! (the compute worker of the GPT-2 chapter, which has the CPU kernels and the GPU backend).
 
-    use js_sys::Reflect;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
-    use wasm_bindgen::prelude::*;
-    use wasm_bindgen::JsCast;
-    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+    use web_sys::HtmlCanvasElement;
 
     use super::{full, lengths, low_rank, window};
     use crate::gpt2::protocol::{Reply, Request};
     use crate::gpu::bench::AttentionRow;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, Mark};
     use crate::kit::theme::Palette;
+    use crate::kit::worker::{ComputeWorker, Event};
     use crate::kit::DemoCtx;
 
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
@@ -164,78 +162,49 @@ mod view {
         let rows = RwSignal::new(Vec::<AttentionRow>::new());
         // (next index to measure, lengths to measure) while running.
         let running = RwSignal::new(None::<(usize, Vec<usize>, usize)>);
-        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
         let (formula_canvas, time_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
 
-        // Ends a run: the worker (and what it computes) goes away.
-        let halt = move || {
-            running.set(None);
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            worker.set_value(None);
-        };
-        let send_next = move || {
+        // Asks for the next length, or ends the run: the worker (and what it computes) goes away.
+        let send_next = move |w: ComputeWorker| {
             let Some((i, ns, d)) = running.get_untracked() else { return };
             match ns.get(i) {
-                Some(&n) => worker.with_value(|w| {
-                    if let Some(w) = w {
-                        crate::demos::gpt2::view::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None)
-                    }
-                }),
-                None => halt(),
+                Some(&n) => {
+                    w.send(Request::AttentionBench { id: 0, n, d });
+                }
+                None => {
+                    running.set(None);
+                    w.terminate();
+                }
             }
         };
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match Reply::decode(&json) {
-                Ok(Reply::Ready) => send_next(),
-                Ok(Reply::AttentionBench { row, .. }) => {
-                    rows.update(|r| r.push(row));
-                    running.update(|r| {
-                        if let Some(r) = r {
-                            r.0 += 1
-                        }
-                    });
-                    send_next();
-                }
-                Ok(Reply::Error { message, .. }) => {
-                    running.set(None);
-                    ctx.error.set(Some(message));
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    running.set(None);
-                    ctx.error.set(Some(e));
-                }
+        let worker = ComputeWorker::new(move |w, ev| match ev {
+            Event::Reply(Reply::AttentionBench { row, .. }) => {
+                rows.update(|r| r.push(row));
+                running.update(|r| {
+                    if let Some(r) = r {
+                        r.0 += 1
+                    }
+                });
+                send_next(w);
             }
+            Event::Reply(Reply::Error { message, .. }) | Event::Died(message) => {
+                running.set(None);
+                ctx.error.set(Some(message));
+            }
+            _ => {}
         });
-        let handler = StoredValue::new_local(on_message.as_ref().unchecked_ref::<js_sys::Function>().clone());
-        let keep_alive = StoredValue::new_local(Some(on_message));
-        on_cleanup(move || {
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            keep_alive.set_value(None);
-        });
+        let halt = move || {
+            running.set(None);
+            worker.terminate();
+        };
         let run = move |_| {
             if running.get_untracked().is_some() {
                 return;
             }
             let (ns, d) = values.with_untracked(|v| (lengths(v), v.int("d").max(1) as usize));
             rows.set(Vec::new());
-            match Worker::new("/gpt2-worker_loader.js") {
-                Ok(w) => {
-                    handler.with_value(|h| w.set_onmessage(Some(h)));
-                    worker.set_value(Some(w));
-                    running.set(Some((0, ns, d))); // the worker's Ready starts the first size
-                }
-                Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
-            }
+            running.set(Some((0, ns, d)));
+            send_next(worker); // a fresh worker: the first size waits until it listens
         };
         let stop = move |_| halt();
 

@@ -123,13 +123,10 @@ mod view {
 
     use std::sync::Arc;
 
-    use js_sys::Reflect;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
-    use wasm_bindgen::prelude::*;
-    use wasm_bindgen::JsCast;
-    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+    use web_sys::HtmlCanvasElement;
 
     use super::{analyze, text_for, LowRank};
     use crate::demos::gpt2::model_base;
@@ -137,6 +134,7 @@ mod view {
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
+    use crate::kit::worker::{ComputeWorker, Event};
     use crate::kit::DemoCtx;
 
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
@@ -193,84 +191,50 @@ mod view {
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let values = ctx.values;
-        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
-        let ready = RwSignal::new(false);
         // The model the worker holds, and the one being loaded.
         let loaded = RwSignal::new(None::<String>);
         let loading = RwSignal::new(None::<String>);
         let qkv = RwSignal::new(None::<HeadQkv>);
-        let next_id = StoredValue::new(0u64);
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match Reply::decode(&json) {
-                Ok(Reply::Ready) => {
-                    worker.with_value(|w| {
-                        if let Some(w) = w {
-                            crate::demos::gpt2::view::post(
-                                w,
-                                &Request::Backend { choice: BackendChoice::Cpu, fault: false },
-                                None,
-                            )
-                        }
-                    });
-                    ready.set(true);
-                }
-                Ok(Reply::Loaded { name, .. }) => {
-                    loading.set(None);
-                    loaded.set(Some(name));
-                }
-                Ok(Reply::HeadQkv(h)) if h.id == next_id.get_value() => {
-                    ctx.error.set(None);
-                    qkv.set(Some(h));
-                }
-                Ok(Reply::Error { message, .. }) => {
-                    loading.set(None);
-                    ctx.error.set(Some(message));
-                }
-                Ok(_) => {}
-                Err(e) => ctx.error.set(Some(e)),
+        // The id of the latest question: older answers are dropped.
+        let asked = StoredValue::new(None::<u64>);
+        let worker = ComputeWorker::new(move |w, ev| match ev {
+            // The matrices are small: the CPU answers at once, with no GPU self-test to wait for.
+            Event::Ready => {
+                w.send(Request::Backend { choice: BackendChoice::Cpu, fault: false });
             }
-        });
-        match Worker::new("/gpt2-worker_loader.js") {
-            Ok(w) => {
-                w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-                worker.set_value(Some(w));
+            Event::Reply(Reply::Loaded { name, .. }) => {
+                loading.set(None);
+                loaded.set(Some(name));
             }
-            Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
-        }
-        let keep_alive = StoredValue::new_local(Some(on_message));
-        on_cleanup(move || {
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            keep_alive.set_value(None);
+            Event::Reply(Reply::HeadQkv(h)) if Some(h.id) == asked.get_value() => {
+                ctx.error.set(None);
+                qkv.set(Some(h));
+            }
+            Event::Reply(Reply::Error { message, .. }) => {
+                loading.set(None);
+                ctx.error.set(Some(message));
+            }
+            // The next change of a control starts a fresh worker and loads the model again.
+            Event::Died(message) => {
+                loading.update_untracked(|l| *l = None);
+                loaded.update_untracked(|l| *l = None);
+                ctx.error.set(Some(message));
+            }
+            _ => {}
         });
 
         // Ask for what the controls name: the model first, then the head.
         Effect::new(move |_| {
-            if !ready.get() {
-                return;
-            }
             let (model, layer, head) = values
                 .with(|v| (v.text("model").to_string(), v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
-            let req = if loaded.get().as_deref() == Some(model.as_str()) {
-                let id = next_id.get_value() + 1;
-                next_id.set_value(id);
-                Request::HeadQkv { id, prompt: text_for(&model).into(), layer, head }
+            if loaded.get().as_deref() == Some(model.as_str()) {
+                let id = worker.send(Request::HeadQkv { id: 0, prompt: text_for(&model).into(), layer, head });
+                asked.set_value(id);
             } else if loading.get_untracked().as_deref() != Some(model.as_str()) {
-                loading.set(Some(model.clone()));
                 let Some(base) = model_base(&model, "") else { return };
-                Request::Load { name: model, base, expect: None, cache: false, only_cached: false }
-            } else {
-                return;
-            };
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    crate::demos::gpt2::view::post(w, &req, None)
-                }
-            });
+                loading.set(Some(model.clone()));
+                worker.send(Request::Load { name: model, base, expect: None, cache: false, only_cached: false });
+            }
         });
 
         let report = RwSignal::new(None::<Arc<LowRank>>);
