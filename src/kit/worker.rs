@@ -2,12 +2,13 @@
 //! place that starts it, talks to it and ends it.
 //!
 //! A view makes a [`ComputeWorker`] with the function that hears its [`Event`]s (given the
-//! handle too, to answer them) and sends it typed [`Request`]s. The client starts the worker on the first request (or on `start`), keeps
-//! requests until the worker says it is listening, gives each request that carries an id a
-//! fresh one, decodes the replies (the attention buffer included), measures download speed,
-//! and ends the worker when the view goes away. A worker that dies (a panic, a script error)
-//! is reported as [`Event::Died`]; the next request starts a fresh one, which knows nothing of
-//! the old one's model, so a view reloads what it needs on [`Event::Ready`].
+//! handle too, to answer them) and sends it typed [`Request`]s. The client starts the worker on
+//! the first request (or on `start`), keeps requests until the worker says it is listening,
+//! gives each request that carries an id a fresh one, decodes the replies (the attention buffer
+//! included), measures download speed, and ends the worker when the view goes away. A worker
+//! that dies (a panic, a script error) is reported as [`Event::Died`]; the next request starts
+//! a fresh one, which knows nothing of the old one's model or backend: a view sends its setup
+//! on each [`Event::Ready`] and loads its model again.
 
 use std::rc::Rc;
 
@@ -103,7 +104,7 @@ impl ComputeWorker {
         on_cleanup(move || {
             this.terminate();
             // The handlers go with the view (nothing can call them once the worker is gone).
-            this.0.update_value(|s| {
+            this.0.try_update_value(|s| {
                 s.on_message = None;
                 s.on_error = None;
             });
@@ -114,18 +115,19 @@ impl ComputeWorker {
     /// Starts a fresh worker now, ending the one running (how a download is cancelled).
     pub fn start(self) {
         self.terminate();
-        let hooks = self.0.with_value(|s| {
+        // `try_`: a view's handler may still run after the view is gone; then nothing starts.
+        let hooks = self.0.try_with_value(|s| {
             Some((
                 s.on_message.as_ref()?.as_ref().unchecked_ref::<Function>().clone(),
                 s.on_error.as_ref()?.as_ref().unchecked_ref::<Function>().clone(),
             ))
         });
-        let Some((on_message, on_error)) = hooks else { return }; // the view is gone
+        let Some(Some((on_message, on_error))) = hooks else { return };
         match Worker::new(SCRIPT) {
             Ok(worker) => {
                 worker.set_onmessage(Some(&on_message));
                 worker.set_onerror(Some(&on_error));
-                self.0.update_value(|s| {
+                self.0.try_update_value(|s| {
                     s.running = Some(Running { worker, ready: false, waiting: Vec::new() });
                     s.phase = None;
                 });
@@ -166,7 +168,7 @@ impl ComputeWorker {
                 return id;
             }
         };
-        if self.0.with_value(|s| s.running.is_none()) {
+        if self.0.try_with_value(|s| s.running.is_none()) == Some(true) {
             self.start();
         }
         let now = self.0.try_update_value(|s| match s.running.as_mut() {
