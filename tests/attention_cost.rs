@@ -72,10 +72,9 @@ fn kv_cache_sizes_match_hand_arithmetic() {
 
 #[test]
 fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
-    use attention_live::demos::kv_cache::{shape, variants, SPEC};
-    use attention_live::state::Values;
-    let mut v = Values::defaults(SPEC.params);
-    let s = shape(&v);
+    use attention_live::demos::kv_cache::{shape, variants, Params};
+    let mut p = <Params as attention_live::state::Params>::defaults();
+    let s = shape(&p);
     // 128 layers × 128 heads of 256 × 131,072 positions × 256 sequences × 4 bytes = 2⁵⁰ bytes:
     // far past what a 32-bit usize (the browser's) holds; the size is a u64.
     let huge = attention_live::numerics::kv_cache::KvShape {
@@ -93,8 +92,8 @@ fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
     let [mha, set, mqa] = variants(&s);
     assert_eq!((mha.1.bytes(), set.1.bytes(), mqa.1.bytes()), (4 << 30, 1 << 30, 128 << 20));
     // More KV heads than query heads is clamped (a model cannot have that).
-    v.set("kv-heads", attention_live::state::Value::Int(100));
-    assert_eq!(shape(&v).kv_heads, 32);
+    p.kv_heads = 100;
+    assert_eq!(shape(&p).kv_heads, 32);
 }
 
 #[test]
