@@ -60,7 +60,9 @@ fn bench(name: &str, config: &str, bytes: &[u8]) {
 }
 
 fn main() {
-    println!("| model | file | load + parse | prompt 16 tok | prompt 128 tok | generate tok/s (KV cache) | peak RSS so far |");
+    println!(
+        "| model | file | load + parse | prompt 16 tok | prompt 128 tok | generate tok/s (KV cache) | peak RSS so far |"
+    );
     println!("|---|---|---|---|---|---|---|");
     for name in ["induction", "stories"] {
         let d = format!("{}/static/models/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -88,7 +88,10 @@ fn gpt2(gpu: Option<Rc<Gpu>>) {
 
 fn attention(gpu: Result<&Gpu, &GpuError>) {
     const D: usize = 64;
-    println!("| n | naive CPU | tiled CPU | GPU fused | naive extra memory | tiled extra memory | GPU max difference |\n|---|---|---|---|---|---|---|");
+    println!(
+        "| n | naive CPU | tiled CPU | GPU fused | naive extra memory | tiled extra memory | GPU max difference |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let start = Instant::now();
     let now = || ms(start);
     for n in [128usize, 256, 512, 1024, 2048, 4096, 8192] {

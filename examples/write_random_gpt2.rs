@@ -12,7 +12,10 @@ fn main() {
     let dir = std::env::args().nth(1).unwrap_or_else(|| "/tmp/random-gpt2".into());
     std::fs::create_dir_all(&dir).expect("can create the folder");
     let cfg = Config::gpt2_small();
-    let config = r#"{"model_type":"gpt2","vocab_size":50257,"n_positions":1024,"n_ctx":1024,"n_embd":768,"n_layer":12,"n_head":12,"activation_function":"gelu_new","layer_norm_epsilon":1e-05}"#;
+    let config = concat!(
+        r#"{"model_type":"gpt2","vocab_size":50257,"n_positions":1024,"n_ctx":1024,"n_embd":768,"n_layer":12,"#,
+        r#""n_head":12,"activation_function":"gelu_new","layer_norm_epsilon":1e-05}"#
+    );
     std::fs::write(format!("{dir}/config.json"), config).expect("writes config.json");
     let bytes = write(&Weights::random(&cfg, 124).named(), Dtype::F32, &[("format", "pt")]);
     std::fs::write(format!("{dir}/model.safetensors"), &bytes).expect("writes model.safetensors");

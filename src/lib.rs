@@ -8,7 +8,7 @@
 //! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
 //! - `ui` (wasm only): the Leptos app;
-//! - `worker` (wasm only): the GPT-2 Web Worker around `gpt2::session`.
+//! - `worker` (wasm only): the compute worker around `gpt2::session`, speaking `gpt2::protocol`.
 
 pub mod chapters;
 pub mod demos;

@@ -1,9 +1,8 @@
-//! The GPT-2 Web Worker's entry point (built by Trunk as a second wasm binary, so the tokenizer
+//! The compute worker's entry point (built by Trunk as a second wasm binary, so the tokenizer
 //! and the engine never weigh on the book's first paint).
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    console_error_panic_hook::set_once();
     attention_live::worker::start();
 }
 

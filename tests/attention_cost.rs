@@ -72,10 +72,9 @@ fn kv_cache_sizes_match_hand_arithmetic() {
 
 #[test]
 fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
-    use attention_live::demos::kv_cache::{shape, variants, SPEC};
-    use attention_live::state::Values;
-    let mut v = Values::defaults(SPEC.params);
-    let s = shape(&v);
+    use attention_live::demos::kv_cache::{shape, variants, Params};
+    let mut p = <Params as attention_live::state::Params>::defaults();
+    let s = shape(&p);
     // 128 layers × 128 heads of 256 × 131,072 positions × 256 sequences × 4 bytes = 2⁵⁰ bytes:
     // far past what a 32-bit usize (the browser's) holds; the size is a u64.
     let huge = attention_live::numerics::kv_cache::KvShape {
@@ -93,6 +92,27 @@ fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
     let [mha, set, mqa] = variants(&s);
     assert_eq!((mha.1.bytes(), set.1.bytes(), mqa.1.bytes()), (4 << 30, 1 << 30, 128 << 20));
     // More KV heads than query heads is clamped (a model cannot have that).
-    v.set("kv-heads", attention_live::state::Value::Int(100));
-    assert_eq!(shape(&v).kv_heads, 32);
+    p.kv_heads = 100;
+    assert_eq!(shape(&p).kv_heads, 32);
+}
+
+#[test]
+fn the_demos_formulas_follow_its_typed_parameters() {
+    use attention_live::demos::attention_cost::{AttentionCostDemo, Params};
+    use attention_live::demos::Demo;
+    use attention_live::state::Params as _;
+    // The defaults: lengths 128 … 2,048, d = 64, w = 256, k = 128.
+    let mut p = Params::defaults();
+    let f = AttentionCostDemo::compute(&p);
+    assert_eq!(f.formulas.iter().map(|c| c.n).collect::<Vec<_>>(), [128, 256, 512, 1024, 2048]);
+    assert_eq!((f.d, f.window, f.rank), (64, 256, 128));
+    assert_eq!(f.formulas[3].full, full(1024, 64));
+    assert_eq!(f.formulas[4].window, window(2048, 64, 256));
+    assert_eq!(f.formulas[0].low_rank, low_rank(128, 64, 128));
+    // "Download data" writes the same numbers, under the keys the first edition used.
+    let json = AttentionCostDemo::data(&p).unwrap();
+    assert_eq!(json["formulas"][3]["full"]["flops"], 268_435_456.0);
+    assert_eq!(json["rank"], 128);
+    p.n_max = 8192;
+    assert_eq!(AttentionCostDemo::compute(&p).formulas.last().map(|c| c.n), Some(8192));
 }

@@ -1,6 +1,7 @@
 //! The core chapters' demos' outputs against the equations their chapters print.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
+use attention_live::demos::self_attention::Stage;
 use attention_live::demos::{causal, gauss_dot, multi_head, padding, scaling, scorers, self_attention, two_heads};
 use attention_live::numerics::attention::MaskFill;
 
@@ -88,23 +89,23 @@ fn causal_demo_hides_the_future() {
 
 #[test]
 fn self_attention_stages_and_the_permutation_check() {
-    for stage in ["xx", "qkv"] {
+    for stage in [Stage::Xx, Stage::Qkv] {
         let s = self_attention::compute(stage, 5, 4, 1, &[], 2, false, true, false);
-        assert!(s.equivariance_gap < 1e-9, "{stage}: {}", s.equivariance_gap);
+        assert!(s.equivariance_gap < 1e-9, "{stage:?}: {}", s.equivariance_gap);
         assert!(
             self_attention::compute(stage, 5, 4, 1, &[], 2, false, false, true).equivariance_gap > 1e-3,
-            "{stage} + PE"
+            "{stage:?} + PE"
         );
         assert!(
             self_attention::compute(stage, 5, 4, 1, &[], 2, true, false, false).equivariance_gap > 1e-3,
-            "{stage} + causal"
+            "{stage:?} + causal"
         );
     }
     assert!(
-        self_attention::compute("fixed", 5, 4, 1, &[], 2, false, false, false).equivariance_gap > 1e-3,
+        self_attention::compute(Stage::Fixed, 5, 4, 1, &[], 2, false, false, false).equivariance_gap > 1e-3,
         "fixed A is tied to positions"
     );
-    let s = self_attention::compute("qkv", 3, 4, 1, &[], 2, false, false, false);
+    let s = self_attention::compute(Stage::Qkv, 3, 4, 1, &[], 2, false, false, false);
     let names: Vec<&str> = s.matrices.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names[0], "X (input)");
     assert!(names.contains(&"Q = X W_Q") && names.contains(&"weights softmax(·)"));
@@ -115,7 +116,7 @@ fn self_attention_stages_and_the_permutation_check() {
         assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
     // shuffling reverses the token labels
-    assert_eq!(self_attention::compute("qkv", 3, 4, 1, &[], 2, false, true, false).tokens, ["t₂", "t₁", "t₀"]);
+    assert_eq!(self_attention::compute(Stage::Qkv, 3, 4, 1, &[], 2, false, true, false).tokens, ["t₂", "t₁", "t₀"]);
 }
 
 #[test]
@@ -195,7 +196,7 @@ fn numbers_quoted_in_scoring_and_masking() {
 #[test]
 fn typed_x_replaces_the_drawn_cells() {
     let typed = vec![vec![1.0, 2.0], vec![0.0, 0.5]];
-    let s = self_attention::compute("xx", 2, 2, 1, &typed, 2, false, false, false);
+    let s = self_attention::compute(Stage::Xx, 2, 2, 1, &typed, 2, false, false, false);
     assert!(s.typed);
     assert_eq!(s.x, typed);
     let scores = s.matrices.iter().find(|m| m.name == "X Xᵀ").unwrap();
@@ -219,7 +220,7 @@ fn growing_n_or_d_keeps_the_drawn_cells() {
     let big = self_attention::input(5, 6, 1, &[]);
     assert_eq!(small, big.slice(ndarray::s![..3, ..4]));
     let a = |n| {
-        let s = self_attention::compute("fixed", n, 4, 1, &[], 2, false, false, false);
+        let s = self_attention::compute(Stage::Fixed, n, 4, 1, &[], 2, false, false, false);
         s.matrices.iter().find(|m| m.name == "A (fixed)").unwrap().rows.clone()
     };
     let (a2, a3) = (a(2), a(3));
@@ -227,7 +228,7 @@ fn growing_n_or_d_keeps_the_drawn_cells() {
     // W_Q at d = 4 is the top-left block of W_Q at d = 6 drawn with the same seed, rescaled
     // from 1/√6 to 1/√4 (the entries are N(0, 1/d)).
     let w = |d: usize| {
-        let s = self_attention::compute("qkv", 3, d, 1, &[], 2, false, false, false);
+        let s = self_attention::compute(Stage::Qkv, 3, d, 1, &[], 2, false, false, false);
         s.matrices.iter().find(|m| m.name == "W_Q").unwrap().rows.clone()
     };
     let (w4, w6) = (w(4), w(6));

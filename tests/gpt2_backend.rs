@@ -7,7 +7,8 @@
 
 use std::rc::Rc;
 
-use attention_live::gpt2::session::{Query, Session};
+use attention_live::gpt2::protocol::Query;
+use attention_live::gpt2::session::Session;
 use attention_live::gpu::{Gpu, Precision};
 use pollster::block_on;
 
@@ -63,7 +64,8 @@ fn analyses_and_generations_on_the_gpu_equal_the_cpus() {
     let (a, wa) = block_on(cpu.analyze(&q)).unwrap();
     let (b, wb) = block_on(on_gpu.analyze(&q)).unwrap();
     assert_eq!(a.tokens, b.tokens);
-    assert!(max_diff(&wa, &wb) < 1e-4, "attention weights differ by {}", max_diff(&wa, &wb));
+    let diff = max_diff(wa.data(), wb.data());
+    assert!(diff < 1e-4, "attention weights differ by {diff}");
     for (x, y) in a.next.iter().zip(&b.next).chain(a.baseline.iter().flatten().zip(b.baseline.iter().flatten())) {
         assert_eq!(x.id, y.id);
         assert!((x.prob - y.prob).abs() < 1e-4, "p({}) {} vs {}", x.text, x.prob, y.prob);

@@ -3,7 +3,8 @@
 //! `Session` answers the page's questions correctly.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::gpt2::session::{Query, Session};
+use attention_live::gpt2::protocol::Query;
+use attention_live::gpt2::session::Session;
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions};
 use attention_live::numerics::rng::Rng;
@@ -191,10 +192,10 @@ fn session_analysis_reports_tokens_weights_and_candidates() {
     let (a, w) = pollster::block_on(s.analyze(&query("Q F K B Q F K"))).unwrap();
     assert_eq!(a.id, 7);
     assert_eq!(a.tokens.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["Q", " F", " K", " B", " Q", " F", " K"]);
-    assert_eq!(a.layers, vec![0, 1]);
-    assert_eq!(w.len(), 2 * 4 * 7 * 7);
+    assert_eq!(a.attention.layers, vec![0, 1]);
+    assert_eq!(w.data().len(), 2 * 4 * 7 * 7);
     // Every attention row sums to 1 over the visible keys.
-    for row in w.chunks(7).collect::<Vec<_>>() {
+    for row in w.data().chunks(7).collect::<Vec<_>>() {
         assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     }
     assert_eq!(a.next.len(), 10);
@@ -232,7 +233,7 @@ fn long_prompts_are_cut_to_the_window_and_generation_slides_past_it() {
     let (a, w) = pollster::block_on(s.analyze(&query(&long))).unwrap();
     assert_eq!(a.tokens.len(), window);
     assert_eq!(a.dropped, 160 - window);
-    assert_eq!(w.len(), 2 * 4 * window * window);
+    assert_eq!(w.data().len(), 2 * 4 * window * window);
     // Generation from a full window keeps going (the window slides) and is reproducible.
     let run = |seed| {
         let mut q = query(&long);

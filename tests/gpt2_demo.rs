@@ -9,7 +9,7 @@ use attention_live::demos::gpt2::{
     clip_label, fit_selection, label_stride, next_rows, query, slider_max, Gpt2Demo, Model, Moved, Params, Prob,
 };
 use attention_live::demos::Demo;
-use attention_live::gpt2::session::{Candidate, Reply, Request};
+use attention_live::gpt2::protocol::{Candidate, Phase, Reply, Request, Source};
 use attention_live::state::{Params as _, Values};
 
 fn cands(list: &[(u32, f64)]) -> Vec<Candidate> {
@@ -108,14 +108,14 @@ fn labels_are_thinned_so_they_keep_a_gap_and_clipped_to_their_column() {
     assert_eq!(clip_label("·fluffy", 0), "");
 }
 
-fn progress(phase: &str, loaded: u64, total: Option<u64>) -> Reply {
-    Reply::Progress { phase: phase.into(), loaded, total }
+fn progress(phase: Phase, loaded: u64, total: Option<u64>) -> Reply {
+    Reply::Progress { phase, loaded, total }
 }
 
 fn loaded(name: &str) -> Reply {
     Reply::Loaded {
         name: name.into(),
-        source: "cache".into(),
+        source: Source::Cache,
         n_layer: 4,
         n_head: 4,
         n_embd: 64,
@@ -142,20 +142,20 @@ fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
         }
         other => panic!("expected a load, got {other:?}"),
     }
-    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "stories" && phase == "download"));
+    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "stories" && *phase == Phase::Download));
     // The rate is measured from the phase's first progress: none until 0.2 s have passed.
-    let s = next(&s, Event::Reply(&progress("download", 1_000, Some(4_000))), 1_000.0);
+    let s = next(&s, Event::Reply(&progress(Phase::Download, 1_000, Some(4_000))), 1_000.0);
     assert!(matches!(s, Status::Loading { loaded: 1_000, rate: None, since: Some(t), .. } if t == 1_000.0));
-    let s = next(&s, Event::Reply(&progress("download", 3_000, Some(4_000))), 2_000.0);
+    let s = next(&s, Event::Reply(&progress(Phase::Download, 3_000, Some(4_000))), 2_000.0);
     assert!(matches!(s, Status::Loading { rate: Some(r), .. } if r == 3_000.0), "{s:?}");
     // A new phase starts its own clock.
-    let s = next(&s, Event::Reply(&progress("verify", 0, Some(4_000))), 5_000.0);
+    let s = next(&s, Event::Reply(&progress(Phase::Verify, 0, Some(4_000))), 5_000.0);
     assert!(matches!(s, Status::Loading { rate: None, since: Some(t), .. } if t == 5_000.0), "{s:?}");
     let s = next(&s, Event::Reply(&loaded("stories")), 6_000.0);
     assert_eq!(s.dims(), Some((4, 4)));
     assert_eq!(s.key(), "ready");
     // Progress after the model is ready (there is none in a real exchange) changes nothing.
-    assert_eq!(next(&s, Event::Reply(&progress("download", 9, None)), 7_000.0), s);
+    assert_eq!(next(&s, Event::Reply(&progress(Phase::Download, 9, None)), 7_000.0), s);
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn gpt2_small_is_asked_of_the_browser_cache_first_and_downloaded_on_the_readers_
 #[test]
 fn cancelling_a_download_fails_it_and_a_cancel_when_nothing_loads_does_nothing() {
     let (_, s) = choose(Model::Url, "https://example.org/ckpt", true, &Status::Starting);
-    let s = next(&s, Event::Reply(&progress("download", 10, Some(100))), 1.0);
+    let s = next(&s, Event::Reply(&progress(Phase::Download, 10, Some(100))), 1.0);
     let cancelled = next(&s, Event::Cancelled, 2.0);
     assert_eq!(cancelled, Status::Failed("The download was cancelled.".into()));
     let ready = next(&s, Event::Reply(&loaded("url")), 2.0);
@@ -190,6 +190,8 @@ fn an_error_about_the_model_fails_the_load_and_an_error_about_a_request_does_not
     let ready = next(&s, Event::Reply(&loaded("induction")), 1.0);
     let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into() }), 2.0);
     assert_eq!(after, ready, "an analysis that fails leaves the model loaded");
+    let crashed = next(&ready, Event::Reply(&Reply::Crashed { message: "out of memory".into() }), 3.0);
+    assert_eq!(crashed, Status::Failed("out of memory".into()), "a crashed worker has lost its model");
 }
 
 #[test]
@@ -214,7 +216,7 @@ fn local_files_wait_for_the_reader_and_stay_once_given() {
     assert_eq!((plan, &s), (Plan::NeedFiles, &Status::NeedFiles));
     assert_eq!(s.key(), "waiting");
     let s = next(&s, Event::FilesSent, 1.0);
-    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "file" && phase == "parse"));
+    assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "file" && *phase == Phase::Parse));
     // Choosing "local files" (which sending them does) keeps the load going, and keeps the model.
     let (plan, same) = choose(Model::File, "", true, &s);
     assert_eq!((plan, &same), (Plan::Keep, &s));
@@ -241,12 +243,12 @@ fn an_answer_to_an_earlier_analysis_is_stale() {
 
 #[test]
 fn the_loading_line_counts_bytes_only_where_there_are_bytes() {
-    let (text, pct) = loading_line("gpt2", "download", 137_000_000, Some(548_000_000), Some(2_500_000.0));
+    let (text, pct) = loading_line("gpt2", Phase::Download, 137_000_000, Some(548_000_000), Some(2_500_000.0));
     assert_eq!(text, "Downloading GPT-2 small, 124M (download 548 MB): 137.0 MB of 548.0 MB (25%), 2.5 MB/s");
     assert_eq!(pct, Some(25.0));
-    let (text, pct) = loading_line("stories", "verify", 5, Some(10), Some(1.0));
+    let (text, pct) = loading_line("stories", Phase::Verify, 5, Some(10), Some(1.0));
     assert_eq!((text.as_str(), pct), ("Checking the file's SHA-256 Pet stories (4 layers, bundled)", None));
-    let (text, _) = loading_line("nonsense", "cache", 2_000_000, None, Some(1.0));
+    let (text, _) = loading_line("nonsense", Phase::Cache, 2_000_000, None, Some(1.0));
     assert_eq!(text, "Reading the copy stored in this browser model: 2.0 MB");
 }
 

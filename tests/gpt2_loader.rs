@@ -88,7 +88,8 @@ fn missing_and_misshapen_tensors_are_named() {
     });
     let e = err(&cfg, &bad);
     assert!(
-        matches!(&e, LoadError::Shape { tensor, found, .. } if tensor == "h.0.attn.c_proj.weight" && found == &vec![16, 64]),
+        matches!(&e, LoadError::Shape { tensor, found, .. }
+            if tensor == "h.0.attn.c_proj.weight" && found == &vec![16, 64]),
         "{e}"
     );
 }
@@ -120,7 +121,10 @@ fn a_config_that_contradicts_the_tensors_is_refused() {
 #[test]
 fn the_config_reads_gpt2_small_and_counts_its_parameters() {
     // GPT2Config() as config.json writes it; 124,439,808 parameters (shared/notes/gpt2-data.md).
-    let json = r#"{"model_type":"gpt2","vocab_size":50257,"n_positions":1024,"n_embd":768,"n_layer":12,"n_head":12,"n_inner":null,"activation_function":"gelu_new","layer_norm_epsilon":1e-05}"#;
+    let json = concat!(
+        r#"{"model_type":"gpt2","vocab_size":50257,"n_positions":1024,"n_embd":768,"n_layer":12,"n_head":12,"#,
+        r#""n_inner":null,"activation_function":"gelu_new","layer_norm_epsilon":1e-05}"#
+    );
     let cfg = Config::from_json(json).unwrap();
     assert_eq!(cfg, Config::gpt2_small());
     assert_eq!(cfg.n_params(), 124_439_808);

@@ -81,7 +81,8 @@ fn one_row_paths_equal_the_full_products() {
 #[test]
 fn max_pooling_keeps_the_largest_weight_of_each_block() {
     use attention_live::gpt2::model::max_pool_into;
-    // 4 × 4 → 2 × 2: blocks [[1, 2], [5, 6]] → 6, [[3, 4], [7, 8]] → 8, [[9, 10], [13, 14]] → 14, [[11, 12], [15, 16]] → 16.
+    // 4 × 4 → 2 × 2: blocks [[1, 2], [5, 6]] → 6, [[3, 4], [7, 8]] → 8,
+    // [[9, 10], [13, 14]] → 14, [[11, 12], [15, 16]] → 16.
     let m = ndarray::Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j + 1) as f32);
     let mut out = ndarray::Array2::zeros((2, 2));
     max_pool_into(m.view(), out.view_mut());

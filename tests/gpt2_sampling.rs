@@ -25,7 +25,8 @@ fn temperature_sharpens_and_flattens() {
     // T = 2: softmax(1, 0.5, 0) = (0.506480, 0.307196, 0.186324)
     let d = distribution(arr1(&[2.0f32, 1.0, 0.0]).view(), &Sampling { temperature: 2.0, ..Default::default() });
     assert!(close(d[0].1, 0.506480) && close(d[1].1, 0.307196) && close(d[2].1, 0.186324), "{d:?}");
-    // T = 0.05 on (10, 9.9, −10⁴): scaled gaps 2 and ~2·10⁵, so p = (1, e⁻²)/(1 + e⁻²) = (0.880797, 0.119203, 0)
+    // T = 0.05 on (10, 9.9, −10⁴): scaled gaps 2 and ~2·10⁵,
+    // so p = (1, e⁻²)/(1 + e⁻²) = (0.880797, 0.119203, 0)
     let d = distribution(arr1(&[10.0f32, 9.9, -1e4]).view(), &Sampling { temperature: 0.05, ..Default::default() });
     assert!((d[0].1 - 0.880797).abs() < 1e-5 && (d[1].1 - 0.119203).abs() < 1e-5 && d[2].1 == 0.0, "{d:?}");
     // Very low temperatures stay finite (exp of large logits would overflow without max-subtract).
@@ -40,7 +41,8 @@ fn temperature_zero_is_greedy() {
     let d = distribution(logits.view(), &Sampling { temperature: 0.0, ..Default::default() });
     assert_eq!(d, vec![(1, 1.0)]);
     let mut rng = Rng::new(1);
-    assert!((0..50).all(|_| sample(logits.view(), &Sampling { temperature: 0.0, ..Default::default() }, &mut rng) == 1));
+    let greedy = Sampling { temperature: 0.0, ..Default::default() };
+    assert!((0..50).all(|_| sample(logits.view(), &greedy, &mut rng) == 1));
 }
 
 #[test]

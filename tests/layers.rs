@@ -98,3 +98,24 @@ fn the_scanner_sees_an_upward_import() {
     // The check itself: an import in code counts, one in a comment does not.
     assert_eq!(imports("use crate::ui::plot; // crate::worker\nlet x = crate::gpt2::ops::linear;"), ["ui", "gpt2"]);
 }
+
+/// House style: no line of Rust over 120 columns (rustfmt.toml's width; rustfmt does not wrap
+/// strings, comments or `view!` markup, so this catches what it leaves).
+#[test]
+fn no_line_is_longer_than_120_columns() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("build.rs")];
+    for dir in ["src", "tests", "examples"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut long = Vec::new();
+    for file in &files {
+        for (i, line) in fs::read_to_string(file).unwrap().lines().enumerate() {
+            let width = line.chars().count();
+            if width > 120 {
+                long.push(format!("{}:{}: {width} columns", file.strip_prefix(root).unwrap().display(), i + 1));
+            }
+        }
+    }
+    assert!(long.is_empty(), "{} lines over 120 columns:\n{}", long.len(), long.join("\n"));
+}

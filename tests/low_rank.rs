@@ -102,3 +102,18 @@ fn linformer_with_identity_projection_is_plain_attention_and_segments_average() 
     let errs = output_errors(p.view(), &svd(p.view()), v.slice(ndarray::s![..5, ..]));
     assert!(errs[1] < 1e-12);
 }
+
+#[test]
+fn the_demo_asks_for_the_text_its_model_was_trained_on() {
+    use attention_live::demos::linformer::{LinformerDemo, Model, Params};
+    use attention_live::demos::Demo;
+    use attention_live::state::Params as _;
+    let mut p = Params::defaults();
+    assert_eq!((p.model, p.layer, p.head, p.causal, p.k), (Model::Stories, 0, 0, false, 8));
+    let asked = LinformerDemo::compute(&p);
+    assert!(asked.text.starts_with("Tom has a little dog") && asked.text.contains("tree. He barked"));
+    p.model = Model::Induction;
+    let json = LinformerDemo::data(&p).unwrap();
+    assert_eq!(json["model"], "induction");
+    assert_eq!(json["text"], text_for("induction"));
+}

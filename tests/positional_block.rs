@@ -1,6 +1,7 @@
 //! Positional encodings and the transformer block, against closed forms and hand values.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
+use attention_live::demos::rope::Method;
 use attention_live::demos::{bank, collapse, pe_shift, rope, sinusoidal};
 use attention_live::numerics::block::{gelu, layer_norm, relu, spread, BlockParts};
 use attention_live::numerics::positional::{frequency, rope as rotate, shift_error, sinusoidal as table};
@@ -66,11 +67,11 @@ fn a_shift_is_a_rotation_that_depends_on_k_only() {
 
 #[test]
 fn rope_scores_depend_on_the_offset_only() {
-    let r = rope::compute("rope", 5, 2, 1);
+    let r = rope::compute(Method::Rope, 5, 2, 1);
     assert!(r.diagonal_gap < 1e-12, "{}", r.diagonal_gap);
-    let shifted = rope::compute("rope", 9, 6, 1);
+    let shifted = rope::compute(Method::Rope, 9, 6, 1);
     assert!((r.score - shifted.score).abs() < 1e-12, "same offset 3, same score");
-    let added = rope::compute("added", 5, 2, 1);
+    let added = rope::compute(Method::Added, 5, 2, 1);
     assert!(added.diagonal_gap > 1e-2, "added encodings are not purely relative");
     // rotation keeps lengths
     let x = [0.3, -1.2, 2.0, 0.5];

@@ -173,6 +173,7 @@ fn scoring_numbers_and_try_this() {
 #[test]
 fn self_attention_numbers() {
     use attention_live::demos::{bank, self_attention};
+    use self_attention::Stage;
     let text = chapter("self-attention");
     let dot = |w: &str| bank::embed(w).iter().sum::<f64>();
     assert!((dot("river") - 2.2).abs() < 1e-12 && (dot("money") - 2.2).abs() < 1e-12 && dot("bank") == 2.0);
@@ -186,15 +187,15 @@ fn self_attention_numbers() {
     let (river, money, alone) = (out("river"), out("money"), out("alone"));
     assert!(river[1] > river[0] && money[0] > money[1] && (alone[0] - alone[1]).abs() < 1e-12);
     // "around 10⁻¹⁶": rounding only, at the defaults (n = 3, d = 4) and at n = d = 8.
-    for (stage, n, d) in [("xx", 3, 4), ("qkv", 3, 4), ("xx", 8, 8), ("qkv", 8, 8)] {
+    for (stage, n, d) in [(Stage::Xx, 3, 4), (Stage::Qkv, 3, 4), (Stage::Xx, 8, 8), (Stage::Qkv, 8, 8)] {
         let gap = self_attention::compute(stage, n, d, 1, &[], 2, false, true, false).equivariance_gap;
-        assert!(gap < 1e-14, "{stage} n={n} d={d}: {gap}");
+        assert!(gap < 1e-14, "{stage:?} n={n} d={d}: {gap}");
     }
     says(&text, "For stages 2 and 3 it is around $10^{-16}$");
     // Stage 2: in most rows the largest weight is on the diagonal (over 20 input seeds).
     let (mut rows, mut diagonal) = (0, 0);
     for seed in 1..=20 {
-        let s = self_attention::compute("xx", 3, 4, seed, &[], 2, false, false, false);
+        let s = self_attention::compute(Stage::Xx, 3, 4, seed, &[], 2, false, false, false);
         let w = s.matrices.iter().find(|m| m.weights && m.name.starts_with("weights")).unwrap();
         for (i, row) in w.rows.iter().enumerate() {
             rows += 1;

@@ -78,7 +78,10 @@ fn shipped_chapters_have_no_raw_latex_and_render_cleanly() {
 
 #[test]
 fn bad_directives_degrade_instead_of_failing() {
-    let md = "Intro $x^2$.\n\n{{demo: nw}}\n\n{{demo}}\n\n{{video: x}}\n\n{{demo: Bad_Id!}}\n\n```\n{{demo: in-code}}\n```\n\nEnd $\\frac{1}$.\n";
+    let md = concat!(
+        "Intro $x^2$.\n\n{{demo: nw}}\n\n{{demo}}\n\n{{video: x}}\n\n{{demo: Bad_Id!}}\n\n",
+        "```\n{{demo: in-code}}\n```\n\nEnd $\\frac{1}$.\n"
+    );
     let r = render_chapter(md);
     let kinds: Vec<String> = r
         .segments

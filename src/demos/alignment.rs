@@ -3,25 +3,89 @@
 //! are fetched by the page; `data` gives the input and the expected answer, and the view adds
 //! both models' outputs to "Download data".
 
-use super::DemoSpec;
+use serde::Serialize;
+
+use super::{spec, to_json, Demo, DemoSpec};
 use crate::seq2seq::{decode, encode, eval::target, Decoded, Models, Variant};
-use crate::state::{Param, Values};
 
-pub static ATTENTION: &[(&str, &str)] = &[
-    ("bahdanau", "Bahdanau (additive, previous state)"),
-    ("luong_dot", "Luong dot"),
-    ("luong_general", "Luong general"),
-    ("luong_concat", "Luong concat"),
-    ("luong_local", "Luong local-p (window D = 4)"),
-];
+crate::options! {
+    /// The attention models shipped beside the fixed-context one (the URL value is each one's
+    /// tensor prefix, `Variant::key`). The `bottleneck` demo offers the same choice.
+    pub enum AttentionModel {
+        Bahdanau = ("bahdanau", "Bahdanau (additive, previous state)"),
+        LuongDot = ("luong_dot", "Luong dot"),
+        LuongGeneral = ("luong_general", "Luong general"),
+        LuongConcat = ("luong_concat", "Luong concat"),
+        LuongLocal = ("luong_local", "Luong local-p (window D = 4)"),
+    }
+}
 
-pub static PARAMS: &[Param] = &[
-    Param::text("text", "Word to reverse (letters a–z)", 30, "attention"),
-    Param::choice("model", "Attention model", ATTENTION, 0),
-];
+impl AttentionModel {
+    pub fn variant(self) -> Variant {
+        match self {
+            AttentionModel::Bahdanau => Variant::Bahdanau,
+            AttentionModel::LuongDot => Variant::LuongDot,
+            AttentionModel::LuongGeneral => Variant::LuongGeneral,
+            AttentionModel::LuongConcat => Variant::LuongConcat,
+            AttentionModel::LuongLocal => Variant::LuongLocal,
+        }
+    }
+}
+
+crate::params! {
+    pub struct Params {
+        /// the word both models reverse
+        text: String = Param::text("text", "Word to reverse (letters a–z)", 30, "attention"),
+        model: AttentionModel = Param::choice("model", "Attention model", AttentionModel::OPTIONS, 0),
+    }
+}
+
+pub struct AlignmentDemo;
+
+impl Demo for AlignmentDemo {
+    const ID: &'static str = "alignment";
+    const TITLE: &'static str = "Reverse a word, with and without attention";
+    const CAPTION: &'static str = "Both models read your word letter by letter and write it backwards. The \
+        fixed-context model must rebuild it from one vector; the attention model looks back at every letter, and the \
+        matrix shows where it looked for each output letter.";
+    type Params = Params;
+    /// The models run in the view; without them, the word as read and its expected answer, or
+    /// why the word cannot be read.
+    type Output = Result<Task, String>;
+
+    fn compute(p: &Params) -> Result<Task, String> {
+        let src = encode(&p.text)?;
+        Ok(Task {
+            input: decode(&src),
+            expected: decode(&target(&src)),
+            model: p.model.variant(),
+            note: "The models run in the browser; the page's Download data adds their outputs and the alignment.",
+        })
+    }
+
+    fn data(p: &Params) -> Result<serde_json::Value, String> {
+        Self::compute(p).and_then(|t| to_json(&t))
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<AlignmentDemo>();
+
+/// The reader's word and what a perfect model writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Task {
+    pub input: String,
+    pub expected: String,
+    pub model: Variant,
+    pub note: &'static str,
+}
 
 /// Both models' answers for one input.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alignment {
     pub input: String,
     pub expected: String,
@@ -44,21 +108,17 @@ impl Alignment {
     }
 }
 
-/// What the page calls a model: "fixed context", or its entry in `ATTENTION`.
+/// What the page calls a model: "fixed context", or its label in `AttentionModel`.
 pub fn model_label(v: Variant) -> &'static str {
     match v {
         Variant::Fixed => "fixed context",
-        v => ATTENTION.iter().find(|o| o.0 == v.key()).map_or("attention", |o| o.1),
+        v => AttentionModel::OPTIONS.iter().find(|o| o.0 == v.key()).map_or("attention", |o| o.1),
     }
 }
 
-pub fn variant(v: &Values) -> Variant {
-    Variant::parse(v.text("model")).unwrap_or(Variant::Bahdanau)
-}
-
 /// Decodes the controls' word with both models, or says why the word cannot be read.
-pub fn run(models: &Models, v: &Values) -> Result<Alignment, String> {
-    let src = encode(v.text("text"))?;
+pub fn run(models: &Models, p: &Params) -> Result<Alignment, String> {
+    let src = encode(&p.text)?;
     if src.len() - 1 > models.max_len {
         return Err(format!("the models were trained on up to {} letters", models.max_len));
     }
@@ -66,26 +126,9 @@ pub fn run(models: &Models, v: &Values) -> Result<Alignment, String> {
         input: decode(&src),
         expected: decode(&target(&src)),
         fixed: models.get(Variant::Fixed).greedy(&src),
-        attention: models.get(variant(v)).greedy(&src),
+        attention: models.get(p.model.variant()).greedy(&src),
     })
 }
-
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let src = encode(v.text("text"))?;
-    Ok(
-        serde_json::json!({ "input": decode(&src), "expected": decode(&target(&src)), "model": variant(v), "note": "The models run in the browser; the page's Download data adds their outputs and the alignment." }),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "alignment",
-    title: "Reverse a word, with and without attention",
-    caption: "Both models read your word letter by letter and write it backwards. The fixed-context model must rebuild it from one vector; the attention model looks back at every letter, and the matrix shows where it looked for each output letter.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -96,7 +139,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{model_label, run, variant, Alignment};
+    use super::{model_label, run, Alignment, Params};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::seq2seq_models::{load_models, loading_note};
     use crate::kit::DemoCtx;
@@ -112,9 +155,10 @@ mod view {
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let models = load_models(ctx);
+        let params = ctx.params::<Params>();
         let out = Memo::new(move |_| {
             models
-                .with(|m| m.as_ref().map(|m| ctx.values.with(|v| run(m, v).map(Arc::new))))
+                .with(|m| m.as_ref().map(|m| params.with(|p| run(m, p).map(Arc::new))))
                 .map(|r| r.map_err(|e| e.to_string()))
         });
         Effect::new(move |_| {
@@ -122,7 +166,7 @@ mod view {
                 ctx.computed.set(serde_json::to_value(&*a).ok());
             }
         });
-        let model_name = move || ctx.values.with(|v| model_label(variant(v)));
+        let model_name = move || params.with(|p| model_label(p.model.variant()));
         let answers = move || {
             out.get().map(|r| match r {
                 Ok(a) => {
@@ -131,12 +175,18 @@ mod view {
                     let (am, ac) = mark(a.attention_right());
                     let centres = (!a.attention.centres.is_empty()).then(|| {
                         let ps: Vec<String> = a.attention.centres.iter().map(|p| format!("{p:.1}")).collect();
-                        view! { <p class="muted">"Predicted window centres pᵢ (0-based input positions): " {ps.join(", ")}</p> }
+                        view! {
+                            <p class="muted">
+                                "Predicted window centres pᵢ (0-based input positions): " {ps.join(", ")}
+                            </p>
+                        }
                     });
                     view! {
                         <dl class="answers">
-                            <dt>"Fixed context"</dt><dd class=format!("answer {fc}")><code>{a.fixed_text()}</code>" "{fm}</dd>
-                            <dt>{model_name}</dt><dd class=format!("answer attention {ac}")><code>{a.attention_text()}</code>" "{am}</dd>
+                            <dt>"Fixed context"</dt>
+                            <dd class=format!("answer {fc}")><code>{a.fixed_text()}</code>" "{fm}</dd>
+                            <dt>{model_name}</dt>
+                            <dd class=format!("answer attention {ac}")><code>{a.attention_text()}</code>" "{am}</dd>
                             <dt>"Correct"</dt><dd class="answer"><code>{a.expected.clone()}</code></dd>
                         </dl>
                         {centres}

@@ -2,23 +2,80 @@
 //! from the formulas (full, sliding window, low rank) and from a benchmark that runs in the
 //! reader's browser (naive CPU, tiled CPU, the GPU's fused kernel) in a Web Worker.
 
-use super::DemoSpec;
-use crate::state::{Param, Values};
+use serde::Serialize;
 
+use super::{spec, Demo, DemoSpec};
+
+/// The longest sequence measured and plotted (the URL value is the length).
 pub static N_MAX: &[(&str, &str)] =
     &[("1024", "up to 1,024"), ("2048", "up to 2,048"), ("4096", "up to 4,096"), ("8192", "up to 8,192")];
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("n-max", "Sequence lengths", N_MAX, 1),
-    Param::int("d", "Head size d", 16, 64, 64),
-    Param::int("window", "Sliding window w", 16, 1024, 256),
-    Param::int("rank", "Low rank k", 16, 1024, 128),
-];
+crate::params! {
+    pub struct Params {
+        n_max: usize = Param::choice("n-max", "Sequence lengths", N_MAX, 1),
+        d: usize = Param::int("d", "Head size d", 16, 64, 64),
+        window: usize = Param::int("window", "Sliding window w", 16, 1024, 256),
+        rank: usize = Param::int("rank", "Low rank k", 16, 1024, 128),
+    }
+}
 
-/// The lengths measured and plotted: 128, 256, … up to the chosen maximum.
-pub fn lengths(v: &Values) -> Vec<usize> {
-    let max: usize = v.text("n-max").parse().unwrap_or(2048);
+pub struct AttentionCostDemo;
+
+impl Demo for AttentionCostDemo {
+    const ID: &'static str = "attention-cost";
+    const TITLE: &'static str = "What attention costs";
+    const CAPTION: &'static str = "The first plot, FLOPs of one head: the work of one attention head as the \
+        sequence grows, from the formulas. The second, measured time: the time it takes on this computer, measured \
+        when you press Run the benchmark: the naive way, tiled with the online softmax, and fused on the GPU when \
+        this browser has WebGPU.";
+    type Params = Params;
+    /// The formulas' costs (the measured times come from the worker, in the view).
+    type Output = Formulas;
+
+    fn compute(p: &Params) -> Formulas {
+        let (d, w, k) = (p.d.max(1), p.window.max(1), p.rank.max(1));
+        let formulas = lengths(p.n_max)
+            .into_iter()
+            .map(|n| Costs { n, full: full(n, d), window: window(n, d, w), low_rank: low_rank(n, d, k) })
+            .collect();
+        Formulas {
+            d,
+            window: w,
+            rank: k,
+            formulas,
+            note: "Benchmark times are measured in the browser; the page's Download data adds them.",
+        }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<AttentionCostDemo>();
+
+/// The lengths measured and plotted: 128, 256, … up to `max`.
+pub fn lengths(max: usize) -> Vec<usize> {
     (7..=13).map(|p| 1usize << p).filter(|&n| n <= max).collect()
+}
+
+/// The three costs at each length, for head size `d`, window `window` and rank `rank`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Formulas {
+    pub d: usize,
+    pub window: usize,
+    pub rank: usize,
+    pub formulas: Vec<Costs>,
+    pub note: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Costs {
+    pub n: usize,
+    pub full: Cost,
+    pub window: Cost,
+    pub low_rank: Cost,
 }
 
 /// Multiply-adds ×2 (FLOPs) and stored scores (floats) of one head at length n.
@@ -50,43 +107,22 @@ pub fn low_rank(n: usize, d: usize, k: usize) -> Cost {
     Cost { n, flops: 8.0 * n_ * k_ * d_, scores: n_ * k_ }
 }
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let d = v.int("d").max(1) as usize;
-    let (w, k) = (v.int("window").max(1) as usize, v.int("rank").max(1) as usize);
-    let rows: Vec<_> = lengths(v).into_iter().map(|n| serde_json::json!({ "n": n, "full": full(n, d), "window": window(n, d, w), "low_rank": low_rank(n, d, k) })).collect();
-    Ok(
-        serde_json::json!({ "d": d, "window": w, "rank": k, "formulas": rows, "note": "Benchmark times are measured in the browser; the page's Download data adds them." }),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "attention-cost",
-    title: "What attention costs",
-    caption: "The first plot, FLOPs of one head: the work of one attention head as the sequence grows, from the formulas. The second, measured time: the time it takes on this computer, measured when you press Run the benchmark: the naive way, tiled with the online softmax, and fused on the GPU when this browser has WebGPU.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `attention-cost`: the formulas' cost curves, and a benchmark run in a Web Worker
     //! (the compute worker of the GPT-2 chapter, which has the CPU kernels and the GPU backend).
 
-    use js_sys::Reflect;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
-    use wasm_bindgen::prelude::*;
-    use wasm_bindgen::JsCast;
-    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+    use web_sys::HtmlCanvasElement;
 
-    use super::{full, lengths, low_rank, window};
-    use crate::gpt2::session::{Reply, Request};
+    use super::{lengths, AttentionCostDemo, Cost, Costs, Demo, Params};
+    use crate::gpt2::protocol::{Reply, Request};
     use crate::gpu::bench::AttentionRow;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, Mark};
     use crate::kit::theme::Palette;
+    use crate::kit::worker::{ComputeWorker, Event};
     use crate::kit::DemoCtx;
 
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
@@ -160,103 +196,75 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let values = ctx.values;
+        let params = ctx.params::<Params>();
+        let formulas = Memo::new(move |_| params.with(AttentionCostDemo::compute));
         let rows = RwSignal::new(Vec::<AttentionRow>::new());
         // (next index to measure, lengths to measure) while running.
         let running = RwSignal::new(None::<(usize, Vec<usize>, usize)>);
-        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
         let (formula_canvas, time_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
 
-        // Ends a run: the worker (and what it computes) goes away.
-        let halt = move || {
-            running.set(None);
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            worker.set_value(None);
-        };
-        let send_next = move || {
+        // Asks for the next length, or ends the run: the worker (and what it computes) goes away.
+        let send_next = move |w: ComputeWorker| {
             let Some((i, ns, d)) = running.get_untracked() else { return };
             match ns.get(i) {
-                Some(&n) => worker.with_value(|w| {
-                    if let Some(w) = w {
-                        crate::demos::gpt2::view::post(w, &Request::AttentionBench { id: i as u64 + 1, n, d }, None)
-                    }
-                }),
-                None => halt(),
+                Some(&n) => {
+                    w.send(Request::AttentionBench { id: 0, n, d });
+                }
+                None => {
+                    running.set(None);
+                    w.terminate();
+                }
             }
         };
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match serde_json::from_str::<Reply>(&json) {
-                Ok(Reply::Ready) => send_next(),
-                Ok(Reply::AttentionBench { row, .. }) => {
-                    rows.update(|r| r.push(row));
-                    running.update(|r| {
-                        if let Some(r) = r {
-                            r.0 += 1
-                        }
-                    });
-                    send_next();
-                }
-                Ok(Reply::Error { message, .. }) => {
-                    running.set(None);
-                    ctx.error.set(Some(message));
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    running.set(None);
-                    ctx.error.set(Some(format!("unreadable reply from the worker: {e}")));
-                }
+        let worker = ComputeWorker::new(move |w, ev| match ev {
+            Event::Reply(Reply::AttentionBench { row, .. }) => {
+                rows.update(|r| r.push(row));
+                running.update(|r| {
+                    if let Some(r) = r {
+                        r.0 += 1
+                    }
+                });
+                send_next(w);
             }
+            Event::Reply(Reply::Error { message, .. }) | Event::Died(message) => {
+                running.set(None);
+                ctx.error.set(Some(message));
+            }
+            _ => {}
         });
-        let handler = StoredValue::new_local(on_message.as_ref().unchecked_ref::<js_sys::Function>().clone());
-        let keep_alive = StoredValue::new_local(Some(on_message));
-        on_cleanup(move || {
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            keep_alive.set_value(None);
-        });
+        let halt = move || {
+            running.set(None);
+            worker.terminate();
+        };
         let run = move |_| {
             if running.get_untracked().is_some() {
                 return;
             }
-            let (ns, d) = values.with_untracked(|v| (lengths(v), v.int("d").max(1) as usize));
+            let p = ctx.params_now::<Params>();
+            let (ns, d) = (lengths(p.n_max), p.d.max(1));
             rows.set(Vec::new());
-            match Worker::new("/gpt2-worker_loader.js") {
-                Ok(w) => {
-                    handler.with_value(|h| w.set_onmessage(Some(h)));
-                    worker.set_value(Some(w));
-                    running.set(Some((0, ns, d))); // the worker's Ready starts the first size
-                }
-                Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
-            }
+            running.set(Some((0, ns, d)));
+            send_next(worker); // a fresh worker: the first size waits until it listens
         };
         let stop = move |_| halt();
 
         ctx.paint(move |pal| {
             let c = formula_canvas.get()?;
             let pal = *pal;
-            Some(values.with(|v| {
-                let d = v.int("d").max(1) as usize;
-                let (w, k) = (v.int("window").max(1) as usize, v.int("rank").max(1) as usize);
-                let ns = lengths(v);
-                let pts = |f: &dyn Fn(usize) -> f64| ns.iter().map(|&n| (n as f64, f(n))).collect::<Vec<_>>();
-                let (lw, lk) = (format!("sliding window, w = {w}"), format!("low rank, k = {k}"));
+            Some(formulas.with(|f| {
+                let pts = |cost: &dyn Fn(&Costs) -> Cost| {
+                    f.formulas.iter().map(|c| (c.n as f64, cost(c).flops)).collect::<Vec<_>>()
+                };
+                let (lw, lk) = (format!("sliding window, w = {}", f.window), format!("low rank, k = {}", f.rank));
                 draw_loglog(
                     &c,
                     &pal,
-                    &format!("FLOPs of one head (d = {d})"),
+                    &format!("FLOPs of one head (d = {})", f.d),
                     "FLOPs",
                     &[
-                        ("full: 4n²d", pal.orange, pts(&|n| full(n, d).flops)),
-                        (&lw, pal.blue, pts(&|n| window(n, d, w).flops)),
-                        (&lk, pal.green, pts(&|n| low_rank(n, d, k).flops)),
+                        ("full: 4n²d", pal.orange, pts(&|c| c.full)),
+                        (&lw, pal.blue, pts(&|c| c.window)),
+                        (&lk, pal.green, pts(&|c| c.low_rank)),
                     ],
                 )
             }))
@@ -313,7 +321,8 @@ mod view {
             }
             if let Some(e) = worst {
                 parts.push(format!(
-                    "The GPU's output matches the naive CPU result to within {} (largest difference over every output).",
+                    "The GPU's output matches the naive CPU result to within {} (largest difference over every \
+                     output).",
                     crate::numerics::format::num(f64::from(e))
                 ));
             }
@@ -346,14 +355,22 @@ mod view {
         };
 
         view! {
-            <div class="attention-cost" data-rows=move || rows.with(Vec::len).to_string() data-running=move || running.with(Option::is_some).to_string()>
+            <div class="attention-cost" data-rows=move || rows.with(Vec::len).to_string()
+                data-running=move || running.with(Option::is_some).to_string()>
                 <div class="two-col">
-                    <canvas node_ref=formula_canvas class="plot" role="img" aria-label="FLOPs of full, sliding-window and low-rank attention against sequence length, log-log"></canvas>
-                    <canvas node_ref=time_canvas class="plot" role="img" aria-label="Measured time of naive, tiled and GPU attention against sequence length, log-log"></canvas>
+                    <canvas node_ref=formula_canvas class="plot" role="img"
+                        aria-label="FLOPs of full, sliding-window and low-rank attention against sequence length, \
+                            log-log"></canvas>
+                    <canvas node_ref=time_canvas class="plot" role="img"
+                        aria-label="Measured time of naive, tiled and GPU attention against sequence length, log-log">
+                    </canvas>
                 </div>
                 <div class="row-actions">
-                    <button type="button" class="run-bench" on:click=run disabled=move || running.with(Option::is_some)>"Run the benchmark"</button>
-                    {move || running.with(Option::is_some).then(|| view! { <button type="button" class="stop" on:click=stop>"Stop"</button> })}
+                    <button type="button" class="run-bench" on:click=run
+                        disabled=move || running.with(Option::is_some)>"Run the benchmark"</button>
+                    {move || running.with(Option::is_some).then(|| view! {
+                        <button type="button" class="stop" on:click=stop>"Stop"</button>
+                    })}
                 </div>
                 <p class="readout" role="status">{status}</p>
                 {table}

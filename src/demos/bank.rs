@@ -4,9 +4,8 @@
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::softmax::softmax;
-use crate::state::Param;
 
 pub const EMBEDDINGS: &[(&str, [f64; 2])] = &[
     ("the", [0.1, 0.1]),
@@ -22,8 +21,35 @@ pub const EMBEDDINGS: &[(&str, [f64; 2])] = &[
 pub static SENTENCES: &[(&str, &str)] =
     &[("river", "the river bank was muddy"), ("money", "the bank loaned me money"), ("alone", "the bank")];
 
-pub static PARAMS: &[Param] =
-    &[Param::choice("sentence", "Sentence", SENTENCES, 0), Param::float("beta", "Sharpness β", 0.0, 4.0, 0.05, 1.0)];
+crate::params! {
+    pub struct Params {
+        /// the sentence's key in `SENTENCES`
+        sentence: String = Param::choice("sentence", "Sentence", SENTENCES, 0),
+        beta: f64 = Param::float("beta", "Sharpness β", 0.0, 4.0, 0.05, 1.0),
+    }
+}
+
+pub struct BankDemo;
+
+impl Demo for BankDemo {
+    const ID: &'static str = "bank";
+    const TITLE: &'static str = "Context changes a token";
+    const CAPTION: &'static str = "Tokens as points (first axis: money, second: nature). The orange arrow is “bank” \
+        after attending to its sentence: the same word, a different vector in each context.";
+    type Params = Params;
+    type Output = Bank;
+
+    fn compute(p: &Params) -> Bank {
+        compute(&p.sentence, p.beta)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<BankDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bank {
@@ -49,16 +75,6 @@ pub fn compute(sentence: &str, beta: f64) -> Bank {
     Bank { vectors: tokens.iter().map(|t| embed(t)).collect(), tokens, weights: w.to_vec(), output: [out[0], out[1]] }
 }
 
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "bank",
-    title: "Context changes a token",
-    caption: "Tokens as points (first axis: money, second: nature). The orange arrow is “bank” after attending to its sentence: the same word, a different vector in each context.",
-    params: PARAMS,
-    data: |v| super::to_json(&compute(v.text("sentence"), v.float("beta"))),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `bank`: the tokens in the (money, nature) plane and where "bank" goes.
@@ -67,27 +83,52 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{compute, Bank};
+    use super::{Bank, BankDemo, Demo, Params};
     use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(|v| compute(v.text("sentence"), v.float("beta"))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(BankDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
+        let label = "The sentence's tokens in the plane and the vector of bank before and after attention";
+        let readout = move || {
+            out.with(|o| {
+                let (x, y) = (o.output[0], o.output[1]);
+                let way = if y > x + 1e-9 {
+                    "toward nature"
+                } else if x > y + 1e-9 {
+                    "toward money"
+                } else {
+                    "on the diagonal"
+                };
+                format!("“bank” goes from (1.00, 1.00) to ({x:.2}, {y:.2}): {way}.")
+            })
+        };
+        let numbers = move || {
+            out.with(|o| {
+                crate::kit::number_table(
+                    "bank's attention weights".into(),
+                    vec!["token".into(), "vector".into(), "weight".into()],
+                    (0..o.tokens.len())
+                        .map(|i| {
+                            let v = o.vectors[i];
+                            vec![
+                                o.tokens[i].to_string(),
+                                format!("({}, {})", v[0], v[1]),
+                                format!("{:.4}", o.weights[i]),
+                            ]
+                        })
+                        .collect(),
+                )
+            })
+        };
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="The sentence's tokens in the plane and the vector of bank before and after attention"></canvas>
-            <p class="readout">{move || out.with(|o| format!(
-                "“bank” goes from (1.00, 1.00) to ({:.2}, {:.2}): {}.",
-                o.output[0], o.output[1],
-                if o.output[1] > o.output[0] + 1e-9 { "toward nature" } else if o.output[0] > o.output[1] + 1e-9 { "toward money" } else { "on the diagonal" }
-            ))}</p>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
-                "bank's attention weights".into(),
-                vec!["token".into(), "vector".into(), "weight".into()],
-                (0..o.tokens.len()).map(|i| vec![o.tokens[i].to_string(), format!("({}, {})", o.vectors[i][0], o.vectors[i][1]), format!("{:.4}", o.weights[i])]).collect(),
-            )))}
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
+            <p class="readout">{readout}</p>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

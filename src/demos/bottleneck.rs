@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::DemoSpec;
+use super::alignment::AttentionModel;
+use super::{spec, to_json, Demo, DemoSpec};
 use crate::seq2seq::Variant;
-use crate::state::{Param, Values};
 
 /// What `scripts/seq2seq/train.py` measured: per variant, exact-match and per-token accuracy
 /// over `n_per_length` held-out strings of each length.
@@ -30,36 +30,57 @@ pub fn curve() -> Result<Curve, String> {
     serde_json::from_str(CURVE_JSON).map_err(|e| format!("the shipped curve is unreadable: {e}"))
 }
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("model", "Attention model", super::alignment::ATTENTION, 0),
-    Param::choice("measure", "Measure", &[("exact", "whole word right"), ("token", "letters right")], 0),
-    Param::int("length", "Length to recompute", 1, 30, 20),
-    Param::seed("seed", "Strings", 1),
-];
+crate::options! {
+    /// Which accuracy the plot shows.
+    pub enum Measure { Exact = ("exact", "whole word right"), Token = ("token", "letters right") }
+}
+
+crate::params! {
+    pub struct Params {
+        /// the attention model plotted beside the fixed-context one
+        model: AttentionModel = Param::choice("model", "Attention model", AttentionModel::OPTIONS, 0),
+        measure: Measure = Param::choice("measure", "Measure", Measure::OPTIONS, 0),
+        /// the length the button measures in the browser
+        length: usize = Param::int("length", "Length to recompute", 1, 30, 20),
+        /// draws the strings measured
+        seed: u32 = Param::seed("seed", "Strings", 1),
+    }
+}
 
 /// Strings measured per live recomputation (the script used 200 per length).
 pub const LIVE_SAMPLES: usize = 100;
 
-pub fn variant(v: &Values) -> Variant {
-    Variant::parse(v.text("model")).unwrap_or(Variant::Bahdanau)
-}
+pub struct BottleneckDemo;
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let c = curve()?;
-    let keep = [Variant::Fixed.key(), variant(v).key()];
-    let series: BTreeMap<_, _> = c.variants.iter().filter(|(k, _)| keep.contains(&k.as_str())).collect();
-    Ok(serde_json::json!({ "lengths": c.lengths, "n_per_length": c.n_per_length, "variants": series }))
-}
+impl Demo for BottleneckDemo {
+    const ID: &'static str = "bottleneck";
+    const TITLE: &'static str = "The bottleneck, measured";
+    const CAPTION: &'static str = "Accuracy of the two models on held-out random strings, by length, as the \
+        training script measured it. The fixed-context model squeezes every letter into one vector and falls off with \
+        length; the attention model does not. Recompute any length here, from the same weights.";
+    type Params = Params;
+    /// The shipped curve of the fixed-context and the chosen attention model (the view adds the
+    /// lengths measured live), or why the shipped curve cannot be read.
+    type Output = Result<Curve, String>;
 
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "bottleneck",
-    title: "The bottleneck, measured",
-    caption: "Accuracy of the two models on held-out random strings, by length, as the training script measured it. The fixed-context model squeezes every letter into one vector and falls off with length; the attention model does not. Recompute any length here, from the same weights.",
-    params: PARAMS,
-    data,
+    fn compute(p: &Params) -> Result<Curve, String> {
+        let mut c = curve()?;
+        let keep = [Variant::Fixed.key(), p.model.variant().key()];
+        c.variants.retain(|k, _| keep.contains(&k.as_str()));
+        Ok(c)
+    }
+
+    fn data(p: &Params) -> Result<serde_json::Value, String> {
+        Self::compute(p).and_then(|c| to_json(&c))
+    }
+
     #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<BottleneckDemo>();
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -70,7 +91,7 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{curve, variant, Curve, LIVE_SAMPLES};
+    use super::{curve, Curve, Measure, Params, LIVE_SAMPLES};
     use crate::demos::alignment::model_label;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::seq2seq_models::load_models;
@@ -157,11 +178,12 @@ mod view {
         let live = RwSignal::new(Vec::<Live>::new());
         let busy = RwSignal::new(false);
         let canvas = NodeRef::<Canvas>::new();
+        let params = ctx.params::<Params>();
         ctx.paint(move |pal| {
             let c = canvas.get()?;
             let pal = *pal;
             let (v, token, next) =
-                ctx.values.with(|x| (variant(x), x.text("measure") == "token", x.int("length").clamp(1, 30) as usize));
+                params.with(|p| (p.model.variant(), p.measure == Measure::Token, p.length.clamp(1, 30)));
             Some(curve.with_value(|cv| match cv {
                 Ok(cv) => live.with(|l| draw(&c, &pal, cv, [Variant::Fixed, v], token, l, next)),
                 Err(e) => Err(e.clone()),
@@ -178,8 +200,8 @@ mod view {
                 return;
             }
             busy.set(true);
-            let (v, length, seed) =
-                ctx.values.with_untracked(|x| (variant(x), x.int("length").clamp(1, 30) as usize, x.seed("seed")));
+            let p = ctx.params_now::<Params>();
+            let (v, length, seed) = (p.model.variant(), p.length.clamp(1, 30), p.seed);
             // Let the page paint "Measuring…" before the work, which takes a moment.
             set_timeout(
                 move || {
@@ -209,7 +231,7 @@ mod view {
             );
         };
         let button_label = move || {
-            let l = ctx.values.with(|x| x.int("length"));
+            let l = params.with(|p| p.length);
             if busy.get() {
                 format!("Measuring length {l}…")
             } else {
@@ -247,9 +269,11 @@ mod view {
             })
         };
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="Accuracy against input length for the fixed-context and the attention model"></canvas>
+            <canvas node_ref=canvas class="plot" role="img"
+                aria-label="Accuracy against input length for the fixed-context and the attention model"></canvas>
             <div class="row-actions">
-                <button type="button" class="measure" on:click=measure disabled=move || busy.get() || models.with(Option::is_none)>{button_label}</button>
+                <button type="button" class="measure" on:click=measure
+                    disabled=move || busy.get() || models.with(Option::is_none)>{button_label}</button>
             </div>
             <div class="bottleneck-live" data-rows=move || live.with(Vec::len).to_string()>{table}</div>
         }

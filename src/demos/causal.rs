@@ -3,15 +3,43 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::rng::{normal_matrix, word_seed};
-use crate::state::{Param, Values};
 
 pub const WORDS: [&str; 8] = ["the", "cat", "sat", "on", "the", "mat", "and", "purred"];
 pub const D: usize = 8;
 
-pub static PARAMS: &[Param] = &[Param::boolean("causal", "Causal mask", true), Param::int("n", "Tokens", 2, 8, 6)];
+crate::params! {
+    pub struct Params {
+        /// hide every key after the query's own position
+        causal: bool = Param::boolean("causal", "Causal mask", true),
+        /// how many of `WORDS` form the sequence
+        n: usize = Param::int("n", "Tokens", 2, 8, 6),
+    }
+}
+
+pub struct CausalDemo;
+
+impl Demo for CausalDemo {
+    const ID: &'static str = "causal";
+    const TITLE: &'static str = "The causal mask";
+    const CAPTION: &'static str = "Rows are queries, columns keys. With the causal mask each token attends only to \
+        itself and earlier tokens: everything above the diagonal is −∞ before the softmax and exactly 0 after it.";
+    type Params = Params;
+    type Output = Causal;
+
+    fn compute(p: &Params) -> Causal {
+        compute(p.n.max(1), p.causal)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<CausalDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Causal {
@@ -37,27 +65,13 @@ pub fn compute(n: usize, causal: bool) -> Causal {
     }
 }
 
-pub fn from_values(v: &Values) -> Causal {
-    compute(v.int("n").max(1) as usize, v.flag("causal"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "causal",
-    title: "The causal mask",
-    caption: "Rows are queries, columns keys. With the causal mask each token attends only to itself and earlier tokens: everything above the diagonal is −∞ before the softmax and exactly 0 after it.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `causal`: masked scores and weights with and without the look-ahead mask.
 
     use leptos::prelude::*;
 
-    use super::{from_values, Causal};
+    use super::{Causal, CausalDemo, Demo, Params};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -69,13 +83,17 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(CausalDemo::compute));
         let scores = Signal::derive(move || out.with(|o| mats(o).0));
         let weights = Signal::derive(move || out.with(|o| mats(o).1));
         view! {
             <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![scores.get(), weights.get()])/>
             <p class="muted">"Rows: queries. Columns: keys."</p>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
+            {move || ctx.show_numbers.get().then(|| out.with(|o| {
+                let (a, b) = mats(o);
+                view! { {mat_table(&a)} {mat_table(&b)} }
+            }))}
         }
         .into_any()
     }

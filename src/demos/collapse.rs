@@ -4,21 +4,52 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::block::{random_layers, run_layers, BlockParts, LayerWeights};
 use crate::numerics::rng::normal_matrix;
-use crate::state::{Param, Values};
 
 pub const D: usize = 16;
 
-pub static PARAMS: &[Param] = &[
-    Param::int("layers", "Layers L", 1, 48, 12),
-    Param::int("n", "Tokens n", 2, 16, 8),
-    Param::boolean("residual", "Residual connections", false),
-    Param::boolean("ffn", "Feed-forward network", false),
-    Param::boolean("ln", "Layer norm (pre-norm)", false),
-    Param::seed("seed", "Random weights", 1),
-];
+crate::params! {
+    pub struct Params {
+        layers: usize = Param::int("layers", "Layers L", 1, 48, 12),
+        n: usize = Param::int("n", "Tokens n", 2, 16, 8),
+        residual: bool = Param::boolean("residual", "Residual connections", false),
+        ffn: bool = Param::boolean("ffn", "Feed-forward network", false),
+        ln: bool = Param::boolean("ln", "Layer norm (pre-norm)", false),
+        seed: u32 = Param::seed("seed", "Random weights", 1),
+    }
+}
+
+impl Params {
+    /// The parts of the block the toggles switch on.
+    pub fn parts(&self) -> BlockParts {
+        BlockParts { residual: self.residual, ffn: self.ffn, layer_norm: self.ln }
+    }
+}
+
+pub struct CollapseDemo;
+
+impl Demo for CollapseDemo {
+    const ID: &'static str = "collapse";
+    const TITLE: &'static str = "Why a block needs more than attention";
+    const CAPTION: &'static str =
+        "The spread ‖X − 1x̄ᵀ‖/‖X‖ of the token vectors after each of L layers with random weights: 0 means \
+        every token has become the same vector. Grey: attention alone. Blue: your block.";
+    type Params = Params;
+    type Output = Collapse;
+
+    fn compute(p: &Params) -> Collapse {
+        compute(p.layers.max(1), p.n.max(2), p.parts(), p.seed)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<CollapseDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Collapse {
@@ -48,24 +79,6 @@ pub fn compute(layers: usize, n: usize, parts: BlockParts, seed: u32) -> Collaps
     compute_with(&random_layers(D, layers, seed as u64), n, parts, seed)
 }
 
-pub fn parts_of(v: &Values) -> BlockParts {
-    BlockParts { residual: v.flag("residual"), ffn: v.flag("ffn"), layer_norm: v.flag("ln") }
-}
-
-pub fn from_values(v: &Values) -> Collapse {
-    compute(v.int("layers").max(1) as usize, v.int("n").max(2) as usize, parts_of(v), v.seed("seed"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "collapse",
-    title: "Why a block needs more than attention",
-    caption: "The spread ‖X − 1x̄ᵀ‖/‖X‖ of the token vectors after each of L layers with random weights: 0 means every token has become the same vector. Grey: attention alone. Blue: your block.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `collapse`: the tokens' spread against depth, and their final cosine similarities.
@@ -74,7 +87,7 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{compute_with, parts_of, Collapse, D};
+    use super::{compute_with, Collapse, Params, D};
     use crate::kit::matrix_canvas::{Mat, MatrixGrid};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
@@ -83,14 +96,15 @@ mod view {
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         // The random weights depend on (seed, L) only: drawn once, reused while n or a toggle moves.
-        let key = Memo::new(move |_| ctx.values.with(|v| (v.seed("seed"), v.int("layers").max(1) as usize)));
+        let params = ctx.params::<Params>();
+        let key = Memo::new(move |_| params.with(|p| (p.seed, p.layers.max(1))));
         let weights = Memo::new(move |_| {
             let (seed, layers) = key.get();
             random_layers(D, layers, seed as u64)
         });
         let out = Memo::new(move |_| {
             let (seed, _) = key.get();
-            weights.with(|w| ctx.values.with(|v| compute_with(w, v.int("n").max(2) as usize, parts_of(v), seed)))
+            weights.with(|w| params.with(|p| compute_with(w, p.n.max(2), p.parts(), seed)))
         });
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
@@ -101,18 +115,36 @@ mod view {
                     .labels(&toks, &toks)]
             })
         });
+        let label = "Line chart of the tokens' spread against the number of layers";
+        let readout = move || {
+            out.with(|o| {
+                let num = crate::numerics::format::num;
+                format!(
+                    "After {} layers: spread {} with your block, {} with attention alone.",
+                    o.block.len() - 1,
+                    num(o.block[o.block.len() - 1]),
+                    num(o.attention_only[o.attention_only.len() - 1])
+                )
+            })
+        };
+        let numbers = move || {
+            out.with(|o| {
+                crate::kit::number_table(
+                    "Spread per layer".into(),
+                    vec!["layer".into(), "attention only".into(), "your block".into()],
+                    (0..o.block.len())
+                        .map(|l| {
+                            vec![l.to_string(), format!("{:.4}", o.attention_only[l]), format!("{:.4}", o.block[l])]
+                        })
+                        .collect(),
+                )
+            })
+        };
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="Line chart of the tokens' spread against the number of layers"></canvas>
-            <p class="readout">{move || out.with(|o| format!(
-                "After {} layers: spread {} with your block, {} with attention alone.",
-                o.block.len() - 1, crate::numerics::format::num(o.block[o.block.len() - 1]), crate::numerics::format::num(o.attention_only[o.attention_only.len() - 1])
-            ))}</p>
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
+            <p class="readout">{readout}</p>
             <MatrixGrid ctx=ctx mats=cos/>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
-                "Spread per layer".into(),
-                vec!["layer".into(), "attention only".into(), "your block".into()],
-                (0..o.block.len()).map(|l| vec![l.to_string(), format!("{:.4}", o.attention_only[l]), format!("{:.4}", o.block[l])]).collect(),
-            )))}
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

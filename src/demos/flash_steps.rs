@@ -5,19 +5,46 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::flash::{memory_traffic, naive_attention, online_row, tiled_attention};
 use crate::numerics::rng::normal_matrix;
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::int("n", "Tokens n", 2, 16, 8),
-    Param::int("d", "Head size d", 2, 8, 4),
-    Param::int("tile", "Keys per tile", 1, 8, 3),
-    Param::int("row", "Query row", 1, 16, 1),
-    Param::int("step", "Tiles processed", 0, 16, 1),
-    Param::seed("seed", "Example", 7),
-];
+crate::params! {
+    pub struct Params {
+        n: usize = Param::int("n", "Tokens n", 2, 16, 8),
+        d: usize = Param::int("d", "Head size d", 2, 8, 4),
+        tile: usize = Param::int("tile", "Keys per tile", 1, 8, 3),
+        /// 1-based on the page (0-based in the output)
+        row: usize = Param::int("row", "Query row", 1, 16, 1),
+        /// how many tiles the query row has met so far
+        step: usize = Param::int("step", "Tiles processed", 0, 16, 1),
+        seed: u32 = Param::seed("seed", "Example", 7),
+    }
+}
+
+pub struct FlashStepsDemo;
+
+impl Demo for FlashStepsDemo {
+    const ID: &'static str = "flash-steps";
+    const TITLE: &'static str = "FlashAttention, one tile at a time";
+    const CAPTION: &'static str =
+        "One query row meets the keys a tile at a time. It keeps only the running maximum m, the running sum ℓ \
+        and the accumulated output; when m grows, the old sums are rescaled by exp(m_old − m_new). After the last \
+        tile acc/ℓ is the naive output, checked here for every row.";
+    type Params = Params;
+    type Output = FlashSteps;
+
+    fn compute(p: &Params) -> FlashSteps {
+        compute(p.n, p.d, p.tile, p.row, p.step, p.seed)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<FlashStepsDemo>();
 
 /// The state of the online softmax after one tile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,21 +136,6 @@ pub fn compute(n: usize, d: usize, tile: usize, row: usize, shown: usize, seed: 
     }
 }
 
-pub fn from_values(v: &Values) -> FlashSteps {
-    let c = |k: &str| v.int(k).max(0) as usize;
-    compute(c("n"), c("d"), c("tile"), c("row"), c("step"), v.seed("seed"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "flash-steps",
-    title: "FlashAttention, one tile at a time",
-    caption: "One query row meets the keys a tile at a time. It keeps only the running maximum m, the running sum ℓ and the accumulated output; when m grows, the old sums are rescaled by exp(m_old − m_new). After the last tile acc/ℓ is the naive output, checked here for every row.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `flash-steps`: the row's scores grouped in tiles, the online-softmax state after
@@ -134,10 +146,9 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{from_values, FlashSteps, TOL};
+    use super::{Demo, FlashSteps, FlashStepsDemo, Params, TOL};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::DemoCtx;
-    use crate::state::Value;
 
     fn f3(x: f64) -> String {
         format!("{x:.3}")
@@ -173,6 +184,10 @@ mod view {
                 .collect_view();
             view! { <tr><th scope="row">{label}</th>{cells}</tr> }
         };
+        let exp = |j: usize| match m {
+            Some(m) if j < seen => f3((o.scores[j] - m).exp()),
+            _ => "·".into(),
+        };
         let caption = format!("Query row {}: its keys in tiles of {}", o.row, o.tile);
         let label = caption.clone();
         view! {
@@ -183,7 +198,7 @@ mod view {
                     <tbody>
                         {row("tile", &|j| (tile_of(j) + 1).to_string())}
                         {row("score s", &|j| f3(o.scores[j]))}
-                        {row("exp(s − m)", &|j| match m { Some(m) if j < seen => f3((o.scores[j] - m).exp()), _ => "·".into() })}
+                        {row("exp(s − m)", &exp)}
                         {row("softmax (naive)", &|j| f3(o.weights[j]))}
                     </tbody>
                 </table>
@@ -271,11 +286,15 @@ mod view {
                 }
             })
             .collect_view();
+        let heads =
+            ["tile", "keys", "tile max", "running max m", "rescale exp(m_old − m)", "running sum ℓ", "acc / ℓ so far"]
+                .map(|h| view! { <th scope="col">{h}</th> })
+                .collect_view();
         view! {
             <div class="table-wrap" role="region" tabindex="0" aria-label="The online softmax after each tile">
                 <table class="numbers flash-steps">
                     <caption>"The online softmax after each tile"</caption>
-                    <thead><tr>{["tile", "keys", "tile max", "running max m", "rescale exp(m_old − m)", "running sum ℓ", "acc / ℓ so far"].map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
+                    <thead><tr>{heads}</tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -283,13 +302,11 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(FlashStepsDemo::compute));
         let step_by = move |delta: i64| {
             let total = out.with_untracked(|o| o.steps.len()) as i64;
-            ctx.values.update(|v| {
-                let next = (v.int("step") + delta).clamp(0, total);
-                v.set("step", Value::Int(next));
-            });
+            ctx.set_params::<Params>(|p| p.step = (p.step as i64 + delta).clamp(0, total) as usize);
         };
         let status = move || {
             out.with(|o| match o.shown {
@@ -306,21 +323,25 @@ mod view {
             out.with(|o| {
                 let ok = o.max_diff <= TOL;
                 let text = format!(
-                    "Naive softmax(QKᵀ/√d)V for this row: {}. Over all {} × {} outputs, tiled and naive differ by at most {} {} 10⁻⁶.",
+                    "Naive softmax(QKᵀ/√d)V for this row: {}. Over all {} × {} outputs, tiled and naive differ by \
+                     at most {} {} 10⁻⁶.",
                     vector(&o.naive),
                     o.n,
                     o.d,
                     crate::numerics::format::num(o.max_diff),
                     if ok { "≤" } else { ">" }
                 );
-                view! { <p class=if ok { "readout check ok" } else { "readout check bad" } role="status">{if ok { "✓ " } else { "✗ " }}{text}</p> }
+                let (class, mark) = if ok { ("readout check ok", "✓ ") } else { ("readout check bad", "✗ ") };
+                view! { <p class=class role="status">{mark}{text}</p> }
             })
         };
         let traffic = move || {
             out.with(|o| {
                 let ((a, b), (c, d)) = (o.traffic, o.traffic_large);
                 format!(
-                    "Memory traffic, counted in elements read or written to main memory: here (n = {}, d = {}, blocks of {} queries) naive {} against tiled {}; at n = 4096, d = 64, blocks of 128: naive {} against tiled {}, {:.1}× less, and no n × n matrix stored.",
+                    "Memory traffic, counted in elements read or written to main memory: here (n = {}, d = {}, \
+                     blocks of {} queries) naive {} against tiled {}; at n = 4096, d = 64, blocks of 128: naive {} \
+                     against tiled {}, {:.1}× less, and no n × n matrix stored.",
                     o.n,
                     o.d,
                     o.tile,
@@ -339,6 +360,7 @@ mod view {
         });
         let at_start = move || out.with(|o| o.shown == 0);
         let at_end = move || out.with(|o| o.shown >= o.steps.len());
+        let label = "The row's scores by key, the tiles processed so far and the running maximum";
         view! {
             <div class="row-actions">
                 <button type="button" on:click=move |_| step_by(-1) disabled=at_start>"← Previous tile"</button>
@@ -346,7 +368,7 @@ mod view {
                 <button type="button" on:click=move |_| step_by(16) disabled=at_end>"Run to the end"</button>
             </div>
             <p class="readout flash-status" role="status">{status}</p>
-            <canvas node_ref=canvas class="plot" role="img" aria-label="The row's scores by key, the tiles processed so far and the running maximum"></canvas>
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
             {move || out.with(keys_table)}
             {move || out.with(steps_table)}
             {check}

@@ -5,15 +5,41 @@
 use ndarray::{arr1, Array1};
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::softmax::softmax;
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::float("theta", "Query direction θ (degrees)", 0.0, 360.0, 1.0, 40.0),
-    Param::float("r", "Query length ‖q‖", 0.2, 3.0, 0.05, 1.5),
-    Param::boolean("equal", "Give every key length 1.5", false),
-];
+crate::params! {
+    pub struct Params {
+        /// the query's angle from the x axis
+        theta: f64 = Param::float("theta", "Query direction θ (degrees)", 0.0, 360.0, 1.0, 40.0),
+        /// the query's length
+        r: f64 = Param::float("r", "Query length ‖q‖", 0.2, 3.0, 0.05, 1.5),
+        /// rescale every key to length 1.5, so −½‖k‖² is the same for all
+        equal: bool = Param::boolean("equal", "Give every key length 1.5", false),
+    }
+}
+
+pub struct GaussDotDemo;
+
+impl Demo for GaussDotDemo {
+    const ID: &'static str = "gauss-dot";
+    const TITLE: &'static str = "From the Gaussian kernel to the dot product";
+    const CAPTION: &'static str = "−½‖q − k‖² = qᵀk − ½‖k‖² − ½‖q‖². The query's own term is the same for every key \
+        and cancels in the softmax; with equal key lengths the key term cancels too, and only qᵀk is left.";
+    type Params = Params;
+    type Output = GaussDot;
+
+    fn compute(p: &Params) -> GaussDot {
+        compute(p.theta, p.r, p.equal)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<GaussDotDemo>();
 
 /// The four keys, in the plane.
 pub const KEYS: [[f64; 2]; 4] = [[2.0, 0.5], [0.5, 1.5], [-1.0, 1.0], [0.3, -2.5]];
@@ -68,20 +94,6 @@ pub fn compute(theta_deg: f64, r: f64, equal: bool) -> GaussDot {
     }
 }
 
-pub fn from_values(v: &Values) -> GaussDot {
-    compute(v.float("theta"), v.float("r"), v.flag("equal"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "gauss-dot",
-    title: "From the Gaussian kernel to the dot product",
-    caption: "−½‖q − k‖² = qᵀk − ½‖k‖² − ½‖q‖². The query's own term is the same for every key and cancels in the softmax; with equal key lengths the key term cancels too, and only qᵀk is left.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `gauss-dot`: the query and keys in the plane, both sets of weights, and the terms.
@@ -90,14 +102,15 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{from_values, GaussDot};
+    use super::{Demo, GaussDot, GaussDotDemo, Params};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(GaussDotDemo::compute));
         let plane = NodeRef::<Canvas>::new();
         let bars = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
@@ -125,16 +138,25 @@ mod view {
         let f = |x: f64| format!("{x:.3}").replace('-', "−");
         view! {
             <div class="two-col">
-                <canvas node_ref=plane class="plot" role="img" aria-label="The query vector and the four keys in the plane"></canvas>
-                <canvas node_ref=bars class="plot" role="img" aria-label="Bar chart: weights from Gaussian scores and from dot products, per key"></canvas>
+                <canvas node_ref=plane class="plot" role="img"
+                    aria-label="The query vector and the four keys in the plane"></canvas>
+                <canvas node_ref=bars class="plot" role="img"
+                    aria-label="Bar chart: weights from Gaussian scores and from dot products, per key"></canvas>
             </div>
             <div class="table-wrap" role="region" tabindex="0" aria-label="The terms of the expansion, per key">
                 <table class="numbers terms">
                     <caption>"−½‖q − k‖² = qᵀk − ½‖k‖² − ½‖q‖², per key"</caption>
-                    <thead><tr><th>"key"</th><th>"−½‖q − k‖²"</th><th>"qᵀk"</th><th>"−½‖k‖²"</th><th>"−½‖q‖²"</th></tr></thead>
+                    <thead>
+                        <tr>
+                            <th>"key"</th><th>"−½‖q − k‖²"</th><th>"qᵀk"</th><th>"−½‖k‖²"</th><th>"−½‖q‖²"</th>
+                        </tr>
+                    </thead>
                     <tbody>
                         {move || out.with(|o| (0..4).map(|i| view! {
-                            <tr><td>{format!("k{i}")}</td><td>{f(o.gauss[i])}</td><td>{f(o.dot[i])}</td><td>{f(o.key_term[i])}</td><td>{f(o.query_term)}</td></tr>
+                            <tr>
+                                <td>{format!("k{i}")}</td><td>{f(o.gauss[i])}</td><td>{f(o.dot[i])}</td>
+                                <td>{f(o.key_term[i])}</td><td>{f(o.query_term)}</td>
+                            </tr>
                         }).collect_view())}
                     </tbody>
                 </table>
@@ -142,7 +164,11 @@ mod view {
             <p class="readout">{move || out.with(|o| format!(
                 "Largest difference between the two sets of weights: {}{}",
                 crate::numerics::format::num(o.max_diff),
-                if o.max_diff < 1e-12 { " (equal up to rounding: the keys have the same length)" } else { " (the keys' lengths differ, so −½‖k‖² changes the ranking)" }
+                if o.max_diff < 1e-12 {
+                    " (equal up to rounding: the keys have the same length)"
+                } else {
+                    " (the keys' lengths differ, so −½‖k‖² changes the ranking)"
+                }
             ))}</p>
         }
         .into_any()

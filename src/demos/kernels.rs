@@ -2,11 +2,37 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::kernel_regression::Kernel;
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[Param::log_float("sigma", "Width σ", 0.05, 5.0, 1.0)];
+crate::params! {
+    pub struct Params {
+        /// bandwidth σ of every kernel
+        sigma: f64 = Param::log_float("sigma", "Width σ", 0.05, 5.0, 1.0),
+    }
+}
+
+pub struct KernelsDemo;
+
+impl Demo for KernelsDemo {
+    const ID: &'static str = "kernels";
+    const TITLE: &'static str = "Four kernels";
+    const CAPTION: &'static str = "K(d) against the distance d = q − k between a query and a key. Normalising makes \
+        the constant factors irrelevant; only the shape and the width σ matter.";
+    type Params = Params;
+    type Output = KernelCurves;
+
+    fn compute(p: &Params) -> KernelCurves {
+        compute(p.sigma)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<KernelsDemo>();
 
 /// Distances plotted: 241 points on [−3, 3].
 pub const D_MAX: f64 = 3.0;
@@ -26,20 +52,6 @@ pub fn compute(sigma: f64) -> KernelCurves {
     KernelCurves { sigma, d, curves }
 }
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    super::to_json(&compute(v.float("sigma")))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "kernels",
-    title: "Four kernels",
-    caption: "K(d) against the distance d = q − k between a query and a key. Normalising makes the constant factors irrelevant; only the shape and the width σ matter.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of the `kernels` demo: K(d) for the four kernels at width σ.
@@ -48,19 +60,21 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{compute, KernelCurves};
+    use super::{Demo, KernelCurves, KernelsDemo, Params};
     use crate::kit::number_table;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| compute(ctx.values.with(|v| v.float("sigma"))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(KernelsDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         view! {
             <div>
-                <canvas node_ref=canvas class="plot" role="img" aria-label="Line chart of the four kernels against the distance d"></canvas>
+                <canvas node_ref=canvas class="plot" role="img"
+                    aria-label="Line chart of the four kernels against the distance d"></canvas>
                 {move || ctx.show_numbers.get().then(|| out.with(table))}
             </div>
         }

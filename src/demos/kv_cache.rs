@@ -1,33 +1,74 @@
 //! Demo `kv-cache` (chapter "efficient"): how much memory a model's KV cache takes, from its
 //! shape, and how grouped-query and multi-query attention shrink it.
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::kv_cache::{KvShape, MODELS};
-use crate::state::{Param, Values};
 
 pub static PRECISION: &[(&str, &str)] = &[("4", "32-bit float"), ("2", "16-bit float"), ("1", "8-bit integer")];
 
-pub static PARAMS: &[Param] = &[
-    Param::int("layers", "Layers", 1, 128, 32),
-    Param::int("heads", "Query heads", 1, 128, 32),
-    Param::int("kv-heads", "Key-value heads (= query heads: MHA; 1: MQA)", 1, 128, 8),
-    Param::int("head-size", "Head size", 16, 256, 128),
-    Param::int("context", "Positions cached", 1, 131072, 8192),
-    Param::int("batch", "Sequences in the batch", 1, 256, 1),
-    Param::choice("precision", "Values stored as", PRECISION, 1),
-];
+crate::params! {
+    pub struct Params {
+        layers: usize = Param::int("layers", "Layers", 1, 128, 32),
+        heads: usize = Param::int("heads", "Query heads", 1, 128, 32),
+        kv_heads: usize = Param::int("kv-heads", "Key-value heads (= query heads: MHA; 1: MQA)", 1, 128, 8),
+        head_size: usize = Param::int("head-size", "Head size", 16, 256, 128),
+        context: usize = Param::int("context", "Positions cached", 1, 131072, 8192),
+        batch: usize = Param::int("batch", "Sequences in the batch", 1, 256, 1),
+        /// bytes per stored value
+        precision: usize = Param::choice("precision", "Values stored as", PRECISION, 1),
+    }
+}
+
+pub struct KvCacheDemo;
+
+impl Demo for KvCacheDemo {
+    const ID: &'static str = "kv-cache";
+    const TITLE: &'static str = "How big is the KV cache?";
+    const CAPTION: &'static str = "The memory that keys and values of every past position take during generation, \
+        from the model's shape. Fewer key-value heads (grouped-query or multi-query attention) shrink it in \
+        proportion.";
+    type Params = Params;
+    /// The chosen shape and its size, the three variants, and the real models' caches.
+    type Output = serde_json::Value;
+
+    fn compute(p: &Params) -> serde_json::Value {
+        let s = shape(p);
+        let vars: Vec<_> = variants(&s)
+            .iter()
+            .map(|(name, x)| serde_json::json!({ "variant": name, "kv_heads": x.kv_heads, "bytes": x.bytes() }))
+            .collect();
+        let models: Vec<_> = MODELS
+            .iter()
+            .map(|m| serde_json::json!({ "model": m.name, "shape": m.shape(), "bytes": m.shape().bytes() }))
+            .collect();
+        serde_json::json!({
+            "shape": s,
+            "bytes_per_token": s.bytes_per_token(),
+            "bytes": s.bytes(),
+            "variants": vars,
+            "models": models,
+        })
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<KvCacheDemo>();
 
 /// The shape the controls describe (KV heads at most the query heads).
-pub fn shape(v: &Values) -> KvShape {
-    let heads = v.int("heads").max(1) as usize;
+pub fn shape(p: &Params) -> KvShape {
+    let heads = p.heads.max(1);
     KvShape {
-        layers: v.int("layers").max(1) as usize,
+        layers: p.layers.max(1),
         heads,
-        kv_heads: (v.int("kv-heads").max(1) as usize).min(heads),
-        head_size: v.int("head-size").max(1) as usize,
-        positions: v.int("context").max(1) as usize,
-        batch: v.int("batch").max(1) as usize,
-        bytes_per_value: v.text("precision").parse().unwrap_or(2),
+        kv_heads: p.kv_heads.max(1).min(heads),
+        head_size: p.head_size.max(1),
+        positions: p.context.max(1),
+        batch: p.batch.max(1),
+        bytes_per_value: p.precision,
     }
 }
 
@@ -37,31 +78,6 @@ pub fn variants(s: &KvShape) -> [(&'static str, KvShape); 3] {
     [("MHA", KvShape { kv_heads: s.heads, ..*s }), ("chosen", *s), ("MQA", KvShape { kv_heads: 1, ..*s })]
 }
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let s = shape(v);
-    let vars: Vec<_> = variants(&s)
-        .iter()
-        .map(|(name, x)| serde_json::json!({ "variant": name, "kv_heads": x.kv_heads, "bytes": x.bytes() }))
-        .collect();
-    let models: Vec<_> = MODELS
-        .iter()
-        .map(|m| serde_json::json!({ "model": m.name, "shape": m.shape(), "bytes": m.shape().bytes() }))
-        .collect();
-    Ok(
-        serde_json::json!({ "shape": s, "bytes_per_token": s.bytes_per_token(), "bytes": s.bytes(), "variants": vars, "models": models }),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "kv-cache",
-    title: "How big is the KV cache?",
-    caption: "The memory that keys and values of every past position take during generation, from the model's shape. Fewer key-value heads (grouped-query or multi-query attention) shrink it in proportion.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `kv-cache`: the cache size for the controls' shape, bars for MHA, the chosen
@@ -70,7 +86,7 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{shape, variants};
+    use super::{shape, variants, Params};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::DemoCtx;
     use crate::numerics::kv_cache::MODELS;
@@ -87,7 +103,8 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let s = Memo::new(move |_| ctx.values.with(shape));
+        let params = ctx.params::<Params>();
+        let s = Memo::new(move |_| params.with(shape));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;
@@ -111,7 +128,8 @@ mod view {
         let readout = move || {
             let x = s.get();
             format!(
-                "2 × {} layers × {} KV heads × {} × {} positions × {} sequence{} × {} bytes = {} ({} per token). Each key-value head serves {} query head{}.",
+                "2 × {} layers × {} KV heads × {} × {} positions × {} sequence{} × {} bytes = {} ({} per token). \
+                 Each key-value head serves {} query head{}.",
                 x.layers,
                 x.kv_heads,
                 x.head_size,
@@ -143,9 +161,10 @@ mod view {
                 })
                 .collect(),
         );
+        let label = "KV cache size with one key-value head per query head, with the chosen number, and with one";
         view! {
             <p class="readout kv-readout" role="status">{readout}</p>
-            <canvas node_ref=canvas class="plot" role="img" aria-label="KV cache size with one key-value head per query head, with the chosen number, and with one"></canvas>
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
             {table}
         }
         .into_any()

@@ -6,30 +6,85 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
-use crate::gpt2::session::HeadQkv;
+use super::{spec, Demo, DemoSpec};
+use crate::gpt2::protocol::HeadQkv;
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
-use crate::state::{Param, Values};
 
-pub static MODELS: &[(&str, &str)] =
-    &[("stories", "Pet stories (4 layers × 4 heads)"), ("induction", "Induction (2 layers × 4 heads)")];
+crate::options! {
+    /// The bundled models (the URL value is the model's folder under `/models/`).
+    pub enum Model {
+        Stories = ("stories", "Pet stories (4 layers × 4 heads)"),
+        Induction = ("induction", "Induction (2 layers × 4 heads)"),
+    }
+}
 
 /// The text each model reads: the kind it was trained on, long enough for a 40-60 row matrix.
 pub fn text_for(model: &str) -> &'static str {
     match model {
         "induction" => "Q F K B X R T M W Q F K B X R T M W Q F K B X R T M W Q F K B X R T M",
-        _ => "Tom has a little dog named Max. Max likes to run in the park. One day Max saw a cat in a tree. He barked at it, and the cat looked down at him. Tom laughed and threw a ball, and Max ran after it.",
+        _ => {
+            "Tom has a little dog named Max. Max likes to run in the park. One day Max saw a cat in a tree. \
+             He barked at it, and the cat looked down at him. Tom laughed and threw a ball, and Max ran after it."
+        }
     }
 }
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("model", "Model", MODELS, 0),
-    Param::int("layer", "Layer", 0, 3, 0),
-    Param::int("head", "Head", 0, 3, 0),
-    Param::boolean("causal", "Causal mask", false),
-    Param::int("k", "Rank k", 1, 64, 8),
-];
+crate::params! {
+    pub struct Params {
+        model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
+        /// the head read (clamped by the worker to the model's last layer and head)
+        layer: usize = Param::int("layer", "Layer", 0, 3, 0),
+        head: usize = Param::int("head", "Head", 0, 3, 0),
+        causal: bool = Param::boolean("causal", "Causal mask", false),
+        /// the rank of the approximations drawn and quoted
+        k: usize = Param::int("k", "Rank k", 1, 64, 8),
+    }
+}
+
+pub struct LinformerDemo;
+
+impl Demo for LinformerDemo {
+    const ID: &'static str = "linformer";
+    const TITLE: &'static str = "How low-rank is real attention?";
+    const CAPTION: &'static str = "One head of a bundled GPT-2 model reads a text. Its attention matrix, the matrix \
+        rebuilt from the k largest singular values, and the output error of two rank-k shortcuts: P replaced by its \
+        best rank-k approximation (SVD), and Linformer's projection of keys and values onto k averaged positions.";
+    type Params = Params;
+    /// The matrices come from the model in the worker: without it, what the view asks of it.
+    type Output = Inputs;
+
+    fn compute(p: &Params) -> Inputs {
+        Inputs {
+            model: p.model.key(),
+            text: text_for(p.model.key()),
+            layer: p.layer,
+            head: p.head,
+            causal: p.causal,
+            k: p.k,
+            note: "The matrices are computed by the model in the browser; the page's Download data adds them.",
+        }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<LinformerDemo>();
+
+/// The model, text and head the view asks the worker about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inputs {
+    pub model: &'static str,
+    pub text: &'static str,
+    pub layer: usize,
+    pub head: usize,
+    pub causal: bool,
+    pub k: usize,
+    pub note: &'static str,
+}
 
 /// What the demo shows for one head.
 #[derive(Serialize)]
@@ -98,23 +153,6 @@ pub fn analyze(h: &HeadQkv, causal: bool) -> Result<LowRank, String> {
     })
 }
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let model = v.text("model");
-    Ok(
-        serde_json::json!({ "model": model, "text": text_for(model), "layer": v.int("layer"), "head": v.int("head"), "causal": v.flag("causal"), "k": v.int("k"), "note": "The matrices are computed by the model in the browser; the page's Download data adds them." }),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "linformer",
-    title: "How low-rank is real attention?",
-    caption: "One head of a bundled GPT-2 model reads a text. Its attention matrix, the matrix rebuilt from the k largest singular values, and the output error of two rank-k shortcuts: P replaced by its best rank-k approximation (SVD), and Linformer's projection of keys and values onto k averaged positions.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `linformer`: a compute worker loads a bundled model and returns one head's Q, K, V;
@@ -123,20 +161,18 @@ mod view {
 
     use std::sync::Arc;
 
-    use js_sys::Reflect;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
-    use wasm_bindgen::prelude::*;
-    use wasm_bindgen::JsCast;
-    use web_sys::{HtmlCanvasElement, MessageEvent, Worker};
+    use web_sys::HtmlCanvasElement;
 
-    use super::{analyze, text_for, LowRank};
+    use super::{analyze, text_for, LowRank, Params};
     use crate::demos::gpt2::model_base;
-    use crate::gpt2::session::{BackendChoice, HeadQkv, Reply, Request};
+    use crate::gpt2::protocol::{BackendChoice, HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
+    use crate::kit::worker::{ComputeWorker, Event};
     use crate::kit::DemoCtx;
 
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
@@ -192,90 +228,56 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let values = ctx.values;
-        let worker: StoredValue<Option<Worker>, LocalStorage> = StoredValue::new_local(None);
-        let ready = RwSignal::new(false);
+        let params = ctx.params::<Params>();
         // The model the worker holds, and the one being loaded.
         let loaded = RwSignal::new(None::<String>);
         let loading = RwSignal::new(None::<String>);
         let qkv = RwSignal::new(None::<HeadQkv>);
-        let next_id = StoredValue::new(0u64);
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let json = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-            match serde_json::from_str::<Reply>(&json) {
-                Ok(Reply::Ready) => {
-                    worker.with_value(|w| {
-                        if let Some(w) = w {
-                            crate::demos::gpt2::view::post(
-                                w,
-                                &Request::Backend { choice: BackendChoice::Cpu, fault: false },
-                                None,
-                            )
-                        }
-                    });
-                    ready.set(true);
-                }
-                Ok(Reply::Loaded { name, .. }) => {
-                    loading.set(None);
-                    loaded.set(Some(name));
-                }
-                Ok(Reply::HeadQkv(h)) if h.id == next_id.get_value() => {
-                    ctx.error.set(None);
-                    qkv.set(Some(h));
-                }
-                Ok(Reply::Error { message, .. }) => {
-                    loading.set(None);
-                    ctx.error.set(Some(message));
-                }
-                Ok(_) => {}
-                Err(e) => ctx.error.set(Some(format!("unreadable reply from the worker: {e}"))),
+        // The id of the latest question: older answers are dropped.
+        let asked = StoredValue::new(None::<u64>);
+        let worker = ComputeWorker::new(move |w, ev| match ev {
+            // The matrices are small: the CPU answers at once, with no GPU self-test to wait for.
+            Event::Ready => {
+                w.send(Request::Backend { choice: BackendChoice::Cpu, fault: false });
             }
-        });
-        match Worker::new("/gpt2-worker_loader.js") {
-            Ok(w) => {
-                w.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-                worker.set_value(Some(w));
+            Event::Reply(Reply::Loaded { name, .. }) => {
+                loading.set(None);
+                loaded.set(Some(name));
             }
-            Err(_) => ctx.error.set(Some("this browser could not start a Web Worker".into())),
-        }
-        let keep_alive = StoredValue::new_local(Some(on_message));
-        on_cleanup(move || {
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    w.terminate()
-                }
-            });
-            keep_alive.set_value(None);
+            Event::Reply(Reply::HeadQkv(h)) if Some(h.id) == asked.get_value() => {
+                ctx.error.set(None);
+                qkv.set(Some(h));
+            }
+            Event::Reply(Reply::Error { message, .. }) => {
+                loading.set(None);
+                ctx.error.set(Some(message));
+            }
+            // The next change of a control starts a fresh worker and loads the model again.
+            Event::Died(message) => {
+                loading.update_untracked(|l| *l = None);
+                loaded.update_untracked(|l| *l = None);
+                ctx.error.set(Some(message));
+            }
+            _ => {}
         });
 
         // Ask for what the controls name: the model first, then the head.
         Effect::new(move |_| {
-            if !ready.get() {
-                return;
+            let (model, layer, head) = params.with(|p| (p.model.key(), p.layer, p.head));
+            if loaded.get().as_deref() == Some(model) {
+                let id = worker.send(Request::HeadQkv { id: 0, prompt: text_for(model).into(), layer, head });
+                asked.set_value(id);
+            } else if loading.get_untracked().as_deref() != Some(model) {
+                let Some(base) = model_base(model, "") else { return };
+                loading.set(Some(model.to_string()));
+                let name = model.to_string();
+                worker.send(Request::Load { name, base, expect: None, cache: false, only_cached: false });
             }
-            let (model, layer, head) = values
-                .with(|v| (v.text("model").to_string(), v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
-            let req = if loaded.get().as_deref() == Some(model.as_str()) {
-                let id = next_id.get_value() + 1;
-                next_id.set_value(id);
-                Request::HeadQkv { id, prompt: text_for(&model).into(), layer, head }
-            } else if loading.get_untracked().as_deref() != Some(model.as_str()) {
-                loading.set(Some(model.clone()));
-                let Some(base) = model_base(&model, "") else { return };
-                Request::Load { name: model, base, expect: None, cache: false, only_cached: false }
-            } else {
-                return;
-            };
-            worker.with_value(|w| {
-                if let Some(w) = w {
-                    crate::demos::gpt2::view::post(w, &req, None)
-                }
-            });
         });
 
         let report = RwSignal::new(None::<Arc<LowRank>>);
         // Memos, so that moving the k slider re-runs neither the analysis nor the drawing of P.
-        let causal = Memo::new(move |_| values.with(|v| v.flag("causal")));
+        let causal = Memo::new(move |_| params.with(|p| p.causal));
         Effect::new(move |_| {
             let causal = causal.get();
             qkv.with(|h| {
@@ -290,7 +292,7 @@ mod view {
                 }
             });
         });
-        let k_memo = Memo::new(move |_| values.with(|v| v.int("k").max(1) as usize));
+        let k_memo = Memo::new(move |_| params.with(|p| p.k.max(1)));
         let k = move || k_memo.get();
 
         // P and its rank-k rebuild share one colour scale, up to P's largest weight, so that a
@@ -376,22 +378,22 @@ mod view {
         });
 
         let status = move || {
-            let model = values.with(|v| v.text("model").to_string());
-            if loading.get().is_some() || (loaded.get().as_deref() != Some(model.as_str()) && ctx.error.get().is_none())
-            {
+            let model = params.with(|p| p.model.key());
+            if loading.get().is_some() || (loaded.get().as_deref() != Some(model) && ctx.error.get().is_none()) {
                 return "Loading the model in a Web Worker…".to_string();
             }
             let (Some(h), Some(r)) = (qkv.get(), report.get()) else { return "Computing…".into() };
             let n = r.sigma.len();
             let k = k().min(n);
-            let (want_l, want_h) = values.with(|v| (v.int("layer").max(0) as usize, v.int("head").max(0) as usize));
+            let (want_l, want_h) = params.with(|p| (p.layer, p.head));
             let clamped = if (want_l, want_h) != (h.layer, h.head) {
                 " (this model has fewer layers or heads than asked; showing its last)"
             } else {
                 ""
             };
             let mut s = format!(
-                "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
+                "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values \
+                 leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
                 h.layer,
                 h.head,
                 n,
@@ -412,16 +414,21 @@ mod view {
             <div class="two-col">
                 <figure>
                     <figcaption>"Attention weights P"</figcaption>
-                    <canvas node_ref=p_canvas class="plot" role="img" aria-label="The head's attention weights, queries down, keys across"></canvas>
+                    <canvas node_ref=p_canvas class="plot" role="img"
+                        aria-label="The head's attention weights, queries down, keys across"></canvas>
                 </figure>
                 <figure>
                     <figcaption>{move || format!("Rebuilt from the {} largest singular values", k())}</figcaption>
-                    <canvas node_ref=pk_canvas class="plot" role="img" aria-label="The attention matrix rebuilt from the k largest singular values"></canvas>
+                    <canvas node_ref=pk_canvas class="plot" role="img"
+                        aria-label="The attention matrix rebuilt from the k largest singular values"></canvas>
                 </figure>
             </div>
             <div class="two-col">
-                <canvas node_ref=sv_canvas class="plot" role="img" aria-label="Singular values of the attention matrix, largest first, relative to the largest"></canvas>
-                <canvas node_ref=err_canvas class="plot" role="img" aria-label="Relative error of the attention output against the rank k"></canvas>
+                <canvas node_ref=sv_canvas class="plot" role="img"
+                    aria-label="Singular values of the attention matrix, largest first, relative to the largest">
+                </canvas>
+                <canvas node_ref=err_canvas class="plot" role="img"
+                    aria-label="Relative error of the attention output against the rank k"></canvas>
             </div>
         }
         .into_any()

@@ -1,41 +1,38 @@
 //! Demo `lookup`: a colour database queried by a typed word (chapter "soft-lookup").
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::soft_lookup::{lookup, Lookup};
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] =
-    &[Param::text("q", "Query word", 40, "blu"), Param::float("beta", "Sharpness β", 0.0, 100.0, 0.5, 10.0)];
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct State {
-    pub query: String,
-    pub beta: f64,
-}
-
-impl State {
-    pub fn from_values(v: &Values) -> Self {
-        State { query: v.text("q").to_string(), beta: v.float("beta") }
+crate::params! {
+    pub struct Params {
+        /// the typed query, matched against every key's letter pairs
+        query: String = Param::text("q", "Query word", 40, "blu"),
+        /// β: the softmax's inverse temperature
+        beta: f64 = Param::float("beta", "Sharpness β", 0.0, 100.0, 0.5, 10.0),
     }
 }
 
-pub fn compute(s: &State) -> Lookup {
-    lookup(&s.query, s.beta)
-}
+pub struct LookupDemo;
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    super::to_json(&compute(&State::from_values(v)))
-}
+impl Demo for LookupDemo {
+    const ID: &'static str = "lookup";
+    const TITLE: &'static str = "A soft lookup in a colour dictionary";
+    const CAPTION: &'static str = "Each key's score is the cosine similarity of its letter pairs with the query; the \
+        weights are a softmax of β × score; the answer is the weighted average of the colours.";
+    type Params = Params;
+    type Output = Lookup;
 
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "lookup",
-    title: "A soft lookup in a colour dictionary",
-    caption: "Each key's score is the cosine similarity of its letter pairs with the query; the weights are a softmax of β × score; the answer is the weighted average of the colours.",
-    params: PARAMS,
-    data,
+    fn compute(p: &Params) -> Lookup {
+        lookup(&p.query, p.beta)
+    }
+
     #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<LookupDemo>();
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -46,16 +43,16 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{compute, State};
+    use super::{Demo, LookupDemo, Params};
     use crate::kit::plot::{area, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
     use crate::kit::{f4, number_table};
     use crate::numerics::soft_lookup::{Lookup, COLOURS};
-    use crate::state::Value;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(|v| compute(&State::from_values(v))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(LookupDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         let answer = move || {
@@ -71,7 +68,7 @@ mod view {
                 <div class="key-chips" role="group" aria-label="Keys: click one to use it as the query">
                     {COLOURS.iter().map(|(k, [r, g, b])| view! {
                         <button type="button" class="key-chip"
-                            on:click=move |_| ctx.values.update(|v| v.set("q", Value::Text(k.to_string())))>
+                            on:click=move |_| ctx.set_params(|p: &mut Params| p.query = k.to_string())>
                             <span class="chip-swatch" style=format!("background: rgb({r}, {g}, {b})")></span>{*k}
                         </button>
                     }).collect_view()}
@@ -81,7 +78,10 @@ mod view {
                 <div class="answer">
                     <span class="swatch big" style=move || format!("background: {}", answer().0)></span>
                     <div>
-                        <div><strong>"Returned value: "</strong><span class="answer-rgb">{move || answer().0}</span></div>
+                        <div>
+                            <strong>"Returned value: "</strong>
+                            <span class="answer-rgb">{move || answer().0}</span>
+                        </div>
                         <div class="muted">{move || answer().1}</div>
                     </div>
                 </div>

@@ -78,6 +78,7 @@ registry! {
     nadaraya_watson,
     gauss_dot,
     scaling,
+    temperature,
     scorers,
     padding,
     causal,

@@ -2,20 +2,44 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{attention_flops_per_head, multi_head};
 use crate::numerics::rng::normal_matrix;
-use crate::state::{Param, Values};
 
 pub const D_MODEL: usize = 16;
 pub static HEADS: &[(&str, &str)] = &[("1", "1"), ("2", "2"), ("4", "4"), ("8", "8")];
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("h", "Heads h", HEADS, 1),
-    Param::int("n", "Tokens n", 2, 12, 6),
-    Param::seed("seed", "Random draw", 1),
-    Param::boolean("causal", "Causal mask", false),
-];
+crate::params! {
+    pub struct Params {
+        /// the number of heads (a divisor of d_model)
+        h: usize = Param::choice("h", "Heads h", HEADS, 1),
+        n: usize = Param::int("n", "Tokens n", 2, 12, 6),
+        seed: u32 = Param::seed("seed", "Random draw", 1),
+        causal: bool = Param::boolean("causal", "Causal mask", false),
+    }
+}
+
+pub struct MultiHeadDemo;
+
+impl Demo for MultiHeadDemo {
+    const ID: &'static str = "multi-head";
+    const TITLE: &'static str = "Splitting d_model into heads";
+    const CAPTION: &'static str = "Each head attends with its own d_model/h columns of Q, K and V; the heads' outputs \
+        are concatenated and mixed by W_O. More heads, each smaller: the total cost stays 2·n²·d_model.";
+    type Params = Params;
+    type Output = MultiHeadOut;
+
+    fn compute(p: &Params) -> MultiHeadOut {
+        compute(p.h, p.n.max(1), p.seed, p.causal)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<MultiHeadDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MultiHeadOut {
@@ -56,27 +80,13 @@ pub fn compute(h: usize, n: usize, seed: u32, causal: bool) -> MultiHeadOut {
     }
 }
 
-pub fn from_values(v: &Values) -> MultiHeadOut {
-    compute(v.text("h").parse().unwrap_or(1), v.int("n").max(1) as usize, v.seed("seed"), v.flag("causal"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "multi-head",
-    title: "Splitting d_model into heads",
-    caption: "Each head attends with its own d_model/h columns of Q, K and V; the heads' outputs are concatenated and mixed by W_O. More heads, each smaller: the total cost stays 2·n²·d_model.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `multi-head`: one heatmap per head, the concatenation, the output, the cost.
 
     use leptos::prelude::*;
 
-    use super::{from_values, MultiHeadOut};
+    use super::{Demo, MultiHeadDemo, MultiHeadOut, Params};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -87,7 +97,8 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(MultiHeadDemo::compute));
         let heads = Signal::derive(move || out.with(|o| (0..o.h).map(|j| head(o, j)).collect::<Vec<_>>()));
         let concat = Signal::derive(move || {
             out.with(|o| {
@@ -105,11 +116,14 @@ mod view {
         view! {
             <MatrixGrid ctx=ctx mats=heads min_w=170.0/>
             <p class="readout">{move || out.with(|o| format!(
-                "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds (2·n²·d_model = {}).",
+                "Cost of Q Kᵀ and weights · V: {} heads × 2·n²·d_head = {} × 2·{}²·{} = {} multiply-adds \
+                (2·n²·d_model = {}).",
                 o.h, o.h, o.n, o.d_head, o.flops_total, 2 * o.n * o.n * 16
             ))}</p>
             <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![concat.get(), w_o.get(), output.get()]) min_w=215.0/>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view()))}
+            {move || ctx.show_numbers.get().then(|| {
+                out.with(|o| (0..o.h).map(|j| mat_table(&head(o, j))).collect_view())
+            })}
         }
         .into_any()
     }

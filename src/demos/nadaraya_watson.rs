@@ -3,41 +3,64 @@
 use ndarray::{arr1, Array1};
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::kernel_regression::{estimate, loo_loss, query_grid, sample, truth, weights, Kernel, LooLoss};
-use crate::state::{Param, Values};
 
-pub static KERNEL_OPTIONS: &[(&str, &str)] =
-    &[("gaussian", "Gaussian"), ("boxcar", "Boxcar"), ("epanechnikov", "Epanechnikov"), ("constant", "Constant")];
-
-pub static PARAMS: &[Param] = &[
-    Param::int("n", "Training points n", 5, 200, 40),
-    Param::seed("seed", "Noise seed", 1),
-    Param::choice("kernel", "Kernel", KERNEL_OPTIONS, 0),
-    Param::log_float("sigma", "Width σ", 0.01, 10.0, 0.5),
-    Param::float("q", "Query q", 0.0, 5.0, 0.01, 2.5),
-];
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct State {
-    pub n: usize,
-    pub seed: u32,
-    pub kernel: Kernel,
-    pub sigma: f64,
-    pub q: f64,
+crate::options! {
+    /// The kernel control's options (URL values are the kernels' ids).
+    pub enum KernelChoice {
+        Gaussian = ("gaussian", "Gaussian"),
+        Boxcar = ("boxcar", "Boxcar"),
+        Epanechnikov = ("epanechnikov", "Epanechnikov"),
+        Constant = ("constant", "Constant"),
+    }
 }
 
-impl State {
-    pub fn from_values(v: &Values) -> Self {
-        State {
-            n: v.int("n").max(1) as usize,
-            seed: v.seed("seed"),
-            kernel: Kernel::from_id(v.text("kernel")).unwrap_or(Kernel::Gaussian),
-            sigma: v.float("sigma"),
-            q: v.float("q"),
+impl KernelChoice {
+    pub fn kernel(self) -> Kernel {
+        match self {
+            KernelChoice::Gaussian => Kernel::Gaussian,
+            KernelChoice::Boxcar => Kernel::Boxcar,
+            KernelChoice::Epanechnikov => Kernel::Epanechnikov,
+            KernelChoice::Constant => Kernel::Constant,
         }
     }
 }
+
+crate::params! {
+    pub struct Params {
+        /// training points drawn from 2 sin x + x plus noise
+        n: usize = Param::int("n", "Training points n", 5, 200, 40),
+        seed: u32 = Param::seed("seed", "Noise seed", 1),
+        kernel: KernelChoice = Param::choice("kernel", "Kernel", KernelChoice::OPTIONS, 0),
+        /// the kernel's width
+        sigma: f64 = Param::log_float("sigma", "Width σ", 0.01, 10.0, 0.5),
+        /// the query whose weights are shown
+        q: f64 = Param::float("q", "Query q", 0.0, 5.0, 0.01, 2.5),
+    }
+}
+
+pub struct NwDemo;
+
+impl Demo for NwDemo {
+    const ID: &'static str = "nw";
+    const TITLE: &'static str = "Nadaraya–Watson regression as attention pooling";
+    const CAPTION: &'static str = "Keys are the training inputs xᵢ, values their targets yᵢ; a query q attends to \
+        every key with weight K(q − xᵢ) / Σⱼ K(q − xⱼ), and the estimate f(q) is the weighted average of the values.";
+    type Params = Params;
+    type Output = NwOutput;
+
+    fn compute(p: &Params) -> NwOutput {
+        compute(p)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<NwDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NwOutput {
@@ -63,24 +86,25 @@ pub struct NwOutput {
     pub loo: Option<LooLoss>,
 }
 
-pub fn compute(s: &State) -> NwOutput {
-    let (x, y) = sample(s.n, s.seed);
+pub fn compute(p: &Params) -> NwOutput {
+    let kernel = p.kernel.kernel();
+    let (x, y) = training_data(p);
     let queries = query_grid();
-    let w = weights(queries.view(), x.view(), s.kernel, s.sigma); // (101, n)
+    let w = weights(queries.view(), x.view(), kernel, p.sigma); // (101, n)
     let est = estimate(&w, y.view());
-    let qw = weights(arr1(&[s.q]).view(), x.view(), s.kernel, s.sigma); // (1, n)
+    let qw = weights(arr1(&[p.q]).view(), x.view(), kernel, p.sigma); // (1, n)
     let q_est = estimate(&qw, y.view())[0];
     NwOutput {
-        kernel: s.kernel.id(),
-        sigma: s.sigma,
+        kernel: kernel.id(),
+        sigma: p.sigma,
         truth: queries.iter().map(|&q| truth(q)).collect(),
         undefined: est.iter().filter(|e| e.is_none()).count(),
         estimate: est,
         weights: w.w.rows().into_iter().map(|r| r.to_vec()).collect(),
-        q: s.q,
+        q: p.q,
         q_weights: qw.w.row(0).to_vec(),
         q_estimate: q_est,
-        loo: loo_loss(x.view(), y.view(), s.kernel, s.sigma),
+        loo: loo_loss(x.view(), y.view(), kernel, p.sigma),
         queries: queries.to_vec(),
         x_train: x.to_vec(),
         y_train: y.to_vec(),
@@ -88,23 +112,9 @@ pub fn compute(s: &State) -> NwOutput {
 }
 
 /// The training data alone (for the fitting loop, which must not redo the plots' work).
-pub fn training_data(s: &State) -> (Array1<f64>, Array1<f64>) {
-    sample(s.n, s.seed)
+pub fn training_data(p: &Params) -> (Array1<f64>, Array1<f64>) {
+    sample(p.n.max(1), p.seed)
 }
-
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    super::to_json(&compute(&State::from_values(v)))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "nw",
-    title: "Nadaraya–Watson regression as attention pooling",
-    caption: "Keys are the training inputs xᵢ, values their targets yᵢ; a query q attends to every key with weight K(q − xᵢ) / Σⱼ K(q − xⱼ), and the estimate f(q) is the weighted average of the values.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -121,7 +131,7 @@ mod view {
     use ndarray::Array1;
     use plotters::prelude::*;
 
-    use super::{compute, training_data, NwOutput, State};
+    use super::{training_data, Demo, NwDemo, NwOutput, Params};
     use crate::kit::controls::round_sig;
     use crate::kit::plot::heatmap::{draw_heatmap, CellRect, HeatmapSpec};
     use crate::kit::plot::{area, batch_dots, batch_segments, err, fit_canvas, legend_band, style_mesh, Frame, Mark};
@@ -129,12 +139,13 @@ mod view {
     use crate::kit::DemoCtx;
     use crate::kit::{f4, number_table};
     use crate::numerics::kernel_regression::{Kernel, SigmaFit, GRID, X_MAX};
-    use crate::state::{fmt_num, Value};
+    use crate::state::fmt_num;
 
     const MAX_FIT_STEPS: usize = 80;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(|v| compute(&State::from_values(v))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(NwDemo::compute));
         let main_c = NodeRef::<Canvas>::new();
         let row_c = NodeRef::<Canvas>::new();
         let heat_c = NodeRef::<Canvas>::new();
@@ -167,7 +178,7 @@ mod view {
             let row = (((y - rect.y) / rect.h) * GRID as f64).floor().min(GRID as f64 - 1.0);
             // Row 0 is the top of the image: the largest query.
             let q = X_MAX * (GRID as f64 - 1.0 - row) / (GRID as f64 - 1.0);
-            ctx.values.update(|v| v.set("q", Value::Float(round_sig(q, 3))));
+            ctx.set_params::<Params>(|p| p.q = round_sig(q, 3));
         };
 
         let on_fit = move |_| {
@@ -175,16 +186,20 @@ mod view {
                 fitting.set(false);
                 return;
             }
-            let s = ctx.values.with_untracked(State::from_values);
-            if !s.kernel.fittable() {
-                fit_msg.set(match s.kernel {
-                    Kernel::Boxcar => "The boxcar's leave-one-out error is a step function of σ: its gradient is 0 almost everywhere, so gradient descent cannot move. Try the Gaussian or Epanechnikov kernel.".into(),
+            let s = ctx.params_now::<Params>();
+            let kernel = s.kernel.kernel();
+            if !kernel.fittable() {
+                fit_msg.set(match kernel {
+                    Kernel::Boxcar => "The boxcar's leave-one-out error is a step function of σ: its gradient is 0 \
+                                       almost everywhere, so gradient descent cannot move. Try the Gaussian or \
+                                       Epanechnikov kernel."
+                        .into(),
                     _ => "The constant kernel has no width to fit: every σ gives the same weights.".into(),
                 });
                 return;
             }
             let (x, y) = training_data(&s);
-            let Some(fit) = SigmaFit::start(x.view(), y.view(), s.kernel, s.sigma) else {
+            let Some(fit) = SigmaFit::start(x.view(), y.view(), kernel, s.sigma) else {
                 fit_msg.set("Fitting needs at least two training points.".into());
                 return;
             };
@@ -211,8 +226,9 @@ mod view {
             out.with(|o| {
                 (o.undefined > 0).then(|| {
                     format!(
-                        "At {} of {} query points no training point lies within σ = {} of q, so every kernel weight is 0 and the estimate would be 0/0. \
-                         It is left undefined there: those are the gaps in the blue curve and the empty rows of the heatmap.",
+                        "At {} of {} query points no training point lies within σ = {} of q, so every kernel \
+                         weight is 0 and the estimate would be 0/0. It is left undefined there: those are the gaps \
+                         in the blue curve and the empty rows of the heatmap.",
                         o.undefined,
                         o.queries.len(),
                         fmt_num(round_sig(o.sigma, 3))
@@ -224,7 +240,8 @@ mod view {
         view! {
             <div class="nw-demo">
                 <canvas node_ref=main_c class="plot" role="img"
-                    aria-label="Scatter plot of the training data with the true function, the kernel regression estimate and the selected query"></canvas>
+                    aria-label="Scatter plot of the training data with the true function, the kernel regression \
+                                estimate and the selected query"></canvas>
                 <p class="readout">{move || status().0}" "{move || status().1}</p>
                 {move || gap_note().map(|t| view! { <p class="notice gap-note" role="note">{t}</p> })}
                 <canvas node_ref=row_c class="plot short" role="img"
@@ -239,8 +256,8 @@ mod view {
                     </button>
                     <span class="fit-msg" aria-live="polite">{move || fit_msg.get()}</span>
                 </div>
-                <canvas node_ref=loss_c class="plot short" class:hidden=move || history.with(|h| h.is_empty()) role="img"
-                    aria-label="Line chart of the leave-one-out error per fitting step"></canvas>
+                <canvas node_ref=loss_c class="plot short" class:hidden=move || history.with(|h| h.is_empty())
+                    role="img" aria-label="Line chart of the leave-one-out error per fitting step"></canvas>
                 {move || ctx.show_numbers.get().then(|| out.with(tables))}
             </div>
         }
@@ -253,7 +270,7 @@ mod view {
         ctx: DemoCtx,
         fit: Rc<RefCell<SigmaFit>>,
         data: Rc<(Array1<f64>, Array1<f64>)>,
-        start: State,
+        start: Params,
         history: RwSignal<Vec<(f64, f64)>>,
         fitting: RwSignal<bool>,
         msg: RwSignal<String>,
@@ -265,17 +282,17 @@ mod view {
                     msg.set("Fitting stopped.".into());
                     return;
                 }
-                let now = ctx.values.with_untracked(State::from_values);
+                let now = ctx.params_now::<Params>();
                 if (now.n, now.seed, now.kernel) != (start.n, start.seed, start.kernel) {
                     fitting.set(false);
                     msg.set("Fitting stopped: the data or the kernel changed.".into());
                     return;
                 }
                 let (x, y) = (&data.0, &data.1);
-                let more = fit.borrow_mut().step(x.view(), y.view(), start.kernel);
+                let more = fit.borrow_mut().step(x.view(), y.view(), start.kernel.kernel());
                 let f = *fit.borrow();
                 history.update(|h| h.push((f.sigma(), f.current.loss)));
-                ctx.values.update(|v| v.set("sigma", Value::Float(round_sig(f.sigma(), 4))));
+                ctx.set_params::<Params>(|p| p.sigma = round_sig(f.sigma(), 4));
                 if more && step + 1 < MAX_FIT_STEPS {
                     fit_loop(ctx, fit, data, start, history, fitting, msg, step + 1);
                 } else {

@@ -3,24 +3,67 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{attention, valid_length_mask, MaskFill};
 use crate::numerics::rng::{normal_matrix, word_seed};
-use crate::state::{Param, Values};
 
 pub const SENTENCES: [&[&str]; 3] =
     [&["Dive", "into", "Deep", "Learning"], &["Learn", "to", "code"], &["Hello", "world"]];
 pub const LEN: usize = 4;
 pub const D: usize = 4;
 
-pub static FILLS: &[(&str, &str)] = &[("neginf", "−∞"), ("big", "−10⁶")];
+crate::options! {
+    /// What a masked score becomes before the softmax.
+    pub enum Fill { NegInf = ("neginf", "−∞"), Big = ("big", "−10⁶") }
+}
 
-pub static PARAMS: &[Param] = &[
-    Param::int("v1", "Valid length, sentence 1", 0, 4, 4),
-    Param::int("v2", "Valid length, sentence 2", 0, 4, 3),
-    Param::int("v3", "Valid length, sentence 3", 0, 4, 2),
-    Param::choice("fill", "Masked scores become", FILLS, 0),
-];
+impl Fill {
+    pub fn mask_fill(self) -> MaskFill {
+        match self {
+            Fill::NegInf => MaskFill::NegInf,
+            Fill::Big => MaskFill::Value(-1e6),
+        }
+    }
+}
+
+crate::params! {
+    pub struct Params {
+        /// each sentence's valid length: keys from there on are padding
+        v1: usize = Param::int("v1", "Valid length, sentence 1", 0, 4, 4),
+        v2: usize = Param::int("v2", "Valid length, sentence 2", 0, 4, 3),
+        v3: usize = Param::int("v3", "Valid length, sentence 3", 0, 4, 2),
+        fill: Fill = Param::choice("fill", "Masked scores become", Fill::OPTIONS, 0),
+    }
+}
+
+pub struct PaddingDemo;
+
+impl Demo for PaddingDemo {
+    const ID: &'static str = "padding";
+    const TITLE: &'static str = "Masked softmax with valid lengths";
+    const CAPTION: &'static str = "Three sentences padded to four tokens. Keys past each valid length are masked \
+        before the softmax, so their weights are exactly 0. Set a valid length to 0 to see what each way of masking \
+        does to a row with nothing left.";
+    type Params = Params;
+    type Output = Batch;
+
+    fn compute(p: &Params) -> Batch {
+        Batch { sequences: compute([p.v1, p.v2, p.v3].map(|v| v.min(LEN)), p.fill.mask_fill()) }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<PaddingDemo>();
+
+/// The three sentences, as "Download data" writes them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Batch {
+    pub sequences: Vec<Sequence>,
+}
 
 /// A token's embedding: the same word always gets the same vector; padding is all zeros.
 pub fn embed(word: &str) -> Vec<f64> {
@@ -63,36 +106,13 @@ pub fn compute(valid: [usize; 3], fill: MaskFill) -> Vec<Sequence> {
         .collect()
 }
 
-pub fn fill_of(v: &Values) -> MaskFill {
-    if v.text("fill") == "big" {
-        MaskFill::Value(-1e6)
-    } else {
-        MaskFill::NegInf
-    }
-}
-
-pub fn from_values(v: &Values) -> Vec<Sequence> {
-    let l = |k| v.int(k).clamp(0, LEN as i64) as usize;
-    compute([l("v1"), l("v2"), l("v3")], fill_of(v))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "padding",
-    title: "Masked softmax with valid lengths",
-    caption: "Three sentences padded to four tokens. Keys past each valid length are masked before the softmax, so their weights are exactly 0. Set a valid length to 0 to see what each way of masking does to a row with nothing left.",
-    params: PARAMS,
-    data: |v| super::to_json(&serde_json::json!({ "sequences": from_values(v) })),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `padding`: per sentence, the masked scores and the weights.
 
     use leptos::prelude::*;
 
-    use super::{from_values, Sequence};
+    use super::{Demo, PaddingDemo, Params, Sequence};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -108,7 +128,8 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(|p| PaddingDemo::compute(p).sequences));
         let pair = move |i: usize| {
             let scores = Signal::derive(move || out.with(|o| mats(&o[i]).0));
             let weights = Signal::derive(move || out.with(|o| mats(&o[i]).1));
@@ -121,13 +142,22 @@ mod view {
         };
         let empty_note = move || {
             out.with(|o| {
-                let empty: Vec<usize> = o.iter().enumerate().filter(|(_, s)| s.valid == 0).map(|(i, _)| i + 1).collect(); // sentences are counted, like the prose
+                // sentences are counted from 1, like the prose
+                let empty: Vec<usize> =
+                    o.iter().enumerate().filter(|(_, s)| s.valid == 0).map(|(i, _)| i + 1).collect();
                 (!empty.is_empty()).then(|| {
                     let which = empty.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(" and ");
                     if o.iter().any(|s| s.defined.iter().any(|d| !d)) {
-                        format!("Sentence {which} has valid length 0: every key is masked with −∞, so each softmax is 0/0 and has no value. Those rows are marked 0/0; real code must guard against them (they would turn into NaN).")
+                        format!(
+                            "Sentence {which} has valid length 0: every key is masked with −∞, so each softmax is \
+                             0/0 and has no value. Those rows are marked 0/0; real code must guard against them \
+                             (they would turn into NaN)."
+                        )
                     } else {
-                        format!("Sentence {which} has valid length 0: every score is the same −10⁶, so the softmax is uniform (1/4 each) over the padding: a number, but a meaningless one.")
+                        format!(
+                            "Sentence {which} has valid length 0: every score is the same −10⁶, so the softmax is \
+                             uniform (1/4 each) over the padding: a number, but a meaningless one."
+                        )
                     }
                 })
             })
@@ -137,7 +167,10 @@ mod view {
             {pair(1)}
             {pair(2)}
             {move || empty_note().map(|t| view! { <p class="notice" role="note">{t}</p> })}
-            {move || ctx.show_numbers.get().then(|| out.with(|o| o.iter().map(|s| { let (a, b) = mats(s); view! { {mat_table(&a)} {mat_table(&b)} } }).collect_view()))}
+            {move || ctx.show_numbers.get().then(|| out.with(|o| o.iter().map(|s| {
+                let (a, b) = mats(s);
+                view! { {mat_table(&a)} {mat_table(&b)} }
+            }).collect_view()))}
         }
         .into_any()
     }

@@ -2,18 +2,43 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::positional::{frequency, shift_error};
-use crate::state::{Param, Values};
 
 pub static DIMS: &[(&str, &str)] = &[("4", "4"), ("8", "8"), ("16", "16"), ("32", "32")];
 pub const BASE: f64 = 10000.0;
 
-pub static PARAMS: &[Param] = &[
-    Param::int("p", "Position p", 0, 200, 10),
-    Param::int("k", "Offset k", -50, 50, 5),
-    Param::choice("d", "Dimensions d", DIMS, 1),
-];
+crate::params! {
+    pub struct Params {
+        p: i64 = Param::int("p", "Position p", 0, 200, 10),
+        k: i64 = Param::int("k", "Offset k", -50, 50, 5),
+        d: usize = Param::choice("d", "Dimensions d", DIMS, 1),
+    }
+}
+
+pub struct PeShiftDemo;
+
+impl Demo for PeShiftDemo {
+    const ID: &'static str = "pe-shift";
+    const TITLE: &'static str = "Shifting a position is a rotation";
+    const CAPTION: &'static str =
+        "One circle per frequency pair, its first coordinate across and its second up: the blue dot is pair i \
+        at position p, (sin ωᵢp, cos ωᵢp), and the orange dot the same pair at p + k. Every pair turns by ωᵢk, \
+        whatever p is.";
+    type Params = Params;
+    type Output = PeShift;
+
+    fn compute(p: &Params) -> PeShift {
+        compute(p.p, p.k, p.d)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<PeShiftDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PeShift {
@@ -39,20 +64,6 @@ pub fn compute(p: i64, k: i64, d: usize) -> PeShift {
     }
 }
 
-pub fn from_values(v: &Values) -> PeShift {
-    compute(v.int("p"), v.int("k"), v.text("d").parse().unwrap_or(8))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "pe-shift",
-    title: "Shifting a position is a rotation",
-    caption: "One circle per frequency pair, its first coordinate across and its second up: the blue dot is pair i at position p, (sin ωᵢp, cos ωᵢp), and the orange dot the same pair at p + k. Every pair turns by ωᵢk, whatever p is.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `pe-shift`: one circle per frequency pair, the position p and p + k on it.
@@ -60,27 +71,51 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{from_values, PeShift};
+    use super::{Demo, Params, PeShift, PeShiftDemo};
     use crate::kit::plot::fit_canvas_with;
     use crate::kit::plot::heatmap::context;
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(PeShiftDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
+        let label = "One circle per frequency pair showing the rotation from position p to p + k";
+        let readout = move || {
+            out.with(|o| {
+                format!(
+                    "Largest difference between PE(p + k) and PE(p) rotated pair by pair: {}, zero up to rounding, \
+                     for p = {} and k = {}.",
+                    crate::numerics::format::num(o.max_error),
+                    o.p,
+                    o.k
+                )
+            })
+        };
+        let numbers = move || {
+            out.with(|o| {
+                crate::kit::number_table(
+                    "Per frequency pair".into(),
+                    vec!["pair i".into(), "ωᵢ".into(), "angle ωᵢp (rad)".into(), "rotation ωᵢk (rad)".into()],
+                    (0..o.omega.len())
+                        .map(|i| {
+                            vec![
+                                i.to_string(),
+                                format!("{:.6}", o.omega[i]),
+                                format!("{:.4}", o.angle_p[i]),
+                                format!("{:.4}", o.rotation[i]),
+                            ]
+                        })
+                        .collect(),
+                )
+            })
+        };
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="One circle per frequency pair showing the rotation from position p to p + k"></canvas>
-            <p class="readout">{move || out.with(|o| format!(
-                "Largest difference between PE(p + k) and PE(p) rotated pair by pair: {}, zero up to rounding, for p = {} and k = {}.",
-                crate::numerics::format::num(o.max_error), o.p, o.k
-            ))}</p>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
-                "Per frequency pair".into(),
-                vec!["pair i".into(), "ωᵢ".into(), "angle ωᵢp (rad)".into(), "rotation ωᵢk (rad)".into()],
-                (0..o.omega.len()).map(|i| vec![i.to_string(), format!("{:.6}", o.omega[i]), format!("{:.4}", o.angle_p[i]), format!("{:.4}", o.rotation[i])]).collect(),
-            )))}
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
+            <p class="readout">{readout}</p>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

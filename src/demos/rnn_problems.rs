@@ -2,11 +2,63 @@
 //! picture each: the sequential steps before each state exists, and how little an early letter
 //! still moves the encoder's last state (measured on the trained fixed-context model).
 
-use super::DemoSpec;
-use crate::seq2seq::{decode, encode, eval::sensitivity, Models, Variant};
-use crate::state::{Param, Values};
+use serde::Serialize;
 
-pub static PARAMS: &[Param] = &[Param::text("text", "Input (letters a–z)", 30, "thequickbrownfoxjumpsoverthel")];
+use super::{spec, to_json, Demo, DemoSpec};
+use crate::seq2seq::{decode, encode, eval::sensitivity, Models, Variant};
+
+crate::params! {
+    pub struct Params {
+        /// the string the encoder reads
+        text: String = Param::text("text", "Input (letters a–z)", 30, "thequickbrownfoxjumpsoverthel"),
+    }
+}
+
+pub struct RnnProblemsDemo;
+
+impl Demo for RnnProblemsDemo {
+    const ID: &'static str = "rnn-problems";
+    const TITLE: &'static str = "Two problems of a recurrent encoder";
+    const CAPTION: &'static str = "The first plot: how many steps must run one after another before each position's \
+        state exists. The second: how far the encoder's final state moves when one letter is changed, averaged over \
+        the other 25 letters, for the trained fixed-context model: the early letters barely register.";
+    type Params = Params;
+    /// The steps, which need no model (the view adds the sensitivity), or why the input cannot
+    /// be read.
+    type Output = Result<Steps, String>;
+
+    fn compute(p: &Params) -> Result<Steps, String> {
+        let src = encode(&p.text)?;
+        let (rnn_steps, attention_steps) = sequential_steps(src.len() - 1);
+        Ok(Steps {
+            input: decode(&src),
+            rnn_steps,
+            attention_steps,
+            note: "The sensitivity is computed in the browser from the shipped weights; the page's Download data \
+                   adds it.",
+        })
+    }
+
+    fn data(p: &Params) -> Result<serde_json::Value, String> {
+        Self::compute(p).and_then(|s| to_json(&s))
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<RnnProblemsDemo>();
+
+/// The sequential steps per position, for the input as read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Steps {
+    pub input: String,
+    pub rnn_steps: Vec<usize>,
+    pub attention_steps: Vec<usize>,
+    pub note: &'static str,
+}
 
 /// Steps that must run one after another before position j (1-based) has its state: j for a
 /// recurrent network (h_j needs h_{j−1}), 1 for self-attention (every position at once).
@@ -14,7 +66,7 @@ pub fn sequential_steps(len: usize) -> (Vec<usize>, Vec<usize>) {
     ((1..=len).collect(), vec![1; len])
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problems {
     pub letters: Vec<String>,
     pub rnn_steps: Vec<usize>,
@@ -23,8 +75,8 @@ pub struct Problems {
     pub sensitivity: Vec<f64>,
 }
 
-pub fn run(models: &Models, v: &Values) -> Result<Problems, String> {
-    let src = encode(v.text("text"))?;
+pub fn run(models: &Models, p: &Params) -> Result<Problems, String> {
+    let src = encode(&p.text)?;
     let word = decode(&src);
     let (rnn_steps, attention_steps) = sequential_steps(word.len());
     Ok(Problems {
@@ -34,24 +86,6 @@ pub fn run(models: &Models, v: &Values) -> Result<Problems, String> {
         sensitivity: sensitivity(models.get(Variant::Fixed), &src),
     })
 }
-
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    let src = encode(v.text("text"))?;
-    let (rnn, attn) = sequential_steps(src.len() - 1);
-    Ok(
-        serde_json::json!({ "input": decode(&src), "rnn_steps": rnn, "attention_steps": attn, "note": "The sensitivity is computed in the browser from the shipped weights; the page's Download data adds it." }),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "rnn-problems",
-    title: "Two problems of a recurrent encoder",
-    caption: "The first plot: how many steps must run one after another before each position's state exists. The second: how far the encoder's final state moves when one letter is changed, averaged over the other 25 letters, for the trained fixed-context model: the early letters barely register.",
-    params: PARAMS,
-    data,
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -63,14 +97,15 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{run, Problems};
+    use super::{run, Params, Problems};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::seq2seq_models::{load_models, loading_note};
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let models = load_models(ctx);
-        let out = Memo::new(move |_| models.with(|m| m.as_ref().map(|m| ctx.values.with(|v| run(m, v).map(Arc::new)))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| models.with(|m| m.as_ref().map(|m| params.with(|p| run(m, p).map(Arc::new)))));
         Effect::new(move |_| {
             if let Some(Ok(p)) = out.get() {
                 ctx.computed.set(serde_json::to_value(&*p).ok());
@@ -114,9 +149,11 @@ mod view {
         let readout = move || {
             ok().map(|p| {
                 let n = p.sensitivity.len();
-                let (first, last) = (p.sensitivity.first().copied().unwrap_or(0.0), p.sensitivity.last().copied().unwrap_or(0.0));
+                let first = p.sensitivity.first().copied().unwrap_or(0.0);
+                let last = p.sensitivity.last().copied().unwrap_or(0.0);
                 format!(
-                    "{n} letters: the last state waits on {n} steps in a row. Changing the first letter moves it by {first:.2}, the last letter by {last:.2}: {:.0}× less for the letter the decoder must write last.",
+                    "{n} letters: the last state waits on {n} steps in a row. Changing the first letter moves it by \
+                     {first:.2}, the last letter by {last:.2}: {:.0}× less for the letter the decoder must write last.",
                     if first > 0.0 { last / first } else { f64::INFINITY }
                 )
             })
@@ -126,8 +163,10 @@ mod view {
             {move || out.get().and_then(Result::err).map(|e| view! { <p class="notice" role="alert">{e}</p> })}
             <p class="readout rnn-readout" role="status">{readout}</p>
             <div class="two-col">
-                <canvas node_ref=steps_canvas class="plot" role="img" aria-label="Sequential steps before each position's state exists"></canvas>
-                <canvas node_ref=sens_canvas class="plot" role="img" aria-label="How far the encoder's final state moves when each letter is changed"></canvas>
+                <canvas node_ref=steps_canvas class="plot" role="img"
+                    aria-label="Sequential steps before each position's state exists"></canvas>
+                <canvas node_ref=sens_canvas class="plot" role="img"
+                    aria-label="How far the encoder's final state moves when each letter is changed"></canvas>
             </div>
         }
         .into_any()

@@ -3,22 +3,53 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::positional::{dot, rope, sinusoidal};
 use crate::numerics::rng::normal_matrix;
-use crate::state::{Param, Values};
 
 pub const D: usize = 8;
 pub const N: usize = 32;
 pub const BASE: f64 = 10000.0;
-pub static METHODS: &[(&str, &str)] = &[("rope", "RoPE (rotate q and k)"), ("added", "added sinusoidal")];
 
-pub static PARAMS: &[Param] = &[
-    Param::int("m", "Query position m", 0, 31, 5),
-    Param::int("n", "Key position n", 0, 31, 2),
-    Param::choice("method", "Method", METHODS, 0),
-    Param::seed("seed", "Query and key", 1),
-];
+crate::options! {
+    /// How positions enter the score.
+    pub enum Method {
+        Rope = ("rope", "RoPE (rotate q and k)"),
+        Added = ("added", "added sinusoidal"),
+    }
+}
+
+crate::params! {
+    pub struct Params {
+        m: usize = Param::int("m", "Query position m", 0, 31, 5),
+        n: usize = Param::int("n", "Key position n", 0, 31, 2),
+        method: Method = Param::choice("method", "Method", Method::OPTIONS, 0),
+        seed: u32 = Param::seed("seed", "Query and key", 1),
+    }
+}
+
+pub struct RopeDemo;
+
+impl Demo for RopeDemo {
+    const ID: &'static str = "rope";
+    const TITLE: &'static str = "Rotary embeddings: only the offset matters";
+    const CAPTION: &'static str =
+        "The score qᵀk for every query position m (rows) and key position n (columns). With RoPE every \
+        diagonal, where m − n is fixed, has one colour.";
+    type Params = Params;
+    type Output = Rope;
+
+    fn compute(p: &Params) -> Rope {
+        compute(p.method, p.m, p.n, p.seed)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<RopeDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rope {
@@ -33,7 +64,7 @@ pub struct Rope {
     pub diagonal_gap: f64,
 }
 
-pub fn score_grid(method: &str, seed: u32) -> Vec<Vec<f64>> {
+pub fn score_grid(method: Method, seed: u32) -> Vec<Vec<f64>> {
     let q = normal_matrix(1, D, seed as u64, 1.0).row(0).to_vec();
     let k = normal_matrix(1, D, seed as u64 ^ 0x77, 1.0).row(0).to_vec();
     let pe = sinusoidal(N, D, BASE);
@@ -41,19 +72,19 @@ pub fn score_grid(method: &str, seed: u32) -> Vec<Vec<f64>> {
         .map(|m| {
             (0..N)
                 .map(|n| match method {
-                    "added" => {
+                    Method::Added => {
                         let qm: Vec<f64> = q.iter().zip(pe.row(m)).map(|(a, b)| a + b).collect();
                         let kn: Vec<f64> = k.iter().zip(pe.row(n)).map(|(a, b)| a + b).collect();
                         dot(&qm, &kn)
                     }
-                    _ => dot(&rope(&q, m as f64, BASE), &rope(&k, n as f64, BASE)),
+                    Method::Rope => dot(&rope(&q, m as f64, BASE), &rope(&k, n as f64, BASE)),
                 })
                 .collect()
         })
         .collect()
 }
 
-pub fn compute(method: &str, m: usize, n: usize, seed: u32) -> Rope {
+pub fn compute(method: Method, m: usize, n: usize, seed: u32) -> Rope {
     let scores = score_grid(method, seed);
     let mut gap = 0.0f64;
     for a in 0..N {
@@ -64,22 +95,8 @@ pub fn compute(method: &str, m: usize, n: usize, seed: u32) -> Rope {
         }
     }
     let (m, n) = (m.min(N - 1), n.min(N - 1));
-    Rope { method: method.to_string(), score: scores[m][n], scores, m, n, diagonal_gap: gap }
+    Rope { method: method.key().to_string(), score: scores[m][n], scores, m, n, diagonal_gap: gap }
 }
-
-pub fn from_values(v: &Values) -> Rope {
-    compute(v.text("method"), v.int("m").max(0) as usize, v.int("n").max(0) as usize, v.seed("seed"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "rope",
-    title: "Rotary embeddings: only the offset matters",
-    caption: "The score qᵀk for every query position m (rows) and key position n (columns). With RoPE every diagonal, where m − n is fixed, has one colour.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -88,13 +105,14 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{from_values, N};
+    use super::{Demo, Params, RopeDemo, N};
     use crate::kit::plot::heatmap::{context, draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, fit_canvas};
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(RopeDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;
@@ -135,13 +153,28 @@ mod view {
                 Ok(())
             }))
         });
+        let label = "Heatmap of the attention score for every query and key position";
+        let readout = move || {
+            out.with(|o| {
+                let num = crate::numerics::format::num;
+                format!(
+                    "score(m = {}, n = {}) = {}, offset m − n = {}. Largest change along any diagonal: {}{}",
+                    o.m,
+                    o.n,
+                    num(o.score),
+                    o.m as i64 - o.n as i64,
+                    num(o.diagonal_gap),
+                    if o.diagonal_gap < 1e-9 {
+                        " (only the offset matters)."
+                    } else {
+                        " (the absolute positions matter too)."
+                    }
+                )
+            })
+        };
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="Heatmap of the attention score for every query and key position"></canvas>
-            <p class="readout">{move || out.with(|o| format!(
-                "score(m = {}, n = {}) = {}, offset m − n = {}. Largest change along any diagonal: {}{}",
-                o.m, o.n, crate::numerics::format::num(o.score), o.m as i64 - o.n as i64, crate::numerics::format::num(o.diagonal_gap),
-                if o.diagonal_gap < 1e-9 { " (only the offset matters)." } else { " (the absolute positions matter too)." }
-            ))}</p>
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
+            <p class="readout">{readout}</p>
         }
         .into_any()
     }

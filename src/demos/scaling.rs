@@ -168,14 +168,17 @@ mod view {
                 <canvas node_ref=raw class="plot" role="img" aria-label="Histogram of unscaled dot products"></canvas>
                 <canvas node_ref=scaled class="plot" role="img" aria-label="Histogram of scaled dot products"></canvas>
             </div>
-            <canvas node_ref=soft class="plot" role="img" aria-label="Bar chart of softmax weights over the keys, unscaled and scaled"></canvas>
+            <canvas node_ref=soft class="plot" role="img"
+                aria-label="Bar chart of softmax weights over the keys, unscaled and scaled"></canvas>
             <p class="readout">{move || out.with(|o| format!(
                 "Largest weight: {:.3} unscaled, {:.3} scaled by 1/√d.", o.w_raw[0], o.w_scaled[0]
             ))}</p>
             {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
                 "Sorted softmax weights".into(),
                 vec!["rank".into(), "softmax(qᵀk)".into(), "softmax(qᵀk/√d)".into()],
-                (0..o.w_raw.len()).map(|i| vec![i.to_string(), format!("{:.4}", o.w_raw[i]), format!("{:.4}", o.w_scaled[i])]).collect(),
+                (0..o.w_raw.len())
+                    .map(|i| vec![i.to_string(), format!("{:.4}", o.w_raw[i]), format!("{:.4}", o.w_scaled[i])])
+                    .collect(),
             )))}
         }
         .into_any()

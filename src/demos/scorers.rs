@@ -3,19 +3,47 @@
 use ndarray::{Array1, Array2};
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{additive_score, general_score};
 use crate::numerics::rng::normal_matrix;
 use crate::numerics::softmax::softmax;
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::int("n", "Keys n", 2, 8, 5),
-    Param::int("d", "Query and key size d", 2, 8, 4),
-    Param::int("h", "Additive hidden size h", 1, 16, 8),
-    Param::seed("seed", "Query and keys", 1),
-    Param::seed("wseed", "Scorer parameters", 2),
-];
+crate::params! {
+    pub struct Params {
+        /// the number of keys
+        n: usize = Param::int("n", "Keys n", 2, 8, 5),
+        /// the size of the query and of each key
+        d: usize = Param::int("d", "Query and key size d", 2, 8, 4),
+        /// the hidden size of the additive scorer
+        h: usize = Param::int("h", "Additive hidden size h", 1, 16, 8),
+        /// draws the query and the keys
+        seed: u32 = Param::seed("seed", "Query and keys", 1),
+        /// draws the scorers' weights
+        wseed: u32 = Param::seed("wseed", "Scorer parameters", 2),
+    }
+}
+
+pub struct ScorersDemo;
+
+impl Demo for ScorersDemo {
+    const ID: &'static str = "scorers";
+    const TITLE: &'static str = "Four ways to score a key";
+    const CAPTION: &'static str = "The same query and keys scored four ways; each set of scores goes through its own \
+        softmax. Redraw the data or the scorers' parameters and compare.";
+    type Params = Params;
+    type Output = Scorers;
+
+    fn compute(p: &Params) -> Scorers {
+        compute(p.n.max(1), p.d.max(1), p.h.max(1), p.seed, p.wseed)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<ScorersDemo>();
 
 pub const SCORERS: [&str; 4] = ["dot qᵀk", "scaled dot qᵀk/√d", "general qᵀWk", "additive wᵥᵀtanh(W_q q + W_k k)"];
 
@@ -53,21 +81,6 @@ pub fn compute(n: usize, d: usize, h: usize, seed: u32, wseed: u32) -> Scorers {
     }
 }
 
-pub fn from_values(v: &Values) -> Scorers {
-    let p = |k| v.int(k).max(1) as usize;
-    compute(p("n"), p("d"), p("h"), v.seed("seed"), v.seed("wseed"))
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "scorers",
-    title: "Four ways to score a key",
-    caption: "The same query and keys scored four ways; each set of scores goes through its own softmax. Redraw the data or the scorers' parameters and compare.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `scorers`: the weights of four scoring functions side by side.
@@ -75,12 +88,13 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::from_values;
+    use super::{Demo, Params, ScorersDemo};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(ScorersDemo::compute));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;
@@ -99,11 +113,18 @@ mod view {
             }))
         });
         view! {
-            <canvas node_ref=canvas class="plot" role="img" aria-label="Grouped bar chart: each key's weight under the four scoring functions"></canvas>
+            <canvas node_ref=canvas class="plot" role="img"
+                aria-label="Grouped bar chart: each key's weight under the four scoring functions"></canvas>
             {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
                 "Scores (before the softmax)".into(),
                 std::iter::once("key".to_string()).chain(o.names.iter().map(|n| n.to_string())).collect(),
-                (0..o.keys.len()).map(|i| std::iter::once(format!("k{i}")).chain((0..4).map(|s| format!("{:.4}", o.scores[s][i]))).collect()).collect(),
+                (0..o.keys.len())
+                    .map(|i| {
+                        std::iter::once(format!("k{i}"))
+                            .chain((0..4).map(|s| format!("{:.4}", o.scores[s][i])))
+                            .collect()
+                    })
+                    .collect(),
             )))}
         }
         .into_any()

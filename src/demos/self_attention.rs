@@ -6,28 +6,60 @@
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::positional::sinusoidal;
 use crate::numerics::rng::normal_matrix;
 use crate::numerics::softmax::softmax;
-use crate::state::{Param, Values};
 
-pub static STAGES: &[(&str, &str)] =
-    &[("fixed", "1. fixed attention A X"), ("xx", "2. softmax(X Xᵀ/√d) X"), ("qkv", "3. softmax(Q Kᵀ/√d_k) V")];
+crate::options! {
+    /// The chapter's three stages, from attention that ignores X to learned projections.
+    pub enum Stage {
+        Fixed = ("fixed", "1. fixed attention A X"),
+        Xx = ("xx", "2. softmax(X Xᵀ/√d) X"),
+        Qkv = ("qkv", "3. softmax(Q Kᵀ/√d_k) V"),
+    }
+}
 
-pub static PARAMS: &[Param] = &[
-    Param::choice("stage", "Stage", STAGES, 2),
-    Param::int("n", "Tokens n", 2, MAX as i64, 3),
-    Param::int("d", "Width d", 2, MAX as i64, 4),
-    Param::seed("seed", "Input X", 1),
-    // X as typed into the page's cells; empty: X is drawn from the seed.
-    Param::cells("x", "Typed X", MAX, MAX, X_LIMIT),
-    Param::seed("wseed", "Weights", 2),
-    Param::boolean("causal", "Causal mask", false),
-    Param::boolean("shuffle", "Shuffle the tokens", false),
-    Param::boolean("pe", "Add positional encodings", false),
-];
+crate::params! {
+    pub struct Params {
+        stage: Stage = Param::choice("stage", "Stage", Stage::OPTIONS, 2),
+        n: usize = Param::int("n", "Tokens n", 2, MAX as i64, 3),
+        d: usize = Param::int("d", "Width d", 2, MAX as i64, 4),
+        seed: u32 = Param::seed("seed", "Input X", 1),
+        /// X as typed into the page's cells; empty: X is drawn from the seed.
+        x: Vec<Vec<f64>> = Param::cells("x", "Typed X", MAX, MAX, X_LIMIT),
+        wseed: u32 = Param::seed("wseed", "Weights", 2),
+        causal: bool = Param::boolean("causal", "Causal mask", false),
+        shuffle: bool = Param::boolean("shuffle", "Shuffle the tokens", false),
+        pe: bool = Param::boolean("pe", "Add positional encodings", false),
+    }
+}
+
+pub struct SelfAttentionDemo;
+
+impl Demo for SelfAttentionDemo {
+    const ID: &'static str = "self-attn";
+    const TITLE: &'static str = "Self-attention, one matrix at a time";
+    const CAPTION: &'static str =
+        "Every intermediate of the chosen stage, with its shape. Toggle “shuffle” to feed the \
+        tokens in reverse: the output rows come out reversed too (the check below reads ~0), until positional \
+        encodings are added.";
+    type Params = Params;
+    type Output = SelfAttention;
+
+    fn compute(p: &Params) -> SelfAttention {
+        let size = |k: usize| k.clamp(1, MAX);
+        compute(p.stage, size(p.n), size(p.d), p.seed, &p.x, p.wseed, p.causal, p.shuffle, p.pe)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<SelfAttentionDemo>();
 
 /// The largest |x| a typed cell of X may hold.
 pub const X_LIMIT: f64 = 99.0;
@@ -73,18 +105,23 @@ pub fn shuffled(n: usize) -> Vec<usize> {
     (0..n).rev().collect()
 }
 
-struct Stage {
+struct StageOut {
     out: Array2<f64>,
     shown: Vec<Shown>,
 }
 
-fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>), causal: bool) -> Stage {
+fn run(
+    stage: Stage,
+    x: &Array2<f64>,
+    w: &(Array2<f64>, Array2<f64>, Array2<f64>, Array2<f64>),
+    causal: bool,
+) -> StageOut {
     let (n, d) = x.dim();
     let mask = causal_mask(n);
     let m = causal.then(|| mask.view());
     let sh = |a: &str, b: &str| format!("{a} → {b}");
     match stage {
-        "fixed" => {
+        Stage::Fixed => {
             // A is a constant of the layer (here: softmax of fixed random logits): it does
             // not look at X at all.
             let logits = &w.3;
@@ -95,7 +132,7 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
                 a.row_mut(i).assign(&softmax(masked.view()));
             }
             let out = a.dot(x); // (n, n) x (n, d) -> (n, d)
-            Stage {
+            StageOut {
                 shown: vec![
                     shown("A (fixed)", format!("({n}, {n})"), a.view(), true),
                     shown("A X", sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")), out.view(), false),
@@ -103,9 +140,9 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
                 out,
             }
         }
-        "xx" => {
+        Stage::Xx => {
             let a = attention(x.view(), x.view(), x.view(), m, MaskFill::NegInf, true);
-            Stage {
+            StageOut {
                 shown: vec![
                     shown(
                         "X Xᵀ",
@@ -126,11 +163,11 @@ fn run(stage: &str, x: &Array2<f64>, w: &(Array2<f64>, Array2<f64>, Array2<f64>,
                 out: a.output,
             }
         }
-        _ => {
+        Stage::Qkv => {
             let (q, k, v) = (x.dot(&w.0), x.dot(&w.1), x.dot(&w.2)); // (n, d) x (d, d) -> (n, d)
             let a = attention(q.view(), k.view(), v.view(), m, MaskFill::NegInf, true);
             let proj = sh(&format!("({n}, {d}) × ({d}, {d})"), &format!("({n}, {d})"));
-            Stage {
+            StageOut {
                 shown: vec![
                     shown("W_Q", format!("({d}, {d})"), w.0.view(), false),
                     shown("W_K", format!("({d}, {d})"), w.1.view(), false),
@@ -184,7 +221,7 @@ pub fn input(n: usize, d: usize, seed: u32, typed: &[Vec<f64>]) -> Array2<f64> {
 
 #[allow(clippy::too_many_arguments)]
 pub fn compute(
-    stage: &str,
+    stage: Stage,
     n: usize,
     d: usize,
     seed: u32,
@@ -227,7 +264,7 @@ pub fn compute(
         vec![shown(if pe { "X + PE (input)" } else { "X (input)" }, format!("({n}, {d})"), x.view(), false)];
     matrices.extend(result.shown);
     SelfAttention {
-        stage: stage.to_string(),
+        stage: stage.key().to_string(),
         tokens: order.iter().map(|&i| names[i].to_string()).collect(),
         order,
         matrices,
@@ -237,43 +274,16 @@ pub fn compute(
     }
 }
 
-pub fn from_values(v: &Values) -> SelfAttention {
-    let p = |k| v.int(k).clamp(1, MAX as i64) as usize;
-    // The URL layer has checked the cells already; anything else set in code counts as none.
-    let typed = crate::state::parse_cells(v.text("x"), MAX, MAX, X_LIMIT).unwrap_or_default();
-    compute(
-        v.text("stage"),
-        p("n"),
-        p("d"),
-        v.seed("seed"),
-        &typed,
-        v.seed("wseed"),
-        v.flag("causal"),
-        v.flag("shuffle"),
-        v.flag("pe"),
-    )
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "self-attn",
-    title: "Self-attention, one matrix at a time",
-    caption: "Every intermediate of the chosen stage, with its shape. Toggle “shuffle” to feed the tokens in reverse: the output rows come out reversed too (the check below reads ~0), until positional encodings are added.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `self-attn`: every intermediate matrix of the chosen stage, and the permutation check.
 
     use leptos::prelude::*;
 
-    use super::{from_values, SelfAttention, MAX, X_LIMIT};
+    use super::{Demo, Params, SelfAttention, SelfAttentionDemo, MAX, X_LIMIT};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
-    use crate::state::{fmt_num, format_cells, Value};
+    use crate::state::fmt_num;
 
     fn mat(o: &SelfAttention, i: usize) -> Mat {
         let Some(m) = o.matrices.get(i) else { return Mat::default() };
@@ -286,10 +296,11 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(SelfAttentionDemo::compute));
         let mats = Signal::derive(move || out.with(|o| (0..o.matrices.len()).map(|i| mat(o, i)).collect::<Vec<_>>()));
         view! {
-            {x_editor(ctx, out)}
+            {x_editor(ctx, params, out)}
             <MatrixGrid ctx=ctx mats=mats/>
             <p class="readout">{move || out.with(|o| {
                 let verdict = if o.equivariance_gap < 1e-9 {
@@ -297,9 +308,14 @@ mod view {
                 } else {
                     "not equivariant: the output depends on the positions, not only on the set of tokens"
                 };
-                format!("Permutation check, max |f(P X) − P f(X)| for the reversal P: {} ({verdict}).", crate::numerics::format::num(o.equivariance_gap))
+                format!(
+                    "Permutation check, max |f(P X) − P f(X)| for the reversal P: {} ({verdict}).",
+                    crate::numerics::format::num(o.equivariance_gap)
+                )
             })}</p>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| (0..o.matrices.len()).map(|i| mat_table(&mat(o, i))).collect_view()))}
+            {move || ctx.show_numbers.get().then(|| out.with(|o| {
+                (0..o.matrices.len()).map(|i| mat_table(&mat(o, i))).collect_view()
+            }))}
         }
         .into_any()
     }
@@ -308,7 +324,7 @@ mod view {
     /// (Enter, Tab or leaving the field) replaces that cell, and the whole X then lives in the link;
     /// "Use the seed's X", or a new seed, drops the typed cells. The fields are
     /// never rebuilt, so editing one leaves focus where the keyboard put it.
-    fn x_editor(ctx: DemoCtx, out: Memo<SelfAttention>) -> impl IntoView {
+    fn x_editor(ctx: DemoCtx, params: Memo<Params>, out: Memo<SelfAttention>) -> impl IntoView {
         let error = RwSignal::new(None::<String>);
         let set_cell = move |i: usize, j: usize, raw: String| match raw.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v.abs() <= X_LIMIT => {
@@ -316,7 +332,7 @@ mod view {
                 let mut x = out.with_untracked(|o| o.x.clone());
                 if let Some(cell) = x.get_mut(i).and_then(|r| r.get_mut(j)) {
                     *cell = (v * 100.0).round() / 100.0 + 0.0; // hundredths; + 0.0 turns −0 into 0
-                    ctx.values.update(|vals| vals.set("x", Value::Text(format_cells(&x))));
+                    ctx.set_params::<Params>(|p| p.x = x);
                 }
             }
             _ => error.set(Some(format!(
@@ -326,11 +342,11 @@ mod view {
             ))),
         };
         // A new seed draws a new X: typed cells would hide it, so they go.
-        let seed = Memo::new(move |_| ctx.values.with(|v| v.seed("seed")));
+        let seed = Memo::new(move |_| params.with(|p| p.seed));
         Effect::new(move |prev: Option<u32>| {
             let s = seed.get();
-            if prev.is_some_and(|p| p != s) && ctx.values.with_untracked(|v| !v.text("x").is_empty()) {
-                ctx.values.update(|v| v.set("x", Value::Text(String::new())));
+            if prev.is_some_and(|p| p != s) && !ctx.params_now::<Params>().x.is_empty() {
+                ctx.set_params::<Params>(|p| p.x.clear());
             }
             s
         });
@@ -352,11 +368,16 @@ mod view {
                 })
             })
             .collect();
+        let use_seed = move |_| ctx.set_params::<Params>(|p| p.x.clear());
+        let clip = move || {
+            let (n, d) = shape.get();
+            format!("width: calc(var(--xh) + {d} * var(--xw)); height: calc(var(--xt) + {n} * var(--xr))")
+        };
         view! {
             <div class="x-editor">
                 <p class="x-editor-title">"Input X (one row per token): type in any cell"</p>
                 <div class="x-cells-scroll">
-                    <div class="x-cells-clip" style=move || { let (n, d) = shape.get(); format!("width: calc(var(--xh) + {d} * var(--xw)); height: calc(var(--xt) + {n} * var(--xr))") }>
+                    <div class="x-cells-clip" style=clip>
                         <table class="x-cells">
                             // The corner heads nothing: a plain cell (an empty header confuses screen readers).
                             <tr><td class="x-corner"></td>{col_out.iter().enumerate().map(|(j, &out_j)| view! {
@@ -365,7 +386,9 @@ mod view {
                             {row_out.iter().enumerate().map(|(i, &out_i)| view! {
                                 <tr aria-hidden=move || out_i.get().then_some("true")>
                                     <th scope="row">{format!("t{i}")}</th>
-                                    {col_out.iter().enumerate().map(|(j, &out_j)| { let cell = cells[i * MAX + j]; view! {
+                                    {col_out.iter().enumerate().map(|(j, &out_j)| {
+                                        let cell = cells[i * MAX + j];
+                                        view! {
                                         <td><input type="number" step="0.1" min=-X_LIMIT max=X_LIMIT
                                             aria-label=format!("X row {i} column {j}")
                                             tabindex=move || (out_i.get() || out_j.get()).then_some("-1")
@@ -379,7 +402,7 @@ mod view {
                     </div>
                 </div>
                 {move || out.with(|o| o.typed).then(|| view! {
-                    <button type="button" class="x-reset" on:click=move |_| ctx.values.update(|v| v.set("x", Value::Text(String::new())))>
+                    <button type="button" class="x-reset" on:click=use_seed>
                         "Use the seed's X"
                     </button>
                 })}

@@ -3,15 +3,39 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::positional::{frequency, sinusoidal};
-use crate::state::{Param, Values};
 
-pub static PARAMS: &[Param] = &[
-    Param::log_int("d", "Dimensions d", 8, 512, 64),
-    Param::log_float("base", "Base", 100.0, 100000.0, 10000.0),
-    Param::int("len", "Max length", 16, 128, 64),
-];
+crate::params! {
+    pub struct Params {
+        d: usize = Param::log_int("d", "Dimensions d", 8, 512, 64),
+        base: f64 = Param::log_float("base", "Base", 100.0, 100000.0, 10000.0),
+        len: usize = Param::int("len", "Max length", 16, 128, 64),
+    }
+}
+
+pub struct SinusoidalDemo;
+
+impl Demo for SinusoidalDemo {
+    const ID: &'static str = "sinusoidal";
+    const TITLE: &'static str = "The sinusoidal position table";
+    const CAPTION: &'static str =
+        "Each pair of dimensions is a sine and a cosine of the position at its own frequency, from fast (left) \
+        to very slow (right). The similarity of two positions depends only on how far apart they are.";
+    type Params = Params;
+    type Output = Sinusoidal;
+
+    fn compute(p: &Params) -> Sinusoidal {
+        compute(p.d.max(2), p.base, p.len.max(1))
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<SinusoidalDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sinusoidal {
@@ -29,10 +53,12 @@ pub struct Sinusoidal {
 pub fn compute(d: usize, base: f64, len: usize) -> Sinusoidal {
     let d = d.max(2) & !1; // even: dimensions come in (sin, cos) pairs
     let pe = sinusoidal(len, d, base); // (len, d)
-                                       // PE(p)·PE(q) = Σᵢ cos(ωᵢ (p − q)) (sin a sin b + cos a cos b = cos(a − b)), and cos is even,
-                                       // so it is Σᵢ cos(ωᵢ |p − q|) = PE(|p − q|)·PE(0): the sum of the cosine columns of row
-                                       // |p − q|. One sum per offset instead of the (len, d) x (d, len) product; tests/positional_block.rs
-                                       // checks the result against the dot products, and the browser test recomputes them.
+
+    // PE(p)·PE(q) = Σᵢ cos(ωᵢ (p − q)) (sin a sin b + cos a cos b = cos(a − b)), and cos is even,
+    // so it is Σᵢ cos(ωᵢ |p − q|) = PE(|p − q|)·PE(0): the sum of the cosine columns of row
+    // |p − q|. One sum per offset instead of the (len, d) x (d, len) product;
+    // tests/positional_block.rs checks the result against the dot products, and the browser
+    // test recomputes them.
     let by_offset: Vec<f64> = (0..len).map(|o| (1..d).step_by(2).map(|j| pe[[o, j]]).sum()).collect();
     let sim = ndarray::Array2::from_shape_fn((len, len), |(p, q)| by_offset[p.abs_diff(q)]);
     let columns: Vec<usize> = [0, 2, d / 4, d / 2].iter().map(|&c| c & !1).collect();
@@ -46,20 +72,6 @@ pub fn compute(d: usize, base: f64, len: usize) -> Sinusoidal {
     }
 }
 
-pub fn from_values(v: &Values) -> Sinusoidal {
-    compute(v.int("d").max(2) as usize, v.float("base"), v.int("len").max(1) as usize)
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "sinusoidal",
-    title: "The sinusoidal position table",
-    caption: "Each pair of dimensions is a sine and a cosine of the position at its own frequency, from fast (left) to very slow (right). The similarity of two positions depends only on how far apart they are.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `sinusoidal`: the table, four of its columns, and the similarity of positions.
@@ -68,14 +80,15 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{from_values, Sinusoidal};
+    use super::{Demo, Params, Sinusoidal, SinusoidalDemo};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(SinusoidalDemo::compute));
         let (table, lines, sim) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
         ctx.paint(move |pal| {
             let (t, l, s) = (table.get()?, lines.get()?, sim.get()?);
@@ -134,15 +147,32 @@ mod view {
                 .map(|_| ())
             }))
         });
+        let labels = [
+            "Heatmap of the sinusoidal encoding: positions by dimensions",
+            "Line plot of four dimensions of the encoding against position",
+            "Heatmap of the dot product between the encodings of every two positions",
+        ];
+        let numbers = move || {
+            out.with(|o| {
+                crate::kit::number_table(
+                    "The first 16 positions of the four plotted dimensions".into(),
+                    std::iter::once("position".to_string())
+                        .chain(o.columns.iter().map(|c| format!("dim {c}")))
+                        .collect(),
+                    (0..o.table.len().min(16))
+                        .map(|p| {
+                            let row = o.columns.iter().map(|&c| format!("{:.4}", o.table[p][c]));
+                            std::iter::once(p.to_string()).chain(row).collect()
+                        })
+                        .collect(),
+                )
+            })
+        };
         view! {
-            <canvas node_ref=table class="plot" role="img" aria-label="Heatmap of the sinusoidal encoding: positions by dimensions"></canvas>
-            <canvas node_ref=lines class="plot" role="img" aria-label="Line plot of four dimensions of the encoding against position"></canvas>
-            <canvas node_ref=sim class="plot" role="img" aria-label="Heatmap of the dot product between the encodings of every two positions"></canvas>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
-                "The first 16 positions of the four plotted dimensions".into(),
-                std::iter::once("position".to_string()).chain(o.columns.iter().map(|c| format!("dim {c}"))).collect(),
-                (0..o.table.len().min(16)).map(|p| std::iter::once(p.to_string()).chain(o.columns.iter().map(|&c| format!("{:.4}", o.table[p][c]))).collect()).collect(),
-            )))}
+            <canvas node_ref=table class="plot" role="img" aria-label=labels[0]></canvas>
+            <canvas node_ref=lines class="plot" role="img" aria-label=labels[1]></canvas>
+            <canvas node_ref=sim class="plot" role="img" aria-label=labels[2]></canvas>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

@@ -3,9 +3,8 @@
 
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::window::{first_layer, reachable, receptive_field, window_mask};
-use crate::state::{Param, Values};
 
 pub const WORDS: [&str; 32] = [
     "the", "keeper", "climbed", "the", "tower", "at", "dusk", "and", "lit", "the", "lamp", "so", "that", "ships",
@@ -13,12 +12,39 @@ pub const WORDS: [&str; 32] = [
     "storm", "came", "in",
 ];
 
-pub static PARAMS: &[Param] = &[
-    Param::int("n", "Tokens", 4, 32, 16),
-    Param::int("window", "Window w", 1, 16, 4),
-    Param::int("layers", "Layers stacked", 1, 8, 2),
-    Param::int("query", "Query position", 0, 31, 15),
-];
+crate::params! {
+    pub struct Params {
+        n: usize = Param::int("n", "Tokens", 4, 32, 16),
+        window: usize = Param::int("window", "Window w", 1, 16, 4),
+        layers: usize = Param::int("layers", "Layers stacked", 1, 8, 2),
+        /// 0-based, like every position in the book
+        query: usize = Param::int("query", "Query position", 0, 31, 15),
+    }
+}
+
+pub struct SlidingWindowDemo;
+
+impl Demo for SlidingWindowDemo {
+    const ID: &'static str = "sliding-window";
+    const TITLE: &'static str = "A sliding window, layer on layer";
+    const CAPTION: &'static str =
+        "The first matrix is one layer's mask: each query sees itself and the w − 1 tokens before it. The \
+        second shows what has reached each position after the stacked layers. Below them, the chosen query's \
+        tokens, numbered by the layer at which each first reaches it.";
+    type Params = Params;
+    type Output = SlidingWindow;
+
+    fn compute(p: &Params) -> SlidingWindow {
+        compute(p.n.max(1), p.window.max(1), p.layers.max(1), p.query)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<SlidingWindowDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SlidingWindow {
@@ -59,21 +85,6 @@ pub fn compute(n: usize, w: usize, layers: usize, query: usize) -> SlidingWindow
     }
 }
 
-pub fn from_values(v: &Values) -> SlidingWindow {
-    let c = |k: &str| v.int(k).max(1) as usize;
-    compute(c("n"), c("window"), c("layers"), v.int("query").max(0) as usize)
-}
-
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "sliding-window",
-    title: "A sliding window, layer on layer",
-    caption: "The first matrix is one layer's mask: each query sees itself and the w − 1 tokens before it. The second shows what has reached each position after the stacked layers. Below them, the chosen query's tokens, numbered by the layer at which each first reaches it.",
-    params: PARAMS,
-    data: |v| super::to_json(&from_values(v)),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `sliding-window`: the one-layer mask and the reach after stacked layers as
@@ -81,7 +92,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{from_values, SlidingWindow};
+    use super::{Demo, Params, SlidingWindow, SlidingWindowDemo};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -94,7 +105,8 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(from_values));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(SlidingWindowDemo::compute));
         let grid = Signal::derive(move || {
             out.with(|o| {
                 let (a, b) = mats(o);
@@ -142,17 +154,29 @@ mod view {
                             None => "out of reach at this depth".to_string(),
                         };
                         let layer = l.map(|l| l.to_string()).unwrap_or_default();
-                        view! { <span class=class title=title.clone() aria-label=format!("{t}: {title}")>{t.to_string()}<small>{layer}</small></span> }
+                        let label = format!("{t}: {title}");
+                        view! {
+                            <span class=class title=title aria-label=label>{t.to_string()}<small>{layer}</small></span>
+                        }
                     })
                     .collect_view()
             })
         };
+        let key = "Rows are queries, columns are keys. Yellow (1): in the mask, the query may attend to the key; in \
+            the second matrix, information from the key has reached the query. Dark (0): it may not, or has not.";
+        let strip_label = "The query's tokens, each numbered by the layer at which it first reaches the query";
+        let numbers = move || {
+            out.with(|o| {
+                let (a, b) = mats(o);
+                view! { {mat_table(&a)} {mat_table(&b)} }
+            })
+        };
         view! {
             <MatrixGrid ctx=ctx mats=grid/>
-            <p class="muted">"Rows are queries, columns are keys. Yellow (1): in the mask, the query may attend to the key; in the second matrix, information from the key has reached the query. Dark (0): it may not, or has not."</p>
+            <p class="muted">{key}</p>
             <p class="readout" role="status">{readout}</p>
-            <div class="token-strip" aria-label="The query's tokens, each numbered by the layer at which it first reaches the query">{strip}</div>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
+            <div class="token-strip" aria-label=strip_label>{strip}</div>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

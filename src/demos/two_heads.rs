@@ -6,17 +6,43 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::DemoSpec;
+use super::{spec, Demo, DemoSpec};
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
-use crate::state::Param;
 
 pub const TOKENS: [&str; 6] = ["the", "cat", "sat", "on", "the", "mat"];
 const VOCAB: [&str; 5] = ["the", "cat", "sat", "on", "mat"];
 const N: usize = 6;
 const D: usize = N + VOCAB.len();
 
-pub static PARAMS: &[Param] =
-    &[Param::float("beta", "Sharpness β", 0.0, 12.0, 0.5, 6.0), Param::boolean("causal", "Causal mask", true)];
+crate::params! {
+    pub struct Params {
+        beta: f64 = Param::float("beta", "Sharpness β", 0.0, 12.0, 0.5, 6.0),
+        causal: bool = Param::boolean("causal", "Causal mask", true),
+    }
+}
+
+pub struct TwoHeadsDemo;
+
+impl Demo for TwoHeadsDemo {
+    const ID: &'static str = "two-heads";
+    const TITLE: &'static str = "Two heads, two relations";
+    const CAPTION: &'static str =
+        "Head A was built to look at the previous token, head B at earlier copies of the same word. The same \
+        input, two different attention patterns: that is what several heads buy.";
+    type Params = Params;
+    type Output = TwoHeads;
+
+    fn compute(p: &Params) -> TwoHeads {
+        compute(p.beta, p.causal)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<TwoHeadsDemo>();
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TwoHeads {
@@ -40,7 +66,8 @@ pub fn embeddings() -> Array2<f64> {
 pub fn compute(beta: f64, causal: bool) -> TwoHeads {
     let x = embeddings();
     let scale = beta * (D as f64).sqrt(); // attention divides by √d_k; undo it so β is the score
-                                          // Head A: W_Q keeps the position part, W_K shifts it by one: key j is e_(j+1).
+
+    // Head A: W_Q keeps the position part, W_K shifts it by one: key j is e_(j+1).
     let wq_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r { scale } else { 0.0 });
     let wk_a = Array2::from_shape_fn((D, D), |(r, c)| if r < N && c == r + 1 && c < N { 1.0 } else { 0.0 });
     // Head B: both keep the word part.
@@ -55,23 +82,13 @@ pub fn compute(beta: f64, causal: bool) -> TwoHeads {
     TwoHeads { tokens: TOKENS.to_vec(), previous_token: rows(&a.weights), same_word: rows(&b.weights) }
 }
 
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "two-heads",
-    title: "Two heads, two relations",
-    caption: "Head A was built to look at the previous token, head B at earlier copies of the same word. The same input, two different attention patterns: that is what several heads buy.",
-    params: PARAMS,
-    data: |v| super::to_json(&compute(v.float("beta"), v.flag("causal"))),
-    #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `two-heads`: the previous-token head and the same-word head.
 
     use leptos::prelude::*;
 
-    use super::{compute, TwoHeads};
+    use super::{Demo, Params, TwoHeads, TwoHeadsDemo};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -83,13 +100,20 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let out = Memo::new(move |_| ctx.values.with(|v| compute(v.float("beta"), v.flag("causal"))));
+        let params = ctx.params::<Params>();
+        let out = Memo::new(move |_| params.with(TwoHeadsDemo::compute));
         let a = Signal::derive(move || out.with(|o| mats(o).0));
         let b = Signal::derive(move || out.with(|o| mats(o).1));
+        let numbers = move || {
+            out.with(|o| {
+                let (a, b) = mats(o);
+                view! { {mat_table(&a)} {mat_table(&b)} }
+            })
+        };
         view! {
             <MatrixGrid ctx=ctx mats=Signal::derive(move || vec![a.get(), b.get()])/>
             <p class="muted">"Rows: queries. Columns: keys."</p>
-            {move || ctx.show_numbers.get().then(|| out.with(|o| { let (a, b) = mats(o); view! { {mat_table(&a)} {mat_table(&b)} } }))}
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

@@ -2,37 +2,64 @@
 //! are to each other (chapter "positional"). The table is read from the model file in the
 //! browser; `data` returns the inputs and the view adds the computed numbers.
 
-use super::DemoSpec;
-use crate::state::{Param, Values};
+use serde::Serialize;
 
-pub static MODELS: &[(&str, &str)] =
-    &[("stories", "Pet stories (128 positions, width 128)"), ("induction", "Induction (64 positions, width 64)")];
+use super::{spec, Demo, DemoSpec};
 
-pub static PARAMS: &[Param] =
-    &[Param::choice("model", "Model", MODELS, 0), Param::int("offset", "Offset between positions", 1, 100, 30)];
-
-/// The offsets whose mean similarity the readout quotes (the chosen one is clamped to P − 1).
-pub fn offset(v: &Values, positions: usize) -> usize {
-    (v.int("offset").max(1) as usize).min(positions.saturating_sub(1).max(1))
+crate::options! {
+    /// The bundled models (the URL value is the model's folder under `/models/`).
+    pub enum Model {
+        Stories = ("stories", "Pet stories (128 positions, width 128)"),
+        Induction = ("induction", "Induction (64 positions, width 64)"),
+    }
 }
 
-fn data(v: &Values) -> Result<serde_json::Value, String> {
-    Ok(serde_json::json!({
-        "model": v.text("model"),
-        "offset": v.int("offset"),
-        "note": "The table is read from the model file in the browser; the page's Download data adds it.",
-    }))
+crate::params! {
+    pub struct Params {
+        model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
+        /// the distance between positions whose mean similarity the readout quotes
+        offset: usize = Param::int("offset", "Offset between positions", 1, 100, 30),
+    }
 }
 
-pub static SPEC: DemoSpec = DemoSpec {
-    id: "wpe",
-    title: "A learned position table",
-    caption: "The wpe table of a small GPT-2 trained for this book: one learned vector per position (the first map), and the cosine similarity of every pair of positions (the second).",
-    params: PARAMS,
-    data,
+pub struct WpeDemo;
+
+impl Demo for WpeDemo {
+    const ID: &'static str = "wpe";
+    const TITLE: &'static str = "A learned position table";
+    const CAPTION: &'static str = "The wpe table of a small GPT-2 trained for this book: one learned vector per \
+        position (the first map), and the cosine similarity of every pair of positions (the second).";
+    type Params = Params;
+    /// The table is read from the model file in the view: without it, which model and offset.
+    type Output = Inputs;
+
+    fn compute(p: &Params) -> Inputs {
+        Inputs {
+            model: p.model.key(),
+            offset: p.offset,
+            note: "The table is read from the model file in the browser; the page's Download data adds it.",
+        }
+    }
+
     #[cfg(target_arch = "wasm32")]
-    view: view::view,
-};
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<WpeDemo>();
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inputs {
+    pub model: &'static str,
+    pub offset: usize,
+    pub note: &'static str,
+}
+
+/// The offset whose mean similarity the readout quotes: the chosen one, clamped to P − 1.
+pub fn offset(chosen: usize, positions: usize) -> usize {
+    chosen.max(1).min(positions.saturating_sub(1).max(1))
+}
 
 #[cfg(target_arch = "wasm32")]
 mod view {
@@ -45,7 +72,7 @@ mod view {
     use leptos::prelude::*;
     use ndarray::Array2;
 
-    use super::offset;
+    use super::{offset, Params};
     use crate::formats::safetensors::SafeTensors;
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, fit_canvas};
@@ -77,15 +104,18 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
+        let params = ctx.params::<Params>();
         let table = RwSignal::new(None::<Arc<Table>>);
-        let model = Memo::new(move |_| ctx.values.with(|v| v.text("model").to_string()));
+        let model = Memo::new(move |_| params.with(|p| p.model));
         Effect::new(move |_| {
             let name = model.get();
             table.set(None);
             leptos::task::spawn_local(async move {
-                match fetch_wpe(&name).await {
+                match fetch_wpe(name.key()).await {
                     Ok(t) => {
-                        ctx.computed.set(Some(serde_json::json!({ "wpe": t.wpe.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>(), "mean_cosine_by_offset": t.by_offset })));
+                        let wpe: Vec<Vec<f64>> = t.wpe.rows().into_iter().map(|r| r.to_vec()).collect();
+                        let out = serde_json::json!({ "wpe": wpe, "mean_cosine_by_offset": t.by_offset });
+                        ctx.computed.set(Some(out));
                         table.set(Some(Arc::new(t)));
                     }
                     Err(e) => ctx.error.set(Some(format!("Could not read the model's position table: {e}"))),
@@ -98,7 +128,7 @@ mod view {
         ctx.paint(move |pal| {
             let (l, r) = (left.get()?, right.get()?);
             let pal = *pal;
-            let k = ctx.values.with(|v| v.int("offset"));
+            let k = params.with(|p| p.offset);
             Some(table.with(|t| {
                 let Some(t) = t.as_ref() else { return Ok(()) };
                 let (p, d) = t.wpe.dim();
@@ -150,7 +180,7 @@ mod view {
                     },
                 )?;
                 // Mark the diagonal q = p + offset, whose mean the readout gives.
-                let k = (k.max(1) as usize).min(p - 1) as f64;
+                let k = k.max(1).min(p - 1) as f64;
                 let (cw, ch) = (rect.w / p as f64, rect.h / p as f64);
                 let g = crate::kit::plot::heatmap::context(&r)?;
                 g.set_stroke_style_str(&crate::kit::plot::interned::rgb(pal.orange));
@@ -166,9 +196,10 @@ mod view {
             table.with(|t| {
                 let t = t.as_ref()?;
                 let p = t.wpe.nrows();
-                let k = ctx.values.with(|v| offset(v, p));
+                let k = offset(params.with(|q| q.offset), p);
                 Some(format!(
-                    "{p} positions × {} dimensions. Mean cosine similarity of positions 1 apart: {:.2}; {k} apart: {:.2}.",
+                    "{p} positions × {} dimensions. Mean cosine similarity of positions 1 apart: {:.2}; {k} apart: \
+                     {:.2}.",
                     t.wpe.ncols(),
                     t.by_offset[1],
                     t.by_offset[k]
@@ -177,8 +208,10 @@ mod view {
         };
         view! {
             <div class="plot-row">
-                <canvas node_ref=left class="plot" role="img" aria-label="Heatmap of the learned position table: position against dimension"></canvas>
-                <canvas node_ref=right class="plot" role="img" aria-label="Heatmap of the cosine similarity between every two positions"></canvas>
+                <canvas node_ref=left class="plot" role="img"
+                    aria-label="Heatmap of the learned position table: position against dimension"></canvas>
+                <canvas node_ref=right class="plot" role="img"
+                    aria-label="Heatmap of the cosine similarity between every two positions"></canvas>
             </div>
             <p class="readout">{move || readout().unwrap_or_else(|| "Reading the model's position table…".into())}</p>
         }

@@ -42,7 +42,11 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn verify(name: &str, bytes: &[u8], want: &FileCheck) -> Result<(), String> {
     let size = bytes.len() as u64;
     if size != want.size {
-        return Err(format!("{name} is {size} bytes, but the pinned file is {} bytes: the download is incomplete or it is a different file", want.size));
+        return Err(format!(
+            "{name} is {size} bytes, but the pinned file is {} bytes: \
+             the download is incomplete or it is a different file",
+            want.size
+        ));
     }
     let got = sha256_hex(bytes);
     if got != want.sha256 {

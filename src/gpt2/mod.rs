@@ -8,7 +8,9 @@
 //! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
 //! - `engine`: that forward pass on the CPU or on the GPU, one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
-//! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
+//! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's);
+//! - `session`: a loaded model answering the page's questions, and `protocol`, those questions
+//!   and answers as the compute worker's messages (the packed attention buffer included).
 //!
 //! Everything here builds and is tested natively (`tests/gpt2_*.rs`); the browser runs the same
 //! code in a Web Worker.
@@ -21,6 +23,7 @@ pub mod gpu;
 pub mod manifest;
 pub mod model;
 pub mod ops;
+pub mod protocol;
 pub mod sample;
 pub mod session;
 pub mod tokenizer;

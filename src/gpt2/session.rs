@@ -1,17 +1,13 @@
-//! What the page asks of a loaded model, and the answers, DOM-free: the Web Worker is a thin
-//! shell around a `Session`, and the same code runs in the native tests.
-//!
-//! The messages are JSON (`Request`, `Reply`); attention weights travel beside the JSON as one
-//! flat f32 buffer, (layers sent, H, T, T) in row-major order.
+//! A loaded model answering the page's questions, DOM-free: the Web Worker is a thin shell
+//! around a `Session` (the messages are in `protocol`), and the same code runs in the native
+//! tests.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
-
 use super::engine::{Cache, Engine, EngineError};
 use super::gpu::GpuGpt2;
-use super::manifest::Manifest;
+use super::protocol::{Analysis, Attention, Candidate, HeadQkv, Query, Reply, Source, Token};
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
 use crate::gpu::{Gpu, GpuError};
@@ -21,219 +17,6 @@ use crate::numerics::rng::Rng;
 /// every layer's weights shrunk to at most THUMBNAIL × THUMBNAIL per head for the model view.
 pub const ALL_LAYERS_LIMIT: usize = 4 << 20;
 pub const THUMBNAIL: usize = 64;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Request {
-    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`),
-    /// check them against `expect` when given, and keep them in the browser's Cache Storage
-    /// when `cache` is set. With `only_cached`, load only if cached, else reply `NotCached`.
-    Load {
-        name: String,
-        base: String,
-        #[serde(default)]
-        expect: Option<Manifest>,
-        #[serde(default)]
-        cache: bool,
-        #[serde(default)]
-        only_cached: bool,
-    },
-    /// A model from local files: `config` is config.json's text; the safetensors bytes travel
-    /// beside the JSON as an ArrayBuffer.
-    LoadBytes {
-        name: String,
-        config: String,
-    },
-    /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
-    /// on purpose, to show the fallback (tests only).
-    Backend {
-        choice: BackendChoice,
-        #[serde(default)]
-        fault: bool,
-    },
-    Analyze(Query),
-    /// Append `steps` sampled tokens to the prompt, one reply per token.
-    Generate {
-        query: Query,
-        steps: usize,
-    },
-    /// Stop the generation in progress after the current token.
-    Stop,
-    /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
-    /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
-    AttentionBench {
-        id: u64,
-        n: usize,
-        d: usize,
-    },
-    /// One head's queries, keys and values for a prompt (CPU), for the Linformer demo.
-    HeadQkv {
-        id: u64,
-        prompt: String,
-        layer: usize,
-        head: usize,
-    },
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Query {
-    pub id: u64,
-    pub prompt: String,
-    /// The layer whose weights are sent when not all of them fit.
-    pub layer: usize,
-    pub ablate: Vec<(usize, usize)>,
-    pub temperature: f32,
-    pub top_k: usize,
-    pub top_p: f32,
-    pub seed: u32,
-    /// How many next-token candidates to report.
-    pub top: usize,
-}
-
-impl Query {
-    pub fn sampling(&self) -> Sampling {
-        Sampling { temperature: self.temperature, top_k: self.top_k, top_p: self.top_p }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Token {
-    pub id: u32,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Candidate {
-    pub id: u32,
-    pub text: String,
-    /// Probability under the sampling settings (temperature, top-k, top-p; τ = 1 when greedy).
-    pub prob: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Analysis {
-    pub id: u64,
-    pub tokens: Vec<Token>,
-    /// Tokens cut from the front of the prompt to fit the window.
-    pub dropped: usize,
-    pub n_layer: usize,
-    pub n_head: usize,
-    /// The layers whose weights are in the buffer, in order.
-    pub layers: Vec<usize>,
-    /// When not every layer fits: the side of the thumbnails that follow them in the buffer,
-    /// (L, H, thumb_rows, thumb_cols), for the model view. 0 when absent.
-    #[serde(default)]
-    pub thumb_rows: usize,
-    #[serde(default)]
-    pub thumb_cols: usize,
-    /// Next-token candidates with the ablation applied.
-    pub next: Vec<Candidate>,
-    /// The same without ablation (present only when heads are ablated).
-    pub baseline: Option<Vec<Candidate>>,
-    /// Time the worker spent on this analysis (set by the worker; for the benchmark).
-    #[serde(default)]
-    pub compute_ms: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Reply {
-    /// The worker is listening (messages sent before this would be lost).
-    Ready,
-    /// `phase`: "download", "cache" (reading the stored copy), "verify" or "parse".
-    Progress {
-        phase: String,
-        loaded: u64,
-        total: Option<u64>,
-    },
-    /// `source`: "network", "network-stored" (and kept in Cache Storage), "network-unstored"
-    /// (the browser refused to keep it), "cache" or "file".
-    Loaded {
-        name: String,
-        source: String,
-        n_layer: usize,
-        n_head: usize,
-        n_embd: usize,
-        n_positions: usize,
-        params: usize,
-    },
-    /// The model is not in the browser's cache (answer to `only_cached`).
-    NotCached {
-        name: String,
-        size: Option<u64>,
-    },
-    Analysis(Analysis),
-    /// One sampled token, and the whole continuation so far decoded as text (a token may end
-    /// inside a UTF-8 character; the text is exact once the character is complete).
-    Generated {
-        id: u64,
-        token: Token,
-        text: String,
-        done: bool,
-    },
-    /// A generation ended early because the page asked (`Stop`).
-    Stopped {
-        id: u64,
-    },
-    Error {
-        id: Option<u64>,
-        message: String,
-    },
-    /// What runs the model now: `backend` "webgpu" or "cpu"; `detail` the adapter's name or why
-    /// the CPU; `notice` set when a GPU failure just moved the model to the CPU.
-    Backend {
-        backend: String,
-        detail: String,
-        notice: Option<String>,
-    },
-    AttentionBench {
-        id: u64,
-        row: crate::gpu::bench::AttentionRow,
-    },
-    HeadQkv(HeadQkv),
-}
-
-/// One head's Q, K and V for a prompt: (T, d) each, row-major.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HeadQkv {
-    pub id: u64,
-    pub tokens: Vec<Token>,
-    pub layer: usize,
-    pub head: usize,
-    pub d: usize,
-    pub q: Vec<f32>,
-    pub k: Vec<f32>,
-    pub v: Vec<f32>,
-}
-
-/// The reader's choice of backend (part of the demo's URL state).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackendChoice {
-    /// WebGPU when an adapter exists and passes the self-test, else the CPU.
-    #[default]
-    Auto,
-    Webgpu,
-    Cpu,
-}
-
-impl BackendChoice {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "auto" => Some(BackendChoice::Auto),
-            "webgpu" => Some(BackendChoice::Webgpu),
-            "cpu" => Some(BackendChoice::Cpu),
-            _ => None,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendChoice::Auto => "auto",
-            BackendChoice::Webgpu => "webgpu",
-            BackendChoice::Cpu => "cpu",
-        }
-    }
-}
 
 /// Largest difference allowed between the GPU's and the CPU's logits in the self-test, relative
 /// to the largest logit (f32 sums in another order: ~1e-5 seen on lavapipe and SwiftShader).
@@ -263,11 +46,11 @@ impl Session {
         &self.model.config
     }
 
-    pub fn loaded(&self, name: &str, source: &str) -> Reply {
+    pub fn loaded(&self, name: &str, source: Source) -> Reply {
         let c = self.config();
         Reply::Loaded {
             name: name.into(),
-            source: source.into(),
+            source,
             n_layer: c.n_layer,
             n_head: c.n_head,
             n_embd: c.n_embd,
@@ -406,8 +189,9 @@ impl Session {
     }
 
     /// Runs the prompt once with the ablation (and once without, if any heads are ablated) and
-    /// returns the tokens, the next-token candidates and the attention weights (flat).
-    pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Vec<f32>), RunError> {
+    /// returns the tokens and the next-token candidates, and the attention weights (the
+    /// analysis holds their layout; the buffer travels beside it).
+    pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
         let cfg = self.config();
         let (ids, dropped) = self.tokens(&q.prompt);
         let t = ids.len();
@@ -424,19 +208,7 @@ impl Session {
             let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(self.candidates(plain.logits.row(0), q))
         };
-        let mut layers = Vec::new();
-        let mut weights = Vec::new();
-        for (l, a) in out.attentions.iter().enumerate() {
-            if let Some(a) = a {
-                layers.push(l);
-                weights.extend(a.iter());
-            }
-        }
-        let (mut thumb_rows, mut thumb_cols) = (0, 0);
-        for th in &out.thumbnails {
-            (thumb_rows, thumb_cols) = (th.dim().1, th.dim().2);
-            weights.extend(th.iter());
-        }
+        let attention = Attention::encode(cfg.n_layer, cfg.n_head, t, &out.attentions, &out.thumbnails);
         let tokens = ids.iter().map(|&id| self.token(id)).collect();
         let analysis = Analysis {
             id: q.id,
@@ -444,14 +216,12 @@ impl Session {
             dropped,
             n_layer: cfg.n_layer,
             n_head: cfg.n_head,
-            layers,
-            thumb_rows,
-            thumb_cols,
+            attention: attention.layout().clone(),
             next,
             baseline,
             compute_ms: 0.0,
         };
-        Ok((analysis, weights))
+        Ok((analysis, attention))
     }
 
     /// One head's Q, K and V for `prompt` (cut to the window like every prompt), on the CPU.

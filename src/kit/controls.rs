@@ -97,7 +97,11 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            let x = if log { (fmin.ln() + p / LOG_STEPS * (fmax.ln() - fmin.ln())).exp().round() } else { p };
+                            let x = if log {
+                                (fmin.ln() + p / LOG_STEPS * (fmax.ln() - fmin.ln())).exp().round()
+                            } else {
+                                p
+                            };
                             set(Value::Int(x as i64));
                         }
                     } />
@@ -145,7 +149,8 @@ pub fn Control(
         <div class="control">
             <label for=label_id>
                 <span class="label">{param.label}</span>
-                {(!matches!(param.kind, Kind::Choice { .. } | Kind::Text { .. })).then(|| view! { <output class="value">{shown}</output> })}
+                {(!matches!(param.kind, Kind::Choice { .. } | Kind::Text { .. }))
+                    .then(|| view! { <output class="value">{shown}</output> })}
             </label>
             {widget}
         </div>

@@ -57,7 +57,11 @@ pub fn MatrixGrid(
     let label = move || {
         mats.with(|ms| format!("Matrices: {}", ms.iter().map(|m| m.title.as_str()).collect::<Vec<_>>().join("; ")))
     };
-    view! { <div class="matrix-clip" node_ref=clip><canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas></div> }
+    view! {
+        <div class="matrix-clip" node_ref=clip>
+            <canvas node_ref=canvas class="plot matrix" role="img" aria-label=label></canvas>
+        </div>
+    }
 }
 
 /// Most cells a grid prints values into (the default self-attention stage has 144).
@@ -100,8 +104,9 @@ fn draw_grid(
     let (k, w, heights) = layout(f.w as f64 / f.scale);
     let ctx = crate::kit::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
-    ctx.fill_rect(0.0, 0.0, f.w as f64, c.height() as f64); // all of it: the part below f.h too
-                                                            // Printed values cost a fillText each: only for grids small enough to stay under a frame.
+    // All of it: the part below f.h too.
+    ctx.fill_rect(0.0, 0.0, f.w as f64, c.height() as f64);
+    // Printed values cost a fillText each: only for grids small enough to stay under a frame.
     let annotate = ms
         .iter()
         .map(|m| {

@@ -1,5 +1,6 @@
 //! The kit every demo's view is built from (wasm only): the context a view receives, controls,
-//! canvas plots, matrix grids, number tables, the theme and browser glue. It knows no demo.
+//! canvas plots, matrix grids, number tables, the theme, browser glue and the compute worker's
+//! client. It knows no demo.
 pub mod browser;
 pub mod controls;
 pub mod ctx;
@@ -8,6 +9,7 @@ pub mod plot;
 pub mod seq2seq_models;
 pub mod table;
 pub mod theme;
+pub mod worker;
 
 pub use ctx::DemoCtx;
 pub use table::{f4, number_table};

@@ -12,7 +12,10 @@ pub fn number_table(caption: String, head: Vec<String>, rows: Vec<Vec<String>>) 
                 <caption>{caption}</caption>
                 <thead><tr>{head.into_iter().map(|h| view! { <th scope="col">{h}</th> }).collect_view()}</tr></thead>
                 <tbody>
-                    {rows.into_iter().map(|r| view! { <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr> }).collect_view()}
+                    {rows
+                        .into_iter()
+                        .map(|r| view! { <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr> })
+                        .collect_view()}
                 </tbody>
             </table>
         </div>

@@ -106,7 +106,8 @@ pub fn run_layers(x0: &Array2<f64>, weights: &[LayerWeights], parts: BlockParts)
         x = if parts.residual { &x + &a } else { a };
         if parts.ffn {
             let h = norm(&x);
-            let f = ffn(&h, &w.w1, &Array1::zeros(4 * d), &w.w2, &Array1::zeros(d), gelu); // (n, d) -> (n, 4d) -> (n, d)
+            // (n, d) -> (n, 4d) -> (n, d)
+            let f = ffn(&h, &w.w1, &Array1::zeros(4 * d), &w.w2, &Array1::zeros(d), gelu);
             x = if parts.residual { &x + &f } else { f };
         }
         out.push(spread(&x));

@@ -69,7 +69,8 @@ impl F4 {
     pub unsafe fn load_splat(p: *const f32) -> F4 {
         F4([unsafe { *p }; 4])
     }
-    #[allow(clippy::should_implement_trait)] // the same methods as the wasm32 version, whose `add` cannot be an operator
+    // The same methods as the wasm32 version, whose `add` cannot be an operator.
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, a: F4) -> F4 {
         F4(std::array::from_fn(|l| self.0[l] + a.0[l]))
     }

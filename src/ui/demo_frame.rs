@@ -149,13 +149,19 @@ pub fn DemoFrame(
                 (!ns.is_empty()).then(|| view! {
                     <div class="notice url-notice" role="status">
                         <ul>{ns.iter().map(|n| view! { <li>{n.message()}</li> }).collect_view()}</ul>
-                        <button type="button" class="dismiss" on:click=move |_| notices.set(Vec::new())>"Dismiss"</button>
+                        <button type="button" class="dismiss" on:click=move |_| notices.set(Vec::new())>
+                            "Dismiss"
+                        </button>
                     </div>
                 })
             }}
             <div class="demo-body">
                 <div class="controls">
-                    {spec.params.iter().map(|p| view! { <Control demo_id=spec.id param=p values=values int_max=ctx.int_max /> }).collect_view()}
+                    {spec
+                        .params
+                        .iter()
+                        .map(|p| view! { <Control demo_id=spec.id param=p values=values int_max=ctx.int_max /> })
+                        .collect_view()}
                 </div>
                 <div class="demo-view">
                     {move || ctx.error.get().map(|e| view! { <div class="notice error" role="alert">{e}</div> })}
@@ -168,7 +174,12 @@ pub fn DemoFrame(
                 <label class="link-box">
                     <span>{what}</span>
                     <input type="text" readonly class="link-field" prop:value=url
-                        on:focus=move |ev| { if let Some(t) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) { t.select(); } } />
+                        on:focus=move |ev| {
+                            let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+                            if let Some(t) = input {
+                                t.select();
+                            }
+                        } />
                 </label>
             })}
         </section>

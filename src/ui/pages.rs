@@ -193,11 +193,14 @@ pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoV
                             <li class:here=here class:read=read>
                                 <a href=format!("/{}/", c.slug) aria-current=here.then_some("page")>{c.title}</a>
                                 {here.then(|| view! { <span class="tag here-tag">"you are here"</span> })}
-                                {(read && !here).then(|| view! { <span class="tag read-tag" title="read to the end">"✓ read"</span> })}
+                                {(read && !here).then(|| view! {
+                                    <span class="tag read-tag" title="read to the end">"✓ read"</span>
+                                })}
                             </li>
                         }.into_any()
                     } else {
-                        view! { <li class="coming"><span>{c.title}</span> <span class="tag">"coming"</span></li> }.into_any()
+                        view! { <li class="coming"><span>{c.title}</span> <span class="tag">"coming"</span></li> }
+                            .into_any()
                     }
                 }).collect_view()}
             </ol>
@@ -303,16 +306,23 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
         .iter()
         .map(|seg| match *seg {
             Segment::Html(h) => view! { <div class="prose" inner_html=h></div> }.into_any(),
-            Segment::Demo(id) => match mounted.iter_mut().find(|m| m.as_ref().is_some_and(|m| m.spec.id == id)).and_then(Option::take) {
-                Some(m) => view! { <DemoFrame spec=m.spec values=m.values notices=m.notices home=home /> }.into_any(),
-                None => view! {
-                    <div class="notice error demo-missing" role="note">
-                        {format!("The demo \"{id}\" is not available in this version of the book.")}
-                    </div>
+            Segment::Demo(id) => {
+                match mounted.iter_mut().find(|m| m.as_ref().is_some_and(|m| m.spec.id == id)).and_then(Option::take) {
+                    Some(m) => {
+                        view! { <DemoFrame spec=m.spec values=m.values notices=m.notices home=home /> }.into_any()
+                    }
+                    None => view! {
+                        <div class="notice error demo-missing" role="note">
+                            {format!("The demo \"{id}\" is not available in this version of the book.")}
+                        </div>
+                    }
+                    .into_any(),
                 }
-                .into_any(),
-            },
-            Segment::Bad(msg) => view! { <div class="notice error" role="note">{format!("A demo could not be placed here: {msg}.")}</div> }.into_any(),
+            }
+            Segment::Bad(msg) => view! {
+                <div class="notice error" role="note">{format!("A demo could not be placed here: {msg}.")}</div>
+            }
+            .into_any(),
         })
         .collect_view();
     let (prev, next) = chapters::neighbours(index);
@@ -345,9 +355,13 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
                 {notice_box(stray)}
                 {body}
                 <nav class="chapter-nav" aria-label="Chapters" node_ref=end>
-                    {prev.map(|c| view! { <a class="prev" rel="prev" href=format!("/{}/", c.slug)>{format!("← {}", c.title)}</a> })}
+                    {prev.map(|c| view! {
+                        <a class="prev" rel="prev" href=format!("/{}/", c.slug)>{format!("← {}", c.title)}</a>
+                    })}
                     <span class="spacer"></span>
-                    {next.map(|c| view! { <a class="next" rel="next" href=format!("/{}/", c.slug)>{format!("{} →", c.title)}</a> })}
+                    {next.map(|c| view! {
+                        <a class="next" rel="next" href=format!("/{}/", c.slug)>{format!("{} →", c.title)}</a>
+                    })}
                 </nav>
                 <p class="keys-hint">"Tip: the ← and → keys move between chapters."</p>
             </main>
@@ -397,7 +411,9 @@ fn embed_page(search: &str) -> impl IntoView {
         <main class="embed-page">
             {notice_box(stray)}
             <DemoFrame spec=m.spec values=m.values notices=m.notices home=home />
-            <p class="embed-credit"><a href=format!("/{chapter_slug}/#{}", spec.id) target="_blank">"Open in Attention, live ↗"</a></p>
+            <p class="embed-credit">
+                <a href=format!("/{chapter_slug}/#{}", spec.id) target="_blank">"Open in Attention, live ↗"</a>
+            </p>
         </main>
     }
     .into_any()

@@ -3,7 +3,7 @@
 //! the page sends, and the view adds the worker's answer to "Download data".
 
 use super::{spec, to_json, Demo, DemoSpec};
-use crate::gpt2::session::{BackendChoice, Candidate, Query};
+use crate::gpt2::protocol::{BackendChoice, Candidate, Query};
 
 pub mod status;
 
@@ -30,7 +30,7 @@ impl Model {
 }
 
 crate::options! {
-    /// Where the model runs (`gpt2::session::BackendChoice`).
+    /// Where the model runs (`gpt2::protocol::BackendChoice`).
     pub enum RunsOn {
         Auto = ("auto", "Automatic: WebGPU if this browser has it"),
         Webgpu = ("webgpu", "WebGPU (GPU)"),

@@ -3,7 +3,7 @@
 //! answers are still wanted ([`Asked`]) and the status line's wording.
 
 use super::{model_base, Model};
-use crate::gpt2::session::{Reply, Request};
+use crate::gpt2::protocol::{Phase, Reply, Request, Source};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -11,7 +11,7 @@ pub enum Status {
     Loading {
         /// the model's name as the page sent it (`Model::key`)
         name: String,
-        phase: String,
+        phase: Phase,
         loaded: u64,
         total: Option<u64>,
         /// when the current phase's first progress arrived (ms), for the rate
@@ -30,7 +30,7 @@ pub enum Status {
     NeedUrl,
     Ready {
         name: String,
-        source: String,
+        source: Source,
         n_layer: usize,
         n_head: usize,
         n_positions: usize,
@@ -66,8 +66,14 @@ pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
                 let since = since.filter(|_| was == phase).unwrap_or(now_ms);
                 let secs = (now_ms - since) / 1e3;
                 let rate = (secs > 0.2).then(|| *loaded as f64 / secs);
-                let (name, phase) = (name.clone(), phase.clone());
-                Status::Loading { name, phase, loaded: *loaded, total: *total, since: Some(since), rate }
+                Status::Loading {
+                    name: name.clone(),
+                    phase: *phase,
+                    loaded: *loaded,
+                    total: *total,
+                    since: Some(since),
+                    rate,
+                }
             }
             _ => status.clone(),
         },
@@ -77,24 +83,27 @@ pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
         Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. }) if !stale(name) => {
             Status::Ready {
                 name: name.clone(),
-                source: source.clone(),
+                source: *source,
                 n_layer: *n_layer,
                 n_head: *n_head,
                 n_positions: *n_positions,
                 params: *params,
             }
         }
-        // An error without a request id is about the model (loading it, or the worker itself).
-        Event::Reply(Reply::Error { id: None, message }) => Status::Failed(message.clone()),
+        // An error without a request id is about the model (loading it, or the worker itself);
+        // a worker that crashed has lost its model.
+        Event::Reply(Reply::Error { id: None, message } | Reply::Crashed { message }) => {
+            Status::Failed(message.clone())
+        }
         Event::Reply(_) => status.clone(),
         Event::Planned(Plan::Keep) => status.clone(),
         Event::Planned(Plan::NeedFiles) => Status::NeedFiles,
         Event::Planned(Plan::NeedUrl) => Status::NeedUrl,
         Event::Planned(Plan::Send(req)) => match req {
-            Request::Load { name, .. } => loading(name, "download"),
+            Request::Load { name, .. } => loading(name, Phase::Download),
             _ => status.clone(),
         },
-        Event::FilesSent => loading(Model::File.key(), "parse"),
+        Event::FilesSent => loading(Model::File.key(), Phase::Parse),
         Event::Cancelled if matches!(status, Status::Loading { .. }) => {
             Status::Failed("The download was cancelled.".into())
         }
@@ -103,8 +112,8 @@ pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
     }
 }
 
-fn loading(name: &str, phase: &str) -> Status {
-    Status::Loading { name: name.into(), phase: phase.into(), loaded: 0, total: None, since: None, rate: None }
+fn loading(name: &str, phase: Phase) -> Status {
+    Status::Loading { name: name.into(), phase, loaded: 0, total: None, since: None, rate: None }
 }
 
 impl Status {
@@ -132,24 +141,13 @@ impl Status {
 }
 
 /// What to do when a model is chosen (or the worker has started, or the reader said to download).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
     /// Local files are loaded or loading already: nothing to ask.
     Keep,
     NeedFiles,
     NeedUrl,
     Send(Request),
-}
-
-impl PartialEq for Plan {
-    fn eq(&self, other: &Plan) -> bool {
-        // `Request` has no `PartialEq`: compare its JSON.
-        let json = |r: &Request| serde_json::to_string(r).unwrap_or_default();
-        match (self, other) {
-            (Plan::Send(a), Plan::Send(b)) => json(a) == json(b),
-            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
-        }
-    }
 }
 
 /// The load for `model` (files from `base`, see [`model_base`]). A remote model is kept in the
@@ -226,13 +224,13 @@ pub fn model_label(name: &str) -> &'static str {
     Model::named(name).map_or("model", Model::label)
 }
 
-fn phase_label(phase: &str) -> &'static str {
+fn phase_label(phase: Phase) -> &'static str {
     match phase {
-        "download" => "Downloading",
-        "cache" => "Reading the copy stored in this browser",
-        "verify" => "Checking the file's SHA-256",
-        "gpu" => "Uploading to the GPU and testing it against the CPU:",
-        _ => "Preparing the model",
+        Phase::Download => "Downloading",
+        Phase::Cache => "Reading the copy stored in this browser",
+        Phase::Verify => "Checking the file's SHA-256",
+        Phase::Gpu => "Uploading to the GPU and testing it against the CPU:",
+        Phase::Parse => "Preparing the model",
     }
 }
 
@@ -240,33 +238,32 @@ fn phase_label(phase: &str) -> &'static str {
 /// progress bar's percentage (none while parsing, checking or uploading: they report no bytes).
 pub fn loading_line(
     name: &str,
-    phase: &str,
+    phase: Phase,
     loaded: u64,
     total: Option<u64>,
     rate: Option<f64>,
 ) -> (String, Option<f64>) {
-    let counted = !matches!(phase, "parse" | "verify" | "gpu");
     let share = |t: u64| 100.0 * loaded as f64 / t.max(1) as f64;
-    let pct = total.filter(|_| counted).map(|t| share(t).round());
+    let pct = total.filter(|_| phase.counts_bytes()).map(|t| share(t).round());
     let detail = match total {
-        _ if !counted => String::new(),
+        _ if !phase.counts_bytes() => String::new(),
         Some(t) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), share(t)),
         None => format!(": {}", mb(loaded)),
     };
-    let speed = rate.filter(|_| phase == "download").map(|r| format!(", {}/s", mb(r as u64))).unwrap_or_default();
+    let speed = rate.filter(|_| phase == Phase::Download).map(|r| format!(", {}/s", mb(r as u64))).unwrap_or_default();
     (format!("{} {}{detail}{speed}", phase_label(phase), model_label(name)), pct)
 }
 
 /// What the ready line adds about where the model came from.
-pub fn source_note(source: &str) -> &'static str {
+pub fn source_note(source: Source) -> &'static str {
     match source {
-        "cache" => " Loaded from this browser's storage.",
-        "file" => " Loaded from local files.",
-        "network-stored" => " A copy is kept in this browser for the next visit.",
-        "network-unstored" => {
+        Source::Cache => " Loaded from this browser's storage.",
+        Source::File => " Loaded from local files.",
+        Source::NetworkStored => " A copy is kept in this browser for the next visit.",
+        Source::NetworkUnstored => {
             " This browser did not allow keeping a copy (storage quota or private browsing): the next visit will \
              download it again."
         }
-        _ => "",
+        Source::Network => "",
     }
 }

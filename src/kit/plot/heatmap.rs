@@ -154,8 +154,9 @@ fn blit(canvas: &HtmlCanvasElement, rect: CellRect, spec: &HeatmapSpec, pal: &Pa
         return Ok(());
     }
     let (lut, bg) = (viridis_table(), [pal.bg.0, pal.bg.1, pal.bg.2, 255]);
-    let scale = 255.0 / (spec.vmax - spec.vmin).max(1e-12); // value -> level on 0..=255
-                                                            // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
+    // value -> level on 0..=255
+    let scale = 255.0 / (spec.vmax - spec.vmin).max(1e-12);
+    // One [u8; 4] per cell, assigned whole (not copied into a slice of runtime length).
     let mut px = vec![[0u8; 4]; rows * cols];
     for (image_row, row) in px.chunks_exact_mut(cols).enumerate() {
         let r = data_row(image_row, rows, spec.rows_down);
@@ -177,7 +178,8 @@ pub fn blit_pixels(
 ) -> Result<(), String> {
     // Offscreen canvases kept by size: resizing one reallocates its pixels, and a page often
     // alternates sizes within a frame (a matrix, then its 1 × 64 colour bar, then another matrix).
-    thread_local!(static OFF: std::cell::RefCell<Vec<((usize, usize), HtmlCanvasElement)>> = const { std::cell::RefCell::new(Vec::new()) });
+    type Offscreen = Vec<((usize, usize), HtmlCanvasElement)>;
+    thread_local!(static OFF: std::cell::RefCell<Offscreen> = const { std::cell::RefCell::new(Vec::new()) });
     let off = OFF.with(|cell| {
         let mut cache = cell.borrow_mut();
         if let Some((_, c)) = cache.iter().find(|(size, _)| *size == (cols, rows)) {

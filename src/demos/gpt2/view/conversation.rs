@@ -10,7 +10,7 @@ use super::super::status::{plan_load, Event, Plan, Prompt, Status};
 use super::super::{query, Model};
 use super::store::{Answer, Backend, Store};
 use super::worker::{read_files, Incoming};
-use crate::gpt2::session::{Reply, Request};
+use crate::gpt2::protocol::{Attention, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
 
 /// Tests set this localStorage key to "1" to make the next GPU run fail on purpose.
@@ -31,7 +31,10 @@ pub fn on_reply(s: Store, msg: Incoming) {
                 None => return, // a stale answer
             };
             let w = buffer.dyn_into::<js_sys::Float32Array>().map(|d| d.to_vec()).unwrap_or_default();
-            target.set(Some(Arc::new(Answer { a, w })));
+            match Attention::decode(a.attention.clone(), w) {
+                Ok(w) => target.set(Some(Arc::new(Answer { a, w }))),
+                Err(e) => s.ctx.error.set(Some(e)),
+            }
         }
         Reply::Generated { text, done, .. } => {
             if let Some(base) = s.generating.get_untracked() {
@@ -53,7 +56,11 @@ pub fn on_reply(s: Store, msg: Incoming) {
             s.ctx.error.set(Some(message));
         }
         // The status took these; the benchmark and Q/K/V replies are for other demos' workers.
-        Reply::Progress { .. } | Reply::Loaded { .. } | Reply::NotCached { .. } | Reply::Error { id: None, .. } => {}
+        Reply::Progress { .. }
+        | Reply::Loaded { .. }
+        | Reply::NotCached { .. }
+        | Reply::Error { id: None, .. }
+        | Reply::Crashed { .. } => {}
         Reply::AttentionBench { .. } | Reply::HeadQkv(_) => {}
     }
 }
@@ -144,7 +151,7 @@ pub fn follow(s: Store) {
     // changes (the answers are the same; the compute time is not). While tokens stream in, the
     // prompt changes with each one; analysing every step would put a whole forward pass between
     // tokens, so the analysis waits for the end.
-    let backend_name = Memo::new(move |_| s.backend.with(|b| b.as_ref().map(|b| b.name.clone())));
+    let backend_name = Memo::new(move |_| s.backend.with(|b| b.as_ref().map(|b| b.name)));
     let can_ask = move || {
         s.status.with(Status::is_ready) && s.generating.with(Option::is_none) && backend_name.with(Option::is_some)
     };

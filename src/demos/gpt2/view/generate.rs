@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::super::status::Status;
 use super::conversation::generate;
 use super::store::store;
-use crate::gpt2::session::Request;
+use crate::gpt2::protocol::Request;
 
 #[component]
 pub fn Generation() -> impl IntoView {

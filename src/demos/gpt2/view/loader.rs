@@ -7,6 +7,7 @@ use wasm_bindgen::JsCast;
 use super::super::status::{loading_line, mb, model_label, source_note, Status};
 use super::conversation::{cancel, load, load_files};
 use super::store::store;
+use crate::gpt2::protocol::{self, Phase};
 
 /// What the model is doing, with the reader's next step when there is one.
 #[component]
@@ -16,8 +17,8 @@ pub fn ModelStatus() -> impl IntoView {
     move || match s.status.get() {
         Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
         Status::Loading { name, phase, loaded, total, rate, .. } => {
-            let (text, pct) = loading_line(&name, &phase, loaded, total, rate);
-            let cancel_button = (phase == "download").then(|| {
+            let (text, pct) = loading_line(&name, phase, loaded, total, rate);
+            let cancel_button = (phase == Phase::Download).then(|| {
                 view! { <button type="button" class="cancel" on:click=move |_| cancel(s)>"Cancel"</button> }
             });
             view! {
@@ -61,7 +62,7 @@ pub fn ModelStatus() -> impl IntoView {
                  Worker on this computer.{}",
                 model_label(&name),
                 params as f64 / 1e6,
-                source_note(&source)
+                source_note(source)
             );
             view! { <p class="model-status ready">{text}</p> }.into_any()
         }
@@ -80,7 +81,7 @@ pub fn BackendLine() -> impl IntoView {
         let text = match s.backend.get() {
             _ if !s.status.with(Status::is_ready) => return None,
             None => "Running on: choosing a backend…".to_string(),
-            Some(b) if b.name == "webgpu" => format!("Running on: WebGPU ({})", b.detail),
+            Some(b) if b.name == protocol::Backend::Webgpu => format!("Running on: WebGPU ({})", b.detail),
             Some(b) => format!("Running on: CPU ({})", b.detail),
         };
         Some(view! { <p class="backend-status" role="status">{text}</p> })

@@ -31,7 +31,6 @@ use model_view::ModelView;
 use next_tokens::{NextNumbers, NextTokens};
 use notes::Notes;
 use store::Store;
-pub(crate) use worker::post;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let s = Store::new(ctx, worker::Link::new());
@@ -49,7 +48,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     // What the browser tests and the benchmark read.
     let compute_ms = move || s.result.with(|r| r.as_ref().map_or(0.0, |r| r.a.compute_ms)).to_string();
     let analysis = move || s.result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string();
-    let backend = move || s.backend.get().map_or("pending".to_string(), |b| b.name);
+    let backend = move || s.backend.with(|b| b.as_ref().map_or("pending", |b| b.name.as_str()));
     view! {
         <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().to_string()
             data-backend=backend on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop

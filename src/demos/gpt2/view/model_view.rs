@@ -128,7 +128,7 @@ fn draw_model_view(
     let px = ((cell - 4.0) * s).floor().max(1.0) as usize;
     for l in 0..nl {
         for h in 0..nh {
-            let Some(m) = r.head_matrix(l, h) else { continue };
+            let Some(m) = r.w.head_matrix(l, h) else { continue };
             let n = m.nrows().min(px).max(1);
             let zoom = px as f64 / n as f64;
             let mut pooled = Array2::<f32>::zeros((n, n));

@@ -8,48 +8,33 @@ use leptos::prelude::*;
 use super::super::status::{next, Asked, Event, Status};
 use super::super::{fit_selection, Params};
 use super::worker::Link;
-use crate::gpt2::session::Analysis;
+use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::browser::now_ms;
 use crate::kit::DemoCtx;
 
-/// An analysis and its attention weights, (layers sent, H, T, T) then the thumbnails.
+/// An analysis and its attention weights.
 #[derive(Debug, PartialEq)]
 pub struct Answer {
     pub a: Analysis,
-    pub w: Vec<f32>,
+    pub w: Attention,
 }
 
 impl Answer {
+    /// Tokens in the prompt (as the model saw it).
     pub fn t(&self) -> usize {
         self.a.tokens.len()
     }
     /// Weight from query i to key j in (layer, head), if that layer was sent.
     pub fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
-        let li = self.a.layers.iter().position(|&l| l == layer)?;
-        let t = self.t();
-        self.w.get(((li * self.a.n_head + head) * t + i) * t + j).copied()
-    }
-    /// The weights of (layer, head) as a matrix: the full (T, T) one when that layer was sent,
-    /// else the worker's max-pooled thumbnail of it (long prompts: thumbnails follow the full
-    /// layers in the buffer).
-    pub fn head_matrix(&self, layer: usize, head: usize) -> Option<ndarray::ArrayView2<'_, f32>> {
-        let (t, nh) = (self.t(), self.a.n_head);
-        let (start, rows, cols) = match self.a.layers.iter().position(|&l| l == layer) {
-            Some(li) => ((li * nh + head) * t * t, t, t),
-            None if self.a.thumb_rows > 0 => {
-                let (tr, tc) = (self.a.thumb_rows, self.a.thumb_cols);
-                (self.a.layers.len() * nh * t * t + (layer * nh + head) * tr * tc, tr, tc)
-            }
-            None => return None,
-        };
-        ndarray::ArrayView2::from_shape((rows, cols), self.w.get(start..start + rows * cols)?).ok()
+        self.w.weight(layer, head, i, j)
     }
 }
 
-/// What runs the model, as the worker last said: ("webgpu" | "cpu", adapter name or reason).
+/// What runs the model, as the worker last said: the backend and the adapter's name, or why
+/// the CPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backend {
-    pub name: String,
+    pub name: protocol::Backend,
     pub detail: String,
 }
 

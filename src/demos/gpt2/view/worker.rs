@@ -8,10 +8,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{MessageEvent, Worker};
 
-use crate::gpt2::session::{Reply, Request};
+use crate::gpt2::protocol::{Reply, Request};
 
 /// Sends a request to a compute worker (`worker::start`): JSON, plus `data` transferred.
-pub(crate) fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
+fn post(worker: &Worker, req: &Request, data: Option<&JsValue>) {
     if let Ok(json) = serde_json::to_string(req) {
         let msg = js_sys::Object::new();
         let _ = Reflect::set(&msg, &"json".into(), &json.into());

@@ -1,0 +1,509 @@
+//! The compute worker's wire protocol, DOM-free: what the page asks (`Request`) and what the
+//! worker answers (`Reply`), the same types on both ends and in the native tests.
+//!
+//! Every message is `{json, data?}`: `json` is the message serialised with serde (tagged by
+//! `type`), and `data`, when present, travels beside it as a transferred buffer: the local
+//! model file's bytes with `Request::LoadBytes`, the packed attention weights ([`Attention`])
+//! with `Reply::Analysis`.
+//!
+//! The conversation:
+//! - the worker starts with `Ready` (messages sent before it would be lost);
+//! - `Load` / `LoadBytes`: `Progress` in phase order (`Cache` or `Download` then `Verify` per
+//!   file, `Parse`, `Gpu` unless the CPU was chosen), then `Backend` and `Loaded`; or
+//!   `NotCached` (with `only_cached`), or `Error { id: None }`;
+//! - `Backend`: `Backend` (also sent on its own, with a `notice`, when a GPU failure moved the
+//!   model to the CPU);
+//! - `Analyze`: `Analysis` with the attention buffer; `Generate`: one `Generated` per token
+//!   (`done` on the last) or `Stopped` after `Stop`; `AttentionBench`, `HeadQkv`: their reply;
+//!   each of these, when it fails, `Error` with its id;
+//! - a panic anywhere: `Crashed`, and nothing more from that worker.
+
+use ndarray::{Array3, ArrayView2};
+use serde::{Deserialize, Serialize};
+
+use super::manifest::Manifest;
+use super::Sampling;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`),
+    /// check them against `expect` when given, and keep them in the browser's Cache Storage
+    /// when `cache` is set. With `only_cached`, load only if cached, else reply `NotCached`.
+    Load {
+        name: String,
+        base: String,
+        #[serde(default)]
+        expect: Option<Manifest>,
+        #[serde(default)]
+        cache: bool,
+        #[serde(default)]
+        only_cached: bool,
+    },
+    /// A model from local files: `config` is config.json's text; the safetensors bytes travel
+    /// beside the JSON as an ArrayBuffer.
+    LoadBytes {
+        name: String,
+        config: String,
+    },
+    /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
+    /// on purpose, to show the fallback (tests only).
+    Backend {
+        choice: BackendChoice,
+        #[serde(default)]
+        fault: bool,
+    },
+    Analyze(Query),
+    /// Append `steps` sampled tokens to the prompt, one reply per token.
+    Generate {
+        query: Query,
+        steps: usize,
+    },
+    /// Stop the generation in progress after the current token.
+    Stop,
+    /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
+    /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
+    AttentionBench {
+        id: u64,
+        n: usize,
+        d: usize,
+    },
+    /// One head's queries, keys and values for a prompt (CPU), for the Linformer demo.
+    HeadQkv {
+        id: u64,
+        prompt: String,
+        layer: usize,
+        head: usize,
+    },
+}
+
+impl Request {
+    /// The id its replies carry, for the requests that have one.
+    pub fn id(&self) -> Option<u64> {
+        match self {
+            Request::Analyze(q) | Request::Generate { query: q, .. } => Some(q.id),
+            Request::AttentionBench { id, .. } | Request::HeadQkv { id, .. } => Some(*id),
+            Request::Load { .. } | Request::LoadBytes { .. } | Request::Backend { .. } | Request::Stop => None,
+        }
+    }
+
+    /// Gives the request the id `id` (when it carries one).
+    pub fn set_id(&mut self, new: u64) {
+        match self {
+            Request::Analyze(q) | Request::Generate { query: q, .. } => q.id = new,
+            Request::AttentionBench { id, .. } | Request::HeadQkv { id, .. } => *id = new,
+            Request::Load { .. } | Request::LoadBytes { .. } | Request::Backend { .. } | Request::Stop => {}
+        }
+    }
+
+    pub fn encode(&self) -> Result<String, String> {
+        serde_json::to_string(self).map_err(|e| format!("the page could not write a request: {e}"))
+    }
+
+    pub fn decode(json: &str) -> Result<Request, String> {
+        serde_json::from_str(json).map_err(|e| format!("the worker could not read a request: {e}"))
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Query {
+    pub id: u64,
+    pub prompt: String,
+    /// The layer whose weights are sent when not all of them fit.
+    pub layer: usize,
+    pub ablate: Vec<(usize, usize)>,
+    pub temperature: f32,
+    pub top_k: usize,
+    pub top_p: f32,
+    pub seed: u32,
+    /// How many next-token candidates to report.
+    pub top: usize,
+}
+
+impl Query {
+    pub fn sampling(&self) -> Sampling {
+        Sampling { temperature: self.temperature, top_k: self.top_k, top_p: self.top_p }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Token {
+    pub id: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    pub id: u32,
+    pub text: String,
+    /// Probability under the sampling settings (temperature, top-k, top-p; τ = 1 when greedy).
+    pub prob: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Analysis {
+    pub id: u64,
+    pub tokens: Vec<Token>,
+    /// Tokens cut from the front of the prompt to fit the window.
+    pub dropped: usize,
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// What the attention buffer beside this message holds.
+    pub attention: AttentionLayout,
+    /// Next-token candidates with the ablation applied.
+    pub next: Vec<Candidate>,
+    /// The same without ablation (present only when heads are ablated).
+    pub baseline: Option<Vec<Candidate>>,
+    /// Time the worker spent on this analysis (set by the worker; for the benchmark).
+    #[serde(default)]
+    pub compute_ms: f64,
+}
+
+/// One head's Q, K and V for a prompt: (T, d) each, row-major.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HeadQkv {
+    pub id: u64,
+    pub tokens: Vec<Token>,
+    pub layer: usize,
+    pub head: usize,
+    pub d: usize,
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+}
+
+/// The reader's choice of backend (part of the demo's URL state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// WebGPU when an adapter exists and passes the self-test, else the CPU.
+    #[default]
+    Auto,
+    Webgpu,
+    Cpu,
+}
+
+impl BackendChoice {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(BackendChoice::Auto),
+            "webgpu" => Some(BackendChoice::Webgpu),
+            "cpu" => Some(BackendChoice::Cpu),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Webgpu => "webgpu",
+            BackendChoice::Cpu => "cpu",
+        }
+    }
+}
+
+/// What runs the model now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    Webgpu,
+    Cpu,
+}
+
+impl Backend {
+    /// The wire name ("webgpu", "cpu"), which the page also shows in `data-backend`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Webgpu => "webgpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+}
+
+/// What loading a model is doing, in the order the worker goes through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Reading a file from the network (`loaded` of `total` bytes).
+    Download,
+    /// Reading the copy kept in the browser's Cache Storage.
+    Cache,
+    /// Checking a downloaded file's SHA-256 against the pinned manifest.
+    Verify,
+    /// Parsing the checkpoint into a model.
+    Parse,
+    /// Uploading the model to the GPU and testing it against the CPU.
+    Gpu,
+}
+
+impl Phase {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Download => "download",
+            Phase::Cache => "cache",
+            Phase::Verify => "verify",
+            Phase::Parse => "parse",
+            Phase::Gpu => "gpu",
+        }
+    }
+
+    /// Whether `loaded` counts bytes of a known `total` (a progress bar), rather than a step.
+    pub fn counts_bytes(self) -> bool {
+        matches!(self, Phase::Download | Phase::Cache)
+    }
+}
+
+/// Where a loaded model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// Downloaded, without asking the browser to keep it.
+    Network,
+    /// Downloaded and kept in Cache Storage for the next visit.
+    NetworkStored,
+    /// Downloaded, but the browser refused to keep it (quota, private browsing).
+    NetworkUnstored,
+    /// Read from the copy in Cache Storage.
+    Cache,
+    /// From local files the reader picked.
+    File,
+}
+
+impl Source {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Network => "network",
+            Source::NetworkStored => "network-stored",
+            Source::NetworkUnstored => "network-unstored",
+            Source::Cache => "cache",
+            Source::File => "file",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// The worker is listening (messages sent before this would be lost).
+    Ready,
+    /// Loading a model: `loaded` of `total` bytes in the byte-counting phases, 0 and `None` in
+    /// the others.
+    Progress {
+        phase: Phase,
+        loaded: u64,
+        total: Option<u64>,
+    },
+    Loaded {
+        name: String,
+        source: Source,
+        n_layer: usize,
+        n_head: usize,
+        n_embd: usize,
+        n_positions: usize,
+        params: usize,
+    },
+    /// The model is not in the browser's cache (answer to `only_cached`).
+    NotCached {
+        name: String,
+        size: Option<u64>,
+    },
+    /// The analysis; its attention weights travel beside it (see `Analysis::attention`).
+    Analysis(Analysis),
+    /// One sampled token, and the whole continuation so far decoded as text (a token may end
+    /// inside a UTF-8 character; the text is exact once the character is complete).
+    Generated {
+        id: u64,
+        token: Token,
+        text: String,
+        done: bool,
+    },
+    /// A generation ended early because the page asked (`Stop`).
+    Stopped {
+        id: u64,
+    },
+    /// A request failed: `id` names it, `None` for a load (or a message the worker could not
+    /// read).
+    Error {
+        id: Option<u64>,
+        message: String,
+    },
+    /// What runs the model now: `detail` the adapter's name or why the CPU; `notice` set when a
+    /// GPU failure just moved the model to the CPU.
+    Backend {
+        backend: Backend,
+        detail: String,
+        notice: Option<String>,
+    },
+    AttentionBench {
+        id: u64,
+        row: crate::gpu::bench::AttentionRow,
+    },
+    HeadQkv(HeadQkv),
+    /// The worker panicked: what it held is lost and it answers nothing more (the page starts
+    /// a fresh one).
+    Crashed {
+        message: String,
+    },
+}
+
+impl Reply {
+    /// The id of the request it answers, for the replies that carry one.
+    pub fn id(&self) -> Option<u64> {
+        match self {
+            Reply::Analysis(a) => Some(a.id),
+            Reply::HeadQkv(h) => Some(h.id),
+            Reply::Generated { id, .. } | Reply::Stopped { id } | Reply::AttentionBench { id, .. } => Some(*id),
+            Reply::Error { id, .. } => *id,
+            Reply::Ready
+            | Reply::Progress { .. }
+            | Reply::Loaded { .. }
+            | Reply::NotCached { .. }
+            | Reply::Backend { .. }
+            | Reply::Crashed { .. } => None,
+        }
+    }
+
+    /// The JSON text; a reply that cannot be written becomes an `Error` that can.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            let message = format!("the worker could not write its reply: {e}");
+            serde_json::to_string(&Reply::Error { id: self.id(), message }).unwrap_or_default()
+        })
+    }
+
+    pub fn decode(json: &str) -> Result<Reply, String> {
+        serde_json::from_str(json).map_err(|e| format!("unreadable reply from the worker: {e}"))
+    }
+}
+
+/// What an attention buffer holds, in order: the full (H, T, T) weights of each layer in
+/// `layers` (ascending), then, when `thumb` is `(rows, cols)`, every layer's weights max-pooled
+/// to (H, rows, cols) for the model view (long prompts, whose layers do not all fit).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttentionLayout {
+    pub n_layer: usize,
+    pub n_head: usize,
+    /// Tokens: each full matrix is T × T (rows queries, columns keys).
+    pub t: usize,
+    pub layers: Vec<usize>,
+    #[serde(default)]
+    pub thumb: Option<(usize, usize)>,
+}
+
+impl AttentionLayout {
+    /// How many floats the buffer holds, or `None` when the sizes overflow (a corrupt message).
+    pub fn len(&self) -> Option<usize> {
+        let full = self.layers.len().checked_mul(self.n_head)?.checked_mul(self.t.checked_mul(self.t)?)?;
+        let thumbs = match self.thumb {
+            Some((r, c)) => self.n_layer.checked_mul(self.n_head)?.checked_mul(r.checked_mul(c)?)?,
+            None => 0,
+        };
+        full.checked_add(thumbs)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+}
+
+/// The attention weights of one analysis, packed into one f32 buffer (transferred, not copied,
+/// from the worker to the page), with the layout that says where each head's matrix lies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attention {
+    layout: AttentionLayout,
+    data: Vec<f32>,
+}
+
+impl Attention {
+    /// Packs a forward pass's captured weights: `attentions` per layer (H, T, T) where captured,
+    /// `thumbnails` (H, rows, cols) for every layer or none.
+    pub fn encode(
+        n_layer: usize,
+        n_head: usize,
+        t: usize,
+        attentions: &[Option<Array3<f32>>],
+        thumbs: &[Array3<f32>],
+    ) -> Attention {
+        let mut layers = Vec::new();
+        let mut data = Vec::new();
+        for (l, a) in attentions.iter().enumerate() {
+            if let Some(a) = a {
+                debug_assert_eq!(a.dim(), (n_head, t, t), "layer {l}'s weights");
+                layers.push(l);
+                data.extend(a.iter());
+            }
+        }
+        let thumb = thumbs.first().map(|th| (th.dim().1, th.dim().2));
+        debug_assert!(thumbs.is_empty() || thumbs.len() == n_layer, "a thumbnail per layer");
+        for th in thumbs {
+            debug_assert_eq!(Some((th.dim().1, th.dim().2)), thumb, "thumbnails of one size");
+            data.extend(th.iter());
+        }
+        Attention { layout: AttentionLayout { n_layer, n_head, t, layers, thumb }, data }
+    }
+
+    /// Reads a buffer received beside an analysis: its length and layers must fit the layout.
+    pub fn decode(layout: AttentionLayout, data: Vec<f32>) -> Result<Attention, String> {
+        let want = layout.len().ok_or("the attention layout's sizes overflow")?;
+        if data.len() != want {
+            return Err(format!("the attention buffer holds {} weights, but its layout describes {want}", data.len()));
+        }
+        if !layout.layers.windows(2).all(|w| w[0] < w[1]) || layout.layers.iter().any(|&l| l >= layout.n_layer) {
+            return Err(format!(
+                "the attention buffer names layers {:?} of a {}-layer model",
+                layout.layers, layout.n_layer
+            ));
+        }
+        Ok(Attention { layout, data })
+    }
+
+    pub fn layout(&self) -> &AttentionLayout {
+        &self.layout
+    }
+
+    /// Every weight, in buffer order.
+    pub fn data(&self) -> &[f32] {
+        &self.data
+    }
+
+    /// The parts that travel: the layout goes in the JSON, the buffer beside it.
+    pub fn into_parts(self) -> (AttentionLayout, Vec<f32>) {
+        (self.layout, self.data)
+    }
+
+    /// The full (T, T) weights of (layer, head), if that layer was sent.
+    pub fn full(&self, layer: usize, head: usize) -> Option<ArrayView2<'_, f32>> {
+        let AttentionLayout { n_head, t, .. } = self.layout;
+        let li = self.layout.layers.iter().position(|&l| l == layer)?;
+        if head >= n_head {
+            return None;
+        }
+        self.view((li * n_head + head) * t * t, t, t)
+    }
+
+    /// Weight from query i to key j in (layer, head), if that layer was sent.
+    pub fn weight(&self, layer: usize, head: usize, i: usize, j: usize) -> Option<f32> {
+        self.full(layer, head)?.get((i, j)).copied()
+    }
+
+    /// The max-pooled thumbnail of (layer, head), when the buffer has thumbnails.
+    pub fn thumbnail(&self, layer: usize, head: usize) -> Option<ArrayView2<'_, f32>> {
+        let AttentionLayout { n_layer, n_head, t, .. } = self.layout;
+        let (rows, cols) = self.layout.thumb?;
+        if layer >= n_layer || head >= n_head {
+            return None;
+        }
+        let start = self.layout.layers.len() * n_head * t * t + (layer * n_head + head) * rows * cols;
+        self.view(start, rows, cols)
+    }
+
+    /// (layer, head) for the model view: the full matrix when sent, else its thumbnail.
+    pub fn head_matrix(&self, layer: usize, head: usize) -> Option<ArrayView2<'_, f32>> {
+        self.full(layer, head).or_else(|| self.thumbnail(layer, head))
+    }
+
+    fn view(&self, start: usize, rows: usize, cols: usize) -> Option<ArrayView2<'_, f32>> {
+        ArrayView2::from_shape((rows, cols), self.data.get(start..start + rows * cols)?).ok()
+    }
+}

@@ -1,0 +1,230 @@
+//! What the worker does with each request: the loaded model and the chosen backend it keeps
+//! between messages, and the order in which requests take turns on that backend.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use super::{error, fetch, post, scope};
+use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
+use crate::gpt2::session::Session;
+use crate::gpu::{Gpu, GpuError};
+
+/// Resolves after the worker's event loop has had a turn (queued messages are handled).
+async fn yield_now() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// What the worker keeps between messages (at first: no model, the automatic backend).
+#[derive(Default)]
+pub struct Worker {
+    /// Shared (Rc) so a generation that awaits between tokens never holds the RefCell borrowed
+    /// while a Load replaces the model.
+    session: RefCell<Option<Rc<Session>>>,
+    stop: Cell<bool>,
+    /// The page's choice, applied to every model loaded.
+    choice: Cell<BackendChoice>,
+    /// Set by the page (tests): the next model attached to the GPU fails its next run.
+    fault: Cell<bool>,
+    /// The GPU device, opened once: `Err` says why there is none.
+    gpu: RefCell<Option<Result<Rc<Gpu>, GpuError>>>,
+    /// Turns on the model's backend: (next ticket, ticket being served). See `Worker::turn`.
+    turns: Cell<(u64, u64)>,
+}
+
+/// The right to run on the model's backend until dropped.
+struct Turn<'a>(&'a Cell<(u64, u64)>);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let (next, serving) = self.0.get();
+        self.0.set((next, serving + 1));
+    }
+}
+
+impl Worker {
+    /// Waits for this request's turn to run the model (first come, first served). Requests are
+    /// handled concurrently, and a run on WebGPU awaits its results: two runs in flight at once
+    /// (a prompt and the second prompt beside it, or an analysis per keystroke) interleave their
+    /// WebGPU error scopes, which must be popped in the order they were pushed, and wgpu panics.
+    async fn turn(&self) -> Turn<'_> {
+        let (ticket, serving) = self.turns.get();
+        self.turns.set((ticket + 1, serving));
+        while self.turns.get().1 != ticket {
+            yield_now().await;
+        }
+        Turn(&self.turns)
+    }
+
+    async fn gpu(&self) -> Result<Rc<Gpu>, GpuError> {
+        if let Some(g) = self.gpu.borrow().clone() {
+            return g;
+        }
+        let g = Gpu::new().await.map(Rc::new);
+        *self.gpu.borrow_mut() = Some(g.clone());
+        g
+    }
+
+    /// Puts the loaded model on the chosen backend and tells the page what it runs on.
+    async fn apply_backend(&self) {
+        let _turn = self.turn().await;
+        let Some(s) = self.session.borrow().clone() else { return };
+        let choice = self.choice.get();
+        let cpu = |detail: String| post(&Reply::Backend { backend: Backend::Cpu, detail, notice: None }, None);
+        if choice == BackendChoice::Cpu {
+            s.detach_gpu();
+            return cpu("chosen in the page".into());
+        }
+        let asked = if choice == BackendChoice::Webgpu { "WebGPU was asked for, but " } else { "" };
+        let gpu = match self.gpu().await {
+            Ok(g) => g,
+            Err(e) => return cpu(format!("{asked}{e}")),
+        };
+        if choice == BackendChoice::Auto && gpu.software {
+            // Measured: a software adapter runs GPT-2 30-200× slower than the CPU path (README,
+            // Performance), so "automatic" does not pick it.
+            s.detach_gpu();
+            return cpu("the only WebGPU adapter here is a software fallback, slower than the CPU; \
+                choose WebGPU to use it anyway"
+                .into());
+        }
+        let name = gpu.name.clone();
+        match s.attach_gpu(gpu).await {
+            Ok(()) => {
+                if self.fault.take() {
+                    s.inject_gpu_fault();
+                }
+                let weights = if s.gpu_precision() == Some(crate::gpu::Precision::F16) { ", f16 weights" } else { "" };
+                post(
+                    &Reply::Backend { backend: Backend::Webgpu, detail: format!("{name}{weights}"), notice: None },
+                    None,
+                )
+            }
+            Err(e) => cpu(format!("{asked}{e}")),
+        }
+    }
+
+    /// Posts the session's fallback notice, if a GPU failure just moved it to the CPU.
+    fn post_notice(&self, s: &Session) {
+        if let Some(n) = s.take_notice() {
+            post(
+                &Reply::Backend { backend: Backend::Cpu, detail: "after a WebGPU failure".into(), notice: Some(n) },
+                None,
+            );
+        }
+    }
+
+    /// A new model: put it on the chosen backend first, so the page's first analysis runs there.
+    async fn loaded(&self, s: Session, name: &str, source: Source) {
+        let reply = s.loaded(name, source);
+        *self.session.borrow_mut() = Some(Rc::new(s));
+        if self.choice.get() != BackendChoice::Cpu {
+            post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None }, None);
+        }
+        self.apply_backend().await;
+        post(&reply, None);
+    }
+}
+
+pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
+    match req {
+        Request::Load { name, base, expect, cache, only_cached } => {
+            match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached).await {
+                Ok(Some((config, bytes, source))) => {
+                    post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None }, None);
+                    match Session::new(&config, &bytes) {
+                        Ok(s) => w.loaded(s, &name, source).await,
+                        Err(e) => error(None, format!("{name}: {e}")),
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => error(None, e),
+            }
+        }
+        Request::LoadBytes { name, config } => {
+            let bytes =
+                data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
+            match Session::new(&config, &bytes) {
+                Ok(s) => w.loaded(s, &name, Source::File).await,
+                Err(e) => error(None, format!("{name}: {e}")),
+            }
+        }
+        Request::Backend { choice, fault } => {
+            w.choice.set(choice);
+            w.fault.set(fault);
+            w.apply_backend().await;
+        }
+        Request::Analyze(q) => {
+            let _turn = w.turn().await;
+            let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let t0 = js_sys::Date::now();
+            let out = s.analyze(&q).await;
+            w.post_notice(&s);
+            match out {
+                Ok((mut a, attention)) => {
+                    a.compute_ms = js_sys::Date::now() - t0;
+                    post(&Reply::Analysis(a), Some(attention.into_parts().1))
+                }
+                Err(e) => error(Some(q.id), e.to_string()),
+            }
+        }
+        Request::Generate { query, steps } => {
+            let Some(s) = w.session.borrow().clone() else {
+                return error(Some(query.id), "no model is loaded yet".into());
+            };
+            w.stop.set(false);
+            let started = {
+                let _turn = w.turn().await;
+                s.start_generation(&query).await
+            };
+            w.post_notice(&s);
+            let mut g = match started {
+                Ok(g) => g,
+                Err(e) => return error(Some(query.id), e.to_string()),
+            };
+            for n in 1..=steps {
+                if w.stop.get() {
+                    return post(&Reply::Stopped { id: query.id }, None);
+                }
+                let next = {
+                    let _turn = w.turn().await;
+                    s.next_token(&mut g).await
+                };
+                w.post_notice(&s);
+                match next {
+                    Ok((token, text)) => post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None),
+                    Err(e) => return error(Some(query.id), e.to_string()),
+                }
+                // Let queued messages in between tokens: a Stop, and the page's analyses.
+                yield_now().await;
+            }
+        }
+        Request::Stop => w.stop.set(true),
+        Request::AttentionBench { id, n, d } => {
+            // The benchmark uses whatever adapter exists, software ones included (the page says which).
+            let _turn = w.turn().await;
+            let gpu = w.gpu().await;
+            let now = js_sys::Date::now;
+            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+                .ok()
+                .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+            let clock = move || perf.as_ref().map_or_else(now, |p| p.now());
+            let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
+            post(&Reply::AttentionBench { id, row }, None);
+        }
+        Request::HeadQkv { id, prompt, layer, head } => {
+            let Some(s) = w.session.borrow().clone() else { return error(Some(id), "no model is loaded yet".into()) };
+            match s.head_qkv(id, &prompt, layer, head) {
+                Ok(h) => post(&Reply::HeadQkv(h), None),
+                Err(e) => error(Some(id), e.to_string()),
+            }
+        }
+    }
+}
