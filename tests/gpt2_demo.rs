@@ -108,8 +108,8 @@ fn labels_are_thinned_so_they_keep_a_gap_and_clipped_to_their_column() {
     assert_eq!(clip_label("·fluffy", 0), "");
 }
 
-fn progress(phase: Phase, loaded: u64, total: Option<u64>) -> Reply {
-    Reply::Progress { phase, loaded, total }
+fn progress(phase: Phase, loaded: u64, total: Option<u64>, rate: Option<f64>) -> Event<'static> {
+    Event::Progress { phase, loaded, total, rate }
 }
 
 fn loaded(name: &str) -> Reply {
@@ -127,7 +127,7 @@ fn loaded(name: &str) -> Reply {
 /// Plans the load of `model` from `status` and applies the plan, as the page does.
 fn choose(model: Model, base: &str, only_cached: bool, status: &Status) -> (Plan, Status) {
     let plan = plan_load(model, base, only_cached, status);
-    let after = next(status, Event::Planned(&plan), 0.0);
+    let after = next(status, Event::Planned(&plan));
     (plan, after)
 }
 
@@ -143,26 +143,30 @@ fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
         other => panic!("expected a load, got {other:?}"),
     }
     assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "stories" && *phase == Phase::Download));
-    // The rate is measured from the phase's first progress: none until 0.2 s have passed.
-    let s = next(&s, Event::Reply(&progress(Phase::Download, 1_000, Some(4_000))), 1_000.0);
-    assert!(matches!(s, Status::Loading { loaded: 1_000, rate: None, since: Some(t), .. } if t == 1_000.0));
-    let s = next(&s, Event::Reply(&progress(Phase::Download, 3_000, Some(4_000))), 2_000.0);
-    assert!(matches!(s, Status::Loading { rate: Some(r), .. } if r == 3_000.0), "{s:?}");
-    // A new phase starts its own clock.
-    let s = next(&s, Event::Reply(&progress(Phase::Verify, 0, Some(4_000))), 5_000.0);
-    assert!(matches!(s, Status::Loading { rate: None, since: Some(t), .. } if t == 5_000.0), "{s:?}");
-    let s = next(&s, Event::Reply(&loaded("stories")), 6_000.0);
+    let s = next(&s, progress(Phase::Download, 1_000_000, Some(4_000_000), Some(2_000_000.0)));
+    let (text, pct) = match &s {
+        Status::Loading { name, phase, loaded, total, rate, .. } => loading_line(name, *phase, *loaded, *total, *rate),
+        other => panic!("still loading, not {other:?}"),
+    };
+    let want = "Downloading Pet stories (4 layers, bundled): 1.0 MB of 4.0 MB (25%), 2.0 MB/s";
+    assert_eq!((text.as_str(), pct), (want, Some(25.0)));
+    let s = next(&s, progress(Phase::Verify, 0, Some(4_000_000), Some(3_000.0)));
+    assert!(matches!(s, Status::Loading { phase: Phase::Verify, loaded: 0, rate: Some(_), .. }), "{s:?}");
+    // Progress as the wire carries it (the client adds the rate) shows too, without a rate.
+    let wire = Reply::Progress { phase: Phase::Parse, loaded: 0, total: None };
+    assert!(matches!(next(&s, Event::Reply(&wire)), Status::Loading { phase: Phase::Parse, rate: None, .. }));
+    let s = next(&s, Event::Reply(&loaded("stories")));
     assert_eq!(s.dims(), Some((4, 4)));
     assert_eq!(s.key(), "ready");
     // Progress after the model is ready (there is none in a real exchange) changes nothing.
-    assert_eq!(next(&s, Event::Reply(&progress(Phase::Download, 9, None)), 7_000.0), s);
+    assert_eq!(next(&s, progress(Phase::Download, 9, None, None)), s);
 }
 
 #[test]
 fn gpt2_small_is_asked_of_the_browser_cache_first_and_downloaded_on_the_readers_go() {
     let (plan, s) = choose(Model::Gpt2, "", true, &Status::Starting);
     assert!(matches!(&plan, Plan::Send(Request::Load { cache: true, only_cached: true, expect: Some(_), .. })));
-    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: Some(548_000_000) }), 1.0);
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: Some(548_000_000) }));
     assert_eq!(s, Status::NotCached { name: "gpt2".into(), size: Some(548_000_000) });
     assert_eq!(s.key(), "not-cached");
     // "Download": the same load, now allowed to go to the network.
@@ -174,23 +178,23 @@ fn gpt2_small_is_asked_of_the_browser_cache_first_and_downloaded_on_the_readers_
 #[test]
 fn cancelling_a_download_fails_it_and_a_cancel_when_nothing_loads_does_nothing() {
     let (_, s) = choose(Model::Url, "https://example.org/ckpt", true, &Status::Starting);
-    let s = next(&s, Event::Reply(&progress(Phase::Download, 10, Some(100))), 1.0);
-    let cancelled = next(&s, Event::Cancelled, 2.0);
+    let s = next(&s, progress(Phase::Download, 10, Some(100), Some(5.0)));
+    let cancelled = next(&s, Event::Cancelled);
     assert_eq!(cancelled, Status::Failed("The download was cancelled.".into()));
-    let ready = next(&s, Event::Reply(&loaded("url")), 2.0);
-    assert_eq!(next(&ready, Event::Cancelled, 3.0), ready);
+    let ready = next(&s, Event::Reply(&loaded("url")));
+    assert_eq!(next(&ready, Event::Cancelled), ready);
 }
 
 #[test]
 fn an_error_about_the_model_fails_the_load_and_an_error_about_a_request_does_not() {
     let (_, s) = choose(Model::Induction, "", true, &Status::Starting);
-    let failed = next(&s, Event::Reply(&Reply::Error { id: None, message: "no such file".into() }), 1.0);
+    let failed = next(&s, Event::Reply(&Reply::Error { id: None, message: "no such file".into() }));
     assert_eq!(failed, Status::Failed("no such file".into()));
     assert_eq!(failed.key(), "failed");
-    let ready = next(&s, Event::Reply(&loaded("induction")), 1.0);
-    let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into() }), 2.0);
+    let ready = next(&s, Event::Reply(&loaded("induction")));
+    let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into() }));
     assert_eq!(after, ready, "an analysis that fails leaves the model loaded");
-    let crashed = next(&ready, Event::Reply(&Reply::Crashed { message: "out of memory".into() }), 3.0);
+    let crashed = next(&ready, Event::Reply(&Reply::Crashed { message: "out of memory".into() }));
     assert_eq!(crashed, Status::Failed("out of memory".into()), "a crashed worker has lost its model");
 }
 
@@ -199,15 +203,15 @@ fn a_reply_about_a_model_no_longer_wanted_is_stale() {
     // The reader picks the stories model, then the induction model before the first arrives.
     let (_, s) = choose(Model::Stories, "", true, &Status::Starting);
     let (_, s) = choose(Model::Induction, "", true, &s);
-    let s = next(&s, Event::Reply(&loaded("stories")), 1.0);
+    let s = next(&s, Event::Reply(&loaded("stories")));
     assert!(matches!(&s, Status::Loading { name, .. } if name == "induction"), "{s:?}");
-    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None }), 2.0);
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None }));
     assert_eq!(s.key(), "loading");
-    assert_eq!(next(&s, Event::Reply(&loaded("induction")), 3.0).dims(), Some((4, 4)));
+    assert_eq!(next(&s, Event::Reply(&loaded("induction"))).dims(), Some((4, 4)));
     // A load that finishes after something else failed on the page (files that could not be
     // read) is the model the worker now has: it shows.
-    let failed = next(&s, Event::Failed("could not read config.json".into()), 4.0);
-    assert_eq!(next(&failed, Event::Reply(&loaded("induction")), 5.0).key(), "ready");
+    let failed = next(&s, Event::Failed("could not read config.json".into()));
+    assert_eq!(next(&failed, Event::Reply(&loaded("induction"))).key(), "ready");
 }
 
 #[test]
@@ -215,30 +219,34 @@ fn local_files_wait_for_the_reader_and_stay_once_given() {
     let (plan, s) = choose(Model::File, "", true, &Status::Starting);
     assert_eq!((plan, &s), (Plan::NeedFiles, &Status::NeedFiles));
     assert_eq!(s.key(), "waiting");
-    let s = next(&s, Event::FilesSent, 1.0);
+    let s = next(&s, Event::FilesSent);
     assert!(matches!(&s, Status::Loading { name, phase, .. } if name == "file" && *phase == Phase::Parse));
     // Choosing "local files" (which sending them does) keeps the load going, and keeps the model.
     let (plan, same) = choose(Model::File, "", true, &s);
     assert_eq!((plan, &same), (Plan::Keep, &s));
-    let ready = next(&s, Event::Reply(&loaded("file")), 2.0);
+    let ready = next(&s, Event::Reply(&loaded("file")));
     assert_eq!(choose(Model::File, "", true, &ready).1, ready);
     // Unreadable files fail with the reason.
-    assert_eq!(next(&ready, Event::Failed("no .json file".into()), 3.0), Status::Failed("no .json file".into()));
+    assert_eq!(next(&ready, Event::Failed("no .json file".into())), Status::Failed("no .json file".into()));
     // A URL model without a URL waits for one.
     assert_eq!(choose(Model::Url, "  ", true, &ready), (Plan::NeedUrl, Status::NeedUrl));
 }
 
 #[test]
 fn an_answer_to_an_earlier_analysis_is_stale() {
+    // The worker client numbers every request: the prompt's analyses and the comparison's mix.
     let mut asked = Asked::default();
-    let first = asked.ask(Prompt::Main);
-    let compare = asked.ask(Prompt::Compare);
-    assert_eq!((asked.route(first), asked.route(compare)), (Some(Prompt::Main), Some(Prompt::Compare)));
-    let second = asked.ask(Prompt::Main);
-    assert_ne!(first, second);
-    assert_eq!(asked.route(first), None, "the prompt changed since: its answer is dropped");
-    assert_eq!(asked.route(second), Some(Prompt::Main));
-    assert_eq!(asked.route(compare), Some(Prompt::Compare), "the comparison's latest is still wanted");
+    assert_eq!(asked.route(1), None, "nothing asked yet");
+    asked.record(Prompt::Main, Some(1));
+    asked.record(Prompt::Compare, Some(2));
+    assert_eq!((asked.route(1), asked.route(2)), (Some(Prompt::Main), Some(Prompt::Compare)));
+    asked.record(Prompt::Main, Some(3));
+    assert_eq!(asked.route(1), None, "the prompt changed since: its answer is dropped");
+    assert_eq!(asked.route(3), Some(Prompt::Main));
+    assert_eq!(asked.route(2), Some(Prompt::Compare), "the comparison's latest is still wanted");
+    // The comparison prompt emptied: its last answer, arriving late, must not bring it back.
+    asked.record(Prompt::Compare, None);
+    assert_eq!(asked.route(2), None);
 }
 
 #[test]

@@ -14,8 +14,6 @@ pub enum Status {
         phase: Phase,
         loaded: u64,
         total: Option<u64>,
-        /// when the current phase's first progress arrived (ms), for the rate
-        since: Option<f64>,
         /// bytes per second, once the phase has run long enough to tell
         rate: Option<f64>,
     },
@@ -43,40 +41,37 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event<'a> {
     Reply(&'a Reply),
+    /// Loading progress, with the rate the worker client measured.
+    Progress {
+        phase: Phase,
+        loaded: u64,
+        total: Option<u64>,
+        rate: Option<f64>,
+    },
     /// The page planned a load ([`plan_load`]) and sent its request, if it has one.
     Planned(&'a Plan),
     /// The reader's files were read and sent to the worker (`Request::LoadBytes`).
     FilesSent,
     /// The reader cancelled the download (the page restarts the worker).
     Cancelled,
-    /// Something failed on the page's side: the worker could not start, files could not be read,
-    /// a reply could not be decoded.
+    /// Something failed on the page's side (files that could not be read), or the worker died
+    /// (it could not start, or it crashed) and took its model with it.
     Failed(String),
 }
 
-/// The status after `event`, at `now_ms`. A reply about a model other than the one the page is
-/// loading is stale (the reader chose another meanwhile) and changes nothing; progress counts
-/// only while a load is under way.
-pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
+/// The status after `event`. A reply about a model other than the one the page is loading is
+/// stale (the reader chose another meanwhile) and changes nothing; progress counts only while a
+/// load is under way.
+pub fn next(status: &Status, event: Event) -> Status {
     let stale = |n: &str| matches!(status, Status::Loading { name, .. } if name != n);
     match event {
-        Event::Reply(Reply::Progress { phase, loaded, total }) => match status {
-            Status::Loading { name, phase: was, since, .. } => {
-                // The rate is over the phase so far: a new phase starts its clock.
-                let since = since.filter(|_| was == phase).unwrap_or(now_ms);
-                let secs = (now_ms - since) / 1e3;
-                let rate = (secs > 0.2).then(|| *loaded as f64 / secs);
-                Status::Loading {
-                    name: name.clone(),
-                    phase: *phase,
-                    loaded: *loaded,
-                    total: *total,
-                    since: Some(since),
-                    rate,
-                }
-            }
+        Event::Progress { phase, loaded, total, rate } => match status {
+            Status::Loading { name, .. } => Status::Loading { name: name.clone(), phase, loaded, total, rate },
             _ => status.clone(),
         },
+        Event::Reply(&Reply::Progress { phase, loaded, total }) => {
+            next(status, Event::Progress { phase, loaded, total, rate: None })
+        }
         Event::Reply(Reply::NotCached { name, size }) if !stale(name) => {
             Status::NotCached { name: name.clone(), size: *size }
         }
@@ -113,7 +108,7 @@ pub fn next(status: &Status, event: Event, now_ms: f64) -> Status {
 }
 
 fn loading(name: &str, phase: Phase) -> Status {
-    Status::Loading { name: name.into(), phase, loaded: 0, total: None, since: None, rate: None }
+    Status::Loading { name: name.into(), phase, loaded: 0, total: None, rate: None }
 }
 
 impl Status {
@@ -178,36 +173,28 @@ pub enum Prompt {
     Compare,
 }
 
-/// The ids of the latest analyses asked for: an answer to an earlier one is stale (the prompt or
-/// a setting changed since) and is dropped. The comparison prompt's ids start at 2⁴⁰, so the
-/// two never meet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The ids of the latest analyses asked for (the worker client numbers requests): an answer to
+/// an earlier one is stale (the prompt or a setting changed since) and is dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Asked {
-    pub main: u64,
-    pub compare: u64,
-}
-
-impl Default for Asked {
-    fn default() -> Self {
-        Asked { main: 0, compare: 1 << 40 }
-    }
+    main: Option<u64>,
+    compare: Option<u64>,
 }
 
 impl Asked {
-    /// A new id for an analysis of `prompt`, which makes every earlier one stale.
-    pub fn ask(&mut self, prompt: Prompt) -> u64 {
-        let id = match prompt {
-            Prompt::Main => &mut self.main,
-            Prompt::Compare => &mut self.compare,
-        };
-        *id += 1;
-        *id
+    /// Records `id` as the analysis of `prompt` now wanted (`None`: none is), which makes every
+    /// earlier one stale.
+    pub fn record(&mut self, prompt: Prompt, id: Option<u64>) {
+        match prompt {
+            Prompt::Main => self.main = id,
+            Prompt::Compare => self.compare = id,
+        }
     }
     /// Which prompt the answer `id` is for, or `None` when it is stale.
     pub fn route(&self, id: u64) -> Option<Prompt> {
-        if id == self.main {
+        if self.main == Some(id) {
             Some(Prompt::Main)
-        } else if id == self.compare {
+        } else if self.compare == Some(id) {
             Some(Prompt::Compare)
         } else {
             None

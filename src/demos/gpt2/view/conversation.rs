@@ -4,38 +4,51 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
+use super::super::query;
 use super::super::status::{plan_load, Event, Plan, Prompt, Status};
-use super::super::{query, Model};
 use super::store::{Answer, Backend, Store};
-use super::worker::{read_files, Incoming};
-use crate::gpt2::protocol::{Attention, Reply, Request};
+use crate::gpt2::protocol::{Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
+use crate::kit::worker::Event as WorkerEvent;
 
 /// Tests set this localStorage key to "1" to make the next GPU run fail on purpose.
 const GPU_FAULT_KEY: &str = "attention-live:gpu-fault";
 
-pub fn on_reply(s: Store, msg: Incoming) {
-    let (reply, buffer) = match msg {
-        Ok(m) => m,
-        Err(e) => return s.advance(Event::Failed(e)),
-    };
-    s.advance(Event::Reply(&reply));
-    match reply {
-        Reply::Ready => s.listening.set(true),
-        Reply::Analysis(a) => {
+pub fn on_event(s: Store, event: WorkerEvent) {
+    match event {
+        WorkerEvent::Ready => {
+            s.died.set_value(false);
+            s.listening.set_value(true);
+            // A fresh worker holds no model and the automatic backend: the backend first (it
+            // applies it to every model it loads), then the model.
+            send_backend(s);
+            load(s, true);
+        }
+        WorkerEvent::Progress(p) => {
+            s.advance(Event::Progress { phase: p.phase, loaded: p.loaded, total: p.total, rate: p.rate })
+        }
+        WorkerEvent::Analysis(a, w) => {
             let target = match s.asked.get_value().route(a.id) {
                 Some(Prompt::Main) => s.result,
                 Some(Prompt::Compare) => s.result_b,
                 None => return, // a stale answer
             };
-            let w = buffer.dyn_into::<js_sys::Float32Array>().map(|d| d.to_vec()).unwrap_or_default();
-            match Attention::decode(a.attention.clone(), w) {
-                Ok(w) => target.set(Some(Arc::new(Answer { a, w }))),
-                Err(e) => s.ctx.error.set(Some(e)),
-            }
+            target.set(Some(Arc::new(Answer { a, w })));
         }
+        WorkerEvent::Reply(reply) => on_reply(s, reply),
+        WorkerEvent::Died(why) => {
+            s.listening.set_value(false);
+            s.died.set_value(true);
+            s.generating.set(None);
+            s.advance(Event::Failed(why));
+        }
+    }
+}
+
+fn on_reply(s: Store, reply: Reply) {
+    s.advance(Event::Reply(&reply));
+    match reply {
         Reply::Generated { text, done, .. } => {
             if let Some(base) = s.generating.get_untracked() {
                 s.set(|p| p.prompt = format!("{base}{text}"));
@@ -55,13 +68,17 @@ pub fn on_reply(s: Store, msg: Incoming) {
             s.generating.set(None);
             s.ctx.error.set(Some(message));
         }
-        // The status took these; the benchmark and Q/K/V replies are for other demos' workers.
+        // The status took these; the benchmark and Q/K/V replies are for other demos' workers,
+        // and the client turns the rest into events of their own.
         Reply::Progress { .. }
         | Reply::Loaded { .. }
         | Reply::NotCached { .. }
         | Reply::Error { id: None, .. }
+        | Reply::AttentionBench { .. }
+        | Reply::HeadQkv(_)
+        | Reply::Ready
+        | Reply::Analysis(_)
         | Reply::Crashed { .. } => {}
-        Reply::AttentionBench { .. } | Reply::HeadQkv(_) => {}
     }
 }
 
@@ -75,40 +92,38 @@ fn generation_ended(s: Store) {
 pub fn load(s: Store, only_cached: bool) {
     s.result.set(None);
     s.moved.set(None);
+    // An analysis still under way is of the model being replaced: its answer is stale.
+    s.asked.update_value(|a| a.record(Prompt::Main, None));
     let (model, base) = s.params.with_untracked(|p| (p.model, p.base.clone()));
     let plan = s.status.with_untracked(|st| plan_load(model, &base, only_cached, st));
     s.advance(Event::Planned(&plan));
-    if let Plan::Send(req) = &plan {
+    if let Plan::Send(req) = plan {
         s.worker.send(req);
     }
 }
 
-/// Cancels a download: the worker is restarted.
-pub fn cancel(s: Store) {
-    restart(s);
-    s.advance(Event::Cancelled);
+fn send_backend(s: Store) {
+    s.backend.set(None);
+    s.backend_notice.set(None);
+    let choice = s.params.with_untracked(|p| p.backend.choice());
+    let fault = local_get(GPU_FAULT_KEY).as_deref() == Some("1");
+    s.worker.send(Request::Backend { choice, fault });
 }
 
-pub fn restart(s: Store) {
-    s.listening.set(false);
-    if let Err(e) = s.worker.restart() {
-        s.advance(Event::Failed(e));
+/// After the worker died, the reader's next choice starts a fresh one (which then loads the
+/// model): not at once, since what killed it (a model too big for memory) would again.
+fn revive(s: Store) {
+    if s.died.get_value() {
+        s.died.set_value(false);
+        s.worker.start();
     }
 }
 
-/// Loads the reader's picked or dropped files.
-pub fn load_files(s: Store, files: Option<web_sys::FileList>) {
-    let Some(files) = files else { return };
-    leptos::task::spawn_local(async move {
-        match read_files(files).await {
-            Ok((config, bytes)) => {
-                s.advance(Event::FilesSent);
-                s.set(|p| p.model = Model::File);
-                s.worker.send_with(&Request::LoadBytes { name: Model::File.key().into(), config }, Some(&bytes));
-            }
-            Err(e) => s.advance(Event::Failed(e)),
-        }
-    });
+/// Cancels a download: a fresh worker replaces the one downloading.
+pub fn cancel(s: Store) {
+    s.listening.set_value(false);
+    s.worker.start();
+    s.advance(Event::Cancelled);
 }
 
 pub fn generate(s: Store) {
@@ -118,29 +133,29 @@ pub fn generate(s: Store) {
     let q = s.params.with_untracked(|p| query(p, 0));
     s.generating.set(Some(q.prompt.clone()));
     s.gen_start.set_value(now_ms());
-    s.worker.send(&Request::Generate { query: q, steps: 20 });
+    s.worker.send(Request::Generate { query: q, steps: 20 });
 }
 
 /// The requests that follow the parameters: the backend, the model, and the analyses.
 pub fn follow(s: Store) {
-    // The backend choice goes to the worker first (it applies it to every model it loads),
-    // then again whenever the reader changes it.
+    // A fresh worker gets the backend and the model when it says it is ready; a listening one
+    // gets each change (the first run of each effect only reads what it follows).
     let choice = Memo::new(move |_| s.params.with(|p| p.backend.choice()));
-    Effect::new(move |_| {
-        let choice = choice.get();
-        if s.listening.get() {
-            s.backend.set(None);
-            s.backend_notice.set(None);
-            let fault = local_get(GPU_FAULT_KEY).as_deref() == Some("1");
-            s.worker.send(&Request::Backend { choice, fault });
+    Effect::new(move |first: Option<()>| {
+        choice.track();
+        if first.is_some() && s.listening.get_value() {
+            send_backend(s);
+        } else if first.is_some() {
+            revive(s);
         }
     });
-    // Load the chosen model (again when the choice or its URL changes).
     let source = Memo::new(move |_| s.params.with(|p| (p.model, p.source())));
-    Effect::new(move |_| {
+    Effect::new(move |first: Option<()>| {
         source.track();
-        if s.listening.get() {
+        if first.is_some() && s.listening.get_value() {
             load(s, true);
+        } else if first.is_some() {
+            revive(s);
         }
     });
     // Ask for an analysis whenever the query changes and a model is ready (and for the
@@ -157,10 +172,10 @@ pub fn follow(s: Store) {
     };
     Effect::new(move |_| {
         let ready = can_ask();
-        let mut q = q.get();
+        let q = q.get();
         if ready {
-            q.id = s.asked.write_value().ask(Prompt::Main);
-            s.worker.send(&Request::Analyze(q));
+            let id = s.worker.send(Request::Analyze(q));
+            s.asked.update_value(|a| a.record(Prompt::Main, id));
         }
     });
     Effect::new(move |_| {
@@ -168,11 +183,12 @@ pub fn follow(s: Store) {
         let mut q = q.get();
         let b = compare.get();
         if !ready || b.trim().is_empty() {
+            s.asked.update_value(|a| a.record(Prompt::Compare, None));
             return s.result_b.set(None);
         }
-        q.id = s.asked.write_value().ask(Prompt::Compare);
         q.prompt = b;
-        s.worker.send(&Request::Analyze(q));
+        let id = s.worker.send(Request::Analyze(q));
+        s.asked.update_value(|a| a.record(Prompt::Compare, id));
     });
 }
 

@@ -2,12 +2,14 @@
 //! the line saying what runs the model.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
-use super::super::status::{loading_line, mb, model_label, source_note, Status};
-use super::conversation::{cancel, load, load_files};
-use super::store::store;
-use crate::gpt2::protocol::{self, Phase};
+use super::super::status::{loading_line, mb, model_label, source_note, Event, Status};
+use super::super::Model;
+use super::conversation::{cancel, load};
+use super::store::{store, Store};
+use crate::gpt2::protocol::{self, Phase, Request};
 
 /// What the model is doing, with the reader's next step when there is one.
 #[component]
@@ -106,4 +108,36 @@ pub fn FilePick() -> impl IntoView {
             <span class="muted">" (or drop config.json and model.safetensors here)"</span>
         </label>
     }
+}
+
+/// Loads the reader's picked or dropped files.
+pub fn load_files(s: Store, files: Option<web_sys::FileList>) {
+    let Some(files) = files else { return };
+    leptos::task::spawn_local(async move {
+        match read_files(files).await {
+            Ok((config, bytes)) => {
+                s.advance(Event::FilesSent);
+                s.set(|p| p.model = Model::File);
+                s.worker.send_with(Request::LoadBytes { name: Model::File.key().into(), config }, Some(bytes));
+            }
+            Err(e) => s.advance(Event::Failed(e)),
+        }
+    });
+}
+
+/// Reads a picked or dropped config.json + model.safetensors pair: (config text, model bytes).
+async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), String> {
+    let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+    let config = all
+        .iter()
+        .find(|f| f.name().ends_with(".json"))
+        .ok_or("pick both config.json and model.safetensors (no .json file was given)")?;
+    let model = all
+        .iter()
+        .find(|f| f.name().ends_with(".safetensors"))
+        .ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
+    let text =
+        JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
+    let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;
+    Ok((text, bytes))
 }

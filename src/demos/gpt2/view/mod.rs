@@ -1,8 +1,9 @@
 //! View of `gpt2`: talks to the GPT-2 Web Worker and draws its answers. The parts share a
 //! [`Store`](store::Store) of signals provided in context: the conversation with the worker
-//! (`conversation`, `worker`), the model loader and backend line (`loader`), notes, the tokens
-//! as chips (`chips`), the model view, the head view, the next-token bars with generation, the
-//! comparison of two prompts and the selected head's heatmap.
+//! (`conversation`, through the kit's compute-worker client), the model loader and backend
+//! line (`loader`), notes, the tokens as chips (`chips`), the model view, the head view, the
+//! next-token bars with generation, the comparison of two prompts and the selected head's
+//! heatmap.
 
 use leptos::prelude::*;
 
@@ -20,7 +21,6 @@ mod next_tokens;
 mod notes;
 mod selection;
 mod store;
-mod worker;
 
 use chips::TokenChips;
 use compare::Comparison;
@@ -33,9 +33,8 @@ use notes::Notes;
 use store::Store;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
-    let s = Store::new(ctx, worker::Link::new());
-    s.worker.listen(move |reply| conversation::on_reply(s, reply));
-    conversation::restart(s);
+    let s = Store::new(ctx, conversation::on_event);
+    s.worker.start();
     conversation::follow(s);
     selection::keep_inside(s);
     conversation::publish(s);
@@ -43,7 +42,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
 
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
-        conversation::load_files(s, ev.data_transfer().and_then(|d| d.files()));
+        loader::load_files(s, ev.data_transfer().and_then(|d| d.files()));
     };
     // What the browser tests and the benchmark read.
     let compute_ms = move || s.result.with(|r| r.as_ref().map_or(0.0, |r| r.a.compute_ms)).to_string();

@@ -7,9 +7,8 @@ use leptos::prelude::*;
 
 use super::super::status::{next, Asked, Event, Status};
 use super::super::{fit_selection, Params};
-use super::worker::Link;
 use crate::gpt2::protocol::{self, Analysis, Attention};
-use crate::kit::browser::now_ms;
+use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
 use crate::kit::DemoCtx;
 
 /// An analysis and its attention weights.
@@ -46,8 +45,10 @@ pub struct Store {
     pub ctx: DemoCtx,
     pub params: Memo<Params>,
     pub status: RwSignal<Status>,
-    /// The worker is listening (requests sent before would be lost).
-    pub listening: RwSignal<bool>,
+    /// A worker is listening: changes go to it (a fresh one gets the setup when it starts).
+    pub listening: StoredValue<bool>,
+    /// The worker died (it crashed, or could not start): the reader's next choice starts one.
+    pub died: StoredValue<bool>,
     pub backend: RwSignal<Option<Backend>>,
     /// Why a GPU failure moved the model to the CPU, until the backend is chosen again.
     pub backend_notice: RwSignal<Option<String>>,
@@ -65,11 +66,21 @@ pub struct Store {
     pub sel: Memo<Selection>,
     /// The knocked-out heads that parse.
     pub knocked: Memo<Vec<(usize, usize)>>,
-    pub worker: Link,
+    pub worker: ComputeWorker,
 }
 
 impl Store {
-    pub fn new(ctx: DemoCtx, worker: Link) -> Store {
+    /// The store, with a worker client whose events go to `on_event` (the worker starts with
+    /// the first request, or `worker.start()`).
+    pub fn new(ctx: DemoCtx, on_event: fn(Store, WorkerEvent)) -> Store {
+        // The client's handler needs the store, and the store holds the client: the handler
+        // finds the store here once it exists (no event comes before the worker is started).
+        let slot = StoredValue::new_local(None::<Store>);
+        let worker = ComputeWorker::new(move |_, event| {
+            if let Some(s) = slot.try_get_value().flatten() {
+                on_event(s, event)
+            }
+        });
         let params = ctx.params::<Params>();
         let status = RwSignal::new(Status::Starting);
         let result = RwSignal::new(None::<Arc<Answer>>);
@@ -80,11 +91,12 @@ impl Store {
             let f = params.with(|p| fit_selection(p.layer, p.head, p.token, nl, nh, t));
             Some((f.layer, f.head, f.token))
         });
-        Store {
+        let store = Store {
             ctx,
             params,
             status,
-            listening: RwSignal::new(false),
+            listening: StoredValue::new(false),
+            died: StoredValue::new(false),
             backend: RwSignal::new(None),
             backend_notice: RwSignal::new(None),
             result,
@@ -97,12 +109,14 @@ impl Store {
             sel,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
             worker,
-        }
+        };
+        slot.set_value(Some(store));
+        store
     }
 
     /// Moves the status on by `event` (subscribers hear only of a change).
     pub fn advance(self, event: Event) {
-        let now = next(&self.status.get_untracked(), event, now_ms());
+        let now = self.status.with_untracked(|s| next(s, event));
         if self.status.with_untracked(|s| *s != now) {
             self.status.set(now);
         }
