@@ -37,9 +37,10 @@ pub enum Status {
     Failed(String),
 }
 
-/// What changes the status besides the worker's replies: what the page did.
+/// What moves the status: a reply from the worker, or what the page did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event<'a> {
+    /// A reply (those about loading count: `Loaded`, `NotCached`, an `Error` without an id).
     Reply(&'a Reply),
     /// Loading progress, with the rate the worker client measured.
     Progress {
