@@ -179,7 +179,10 @@ pub fn parse(body: &str, first_line: usize) -> Result<Spec, String> {
         "predict" => {
             let choices: Vec<(&str, usize)> = all("choice");
             if choices.len() < 2 || choices.len() > MAX_CHOICES {
-                return Err(whole(&format!("a predict exercise has 2 to {MAX_CHOICES} choices, not {}", choices.len())));
+                return Err(whole(&format!(
+                    "a predict exercise has 2 to {MAX_CHOICES} choices, not {}",
+                    choices.len()
+                )));
             }
             if let Some((_, line)) = choices.iter().find(|(c, _)| c.is_empty()) {
                 return Err(at(*line, "a choice is empty".into()));
