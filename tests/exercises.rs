@@ -442,20 +442,23 @@ fn malformed_blocks_become_notices_with_the_reason_and_the_chapter_goes_on() {
         ("id: a\nkind: compute\nquestion: q\nhint: 1\nhint: 2\nhint: 3\nsolution: s\n", "one or two hints"),
         ("id: a\nkind: compute\nquestion: q\nhint: h\nanswer: 1\ntolerance: 1\n", "needs \"solution\""),
         ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nchoice: x\n", "does not belong"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\ncorrect: A\n", "2 to 8 choices"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\ncorrect: C\n", "names no"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\nchoice: z\ncorrect: A, B\n", "all 3"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\ncorrect: A, A\n", "twice"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\ncorrect: A\nsee: t=1\n", "demo id"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\ncorrect: A\nsee: a.t=1 b.u=2\n", "two demos"),
-        ("id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\nchoice: y\ncorrect: A\ndemo: b\n", "no \"see\""),
+        ("@Pcorrect: A\n", "2 to 8 choices"),
+        ("@Pchoice: y\ncorrect: C\n", "names no"),
+        ("@Pchoice: y\nchoice: z\ncorrect: A, B\n", "all 3"),
+        ("@Pchoice: y\ncorrect: A, A\n", "twice"),
+        ("@Pchoice: y\ncorrect: A\nsee: t=1\n", "demo id"),
+        ("@Pchoice: y\ncorrect: A\nsee: a.t=1 b.u=2\n", "two demos"),
+        ("@Pchoice: y\ncorrect: A\ndemo: b\n", "no \"see\""),
         ("id: a\nkind: make\nquestion: q\nhint: h\nsolution: s\ndemo: x\ngoal: g\n", "needs \"witness\""),
         ("id: a\nkind: make\nquestion: q\nhint: h\nsolution: s\ndemo: x\ngoal: g\nwitness: y.a=1\n", "not \"x\""),
         ("id: a\nkind: explain\nquestion: q\nhint: h\nsolution: s\n", "does not belong"),
         ("id: a\nkind: explain\nquestion: q\nhint: h\n", "needs \"model\""),
         ("  continued\n", "no key comes before"),
     ];
+    // "@P": the start of a predict block, its first choice included.
+    let predict = "id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\n";
     for (body, part) in cases {
+        let body = body.replace("@P", predict);
         let md = format!("Before.\n\n```exercise\n{body}```\n\nAfter.\n");
         let r = render_chapter(&md);
         let kinds: Vec<&RawSegment> = r.segments.iter().collect();
