@@ -105,8 +105,8 @@ fn dot(args: &[Arg]) -> Result<f64, String> {
 /// The temperature demo at (T, gap), as `compute` gives it; T and gap within its sliders.
 fn temperature(args: &[Arg]) -> Result<crate::demos::temperature::Temperature, String> {
     let (t, gap) = (num(args, 0)?, num(args, 1)?);
-    if !(t > 0.0) || !(0.0..=100.0).contains(&gap) || t > 1e3 {
-        return Err(format!("T = {t}, gap = {gap}: T must be above 0 and the gap from 0 to 100"));
+    if !(f64::MIN_POSITIVE..=1e3).contains(&t) || !(0.0..=100.0).contains(&gap) {
+        return Err(format!("T = {t}, gap = {gap}: T must be above 0 (at most 1000) and the gap from 0 to 100"));
     }
     Ok(TemperatureDemo::compute(&TemperatureParams { t, gap }))
 }
