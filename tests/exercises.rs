@@ -207,6 +207,10 @@ fn the_goal_registry_is_sound() {
         assert_eq!(goals::met(g.name, &Values::defaults(spec.params)), Ok(false), "{} at the defaults", g.name);
     }
     assert_eq!(goals::met_by_pairs("raw-equals-scaled", &owned(&[("scaling.d", "1")])), Ok(true));
+    // Along the x axis both scores favour (2, 0.5); equal lengths do not count.
+    assert_eq!(goals::met_by_pairs("gauss-dot-agree", &owned(&[("gauss-dot.theta", "0")])), Ok(true));
+    let equal = owned(&[("gauss-dot.theta", "0"), ("gauss-dot.equal", "1")]);
+    assert_eq!(goals::met_by_pairs("gauss-dot-agree", &equal), Ok(false));
     // Another demo's values, an unknown goal, a bad value: errors, never a panic or a silent default.
     let temp = demos::find("temperature").unwrap();
     assert!(goals::met("raw-equals-scaled", &Values::defaults(temp.params)).is_err());

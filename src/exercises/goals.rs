@@ -2,7 +2,7 @@
 //! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
 //! one line in the `goals!` list at the end.
 
-use crate::demos::{self, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
+use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
 use crate::state::{Params, Values};
 
 pub struct Goal {
@@ -63,7 +63,14 @@ pub fn met_by_pairs(name: &str, pairs: &[(String, String)]) -> Result<bool, Stri
     met(name, &values)
 }
 
+/// The index of the largest weight (the first on ties).
+fn top(w: &[f64]) -> usize {
+    w.iter().enumerate().fold(0, |best, (i, x)| if *x > w[best] { i } else { best })
+}
+
 goals! {
+    "gauss-dot-agree", GaussDotDemo, "with unequal key lengths, both scores give the most weight to the same key",
+        |p, o| !p.equal && top(&o.w_gauss) == top(&o.w_dot);
     "sharp-at-t-1", TemperatureDemo, "T stays at 1 and the top key takes at least 90% of the weight",
         |p, o| (p.t - 1.0).abs() < 0.005 && o.weights[0] >= 0.9;
     "raw-equals-scaled", ScalingDemo, "the softmax weights with and without 1/√d are the same",
