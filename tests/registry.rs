@@ -47,7 +47,7 @@ fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
                     used.insert(*id);
                 }
                 Segment::Bad(msg) => panic!("chapter {} has a bad directive: {msg}", c.slug),
-                Segment::Html(_) => {}
+                Segment::Html(_) | Segment::Exercise(_) => {}
             }
         }
     }
@@ -89,6 +89,7 @@ fn bad_directives_degrade_instead_of_failing() {
         .map(|s| match s {
             RawSegment::Html(_) => "html".into(),
             RawSegment::Demo(id) => format!("demo:{id}"),
+            RawSegment::Exercise(e) => format!("exercise:{}", e.id),
             RawSegment::Bad(_) => "bad".into(),
         })
         .collect();
