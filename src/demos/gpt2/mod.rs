@@ -256,6 +256,8 @@ pub static SPEC: DemoSpec = DemoSpec {
     caption: "A GPT-2 model runs in a Web Worker on your machine. Pick a layer and head in the model view, click a token to see where it looks, knock out heads and watch the next-token probabilities move, or generate.",
     params: PARAMS,
     data,
+    retype: |v| v.clone(),
+    load: |_, _| None,
     #[cfg(target_arch = "wasm32")]
     view: view::view,
 };
