@@ -46,7 +46,7 @@ fn random_value(p: &Param, rng: &mut Rng) -> String {
         Kind::Text { max_len, .. } => "the cat sat".chars().take(max_len).collect(),
         Kind::Seed { .. } => format!("{}", (u * 4e9) as u64),
         Kind::Bool { .. } => if u < 0.5 { "0" } else { "1" }.to_string(),
-        Kind::Cells { max_rows, max_cols, limit } => {
+        Kind::Cells { max_rows, max_cols, .. } => {
             let (r, c) = (max_rows.min(2), max_cols.min(3));
             // Cells as the page writes them: the book's short number form.
             let cell = |i: usize| fmt_num(((i as f64 * 0.37 - 0.5) * 100.0).round() / 100.0).to_string();
