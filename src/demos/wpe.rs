@@ -242,7 +242,10 @@ mod view {
                 <canvas node_ref=right class="plot" role="img"
                     aria-label="Heatmap of the cosine similarity between every two positions"></canvas>
             </div>
-            <p class="readout">{move || readout().unwrap_or_else(|| "Reading the model's position table…".into())}</p>
+            // A status: it says "Loading…" until the table is in (the browser tests wait for that).
+            <p class="readout" role="status">
+                {move || readout().unwrap_or_else(|| "Loading the model's position table…".into())}
+            </p>
         }
         .into_any()
     }
