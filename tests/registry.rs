@@ -84,10 +84,20 @@ fn demos_that_read_a_model_file_compute_their_real_output() {
         if let Some(out) = (d.load)(&Values::defaults(d.params), &mut read) {
             let out = out.unwrap_or_else(|e| panic!("{}: {e}", d.id));
             assert!(out.is_object(), "{}: {out}", d.id);
-            loaded.push(d.id);
+            loaded.push((d.id, out));
         }
     }
-    assert!(loaded.contains(&"wpe"), "{loaded:?}");
+    let out = |id: &str| loaded.iter().find(|(d, _)| *d == id).map(|(_, o)| o.clone()).expect(id);
+    // The stories model's table: 128 positions of width 128 (its config), each position most
+    // like itself (mean cosine 1 at offset 0).
+    let wpe = out("wpe");
+    assert_eq!((wpe["wpe"].as_array().unwrap().len(), wpe["wpe"][0].as_array().unwrap().len()), (128, 128));
+    assert!((wpe["mean_cosine_by_offset"][0].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    // Linformer: one singular value per token, and the rank-k error shrinks to 0 at full rank.
+    let lin = out("linformer");
+    let (sigma, err) = (lin["sigma"].as_array().unwrap(), lin["matrix_error"].as_array().unwrap());
+    assert_eq!(sigma.len(), lin["tokens"].as_array().unwrap().len());
+    assert!(err.last().unwrap().as_f64().unwrap() < 1e-6 && err[0].as_f64().unwrap() > 0.01);
 }
 
 #[test]
