@@ -1,6 +1,12 @@
 //! Renders `chapters/*.md` (listed in `chapters/ORDER`) into Rust statics at build time, so the
 //! browser receives ready HTML + MathML and no markdown or LaTeX parser ships in the wasm.
 
+#[path = "src/exercises/format.rs"]
+pub mod exercise_format;
+/// `crate::exercises::format` as the library names it, for the renderer.
+mod exercises {
+    pub use super::exercise_format as format;
+}
 #[path = "src/chapters/plain.rs"]
 mod plain;
 #[path = "src/chapters/render.rs"]
@@ -38,6 +44,12 @@ fn main() {
             let md = fs::read_to_string(dir.join(source)).unwrap_or_else(|e| panic!("chapters/{source}: {e}"));
             let rendered = render_chapter(&md);
             refused.extend(rendered.problems.iter().map(|p| format!("chapters/{source}: {p}")));
+            // A malformed exercise or directive shows a notice on the page; the build lists it.
+            for s in &rendered.segments {
+                if let render::RawSegment::Bad(msg) = s {
+                    println!("cargo:warning=chapters/{source}: {msg}");
+                }
+            }
             site.page(slug, title, &md, rendered.segments, &mut refused)
         };
         writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body} }},").unwrap();

@@ -6,12 +6,14 @@
 //! - `demos`: the registry of live demos;
 //! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
 //! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin;
+//! - `exercises`: checked exercises (format, expression evaluator, checker, demo goals), DOM-free;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
 //! - `ui` (wasm only): the Leptos app;
 //! - `worker` (wasm only): the compute worker around `gpt2::session`, speaking `gpt2::protocol`.
 
 pub mod chapters;
 pub mod demos;
+pub mod exercises;
 pub mod formats;
 pub mod gpt2;
 pub mod gpu;

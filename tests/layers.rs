@@ -6,6 +6,7 @@
 //!   -> gpt2, seq2seq                the models (gpt2 runs on the backend too)
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
+//!   -> exercises                    checked exercises: answer keys, checks, goals on demos
 //!   -> chapters                     the book's content, which places the demos
 //!   -> ui, worker                   the pages and the compute worker (wasm only)
 //! ```
@@ -26,15 +27,16 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
         "seq2seq" => &["numerics", "formats"],
         "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
         "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit"],
-        "chapters" => &["numerics", "formats", "state", "demos"],
-        "ui" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "chapters"],
+        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos"],
+        "chapters" => &["numerics", "formats", "state", "demos", "exercises"],
+        "ui" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "exercises", "chapters"],
         "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
         _ => return None,
     })
 }
 
-const MODULES: [&str; 11] =
-    ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "chapters", "ui", "worker"];
+const MODULES: [&str; 12] =
+    ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "exercises", "chapters", "ui", "worker"];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {

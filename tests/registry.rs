@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use attention_live::chapters::render::{parse_directive, render_chapter, RawSegment};
 use attention_live::chapters::{neighbours, Segment, CHAPTERS};
 use attention_live::demos::DEMOS;
-use attention_live::state::{format_value, Values};
+use attention_live::numerics::rng::Rng;
+use attention_live::state::{fmt_num, format_value, Kind, Param, Values};
 
 fn valid_id(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -33,6 +34,72 @@ fn demos_are_well_formed() {
     }
 }
 
+/// A random valid URL value for a control.
+fn random_value(p: &Param, rng: &mut Rng) -> String {
+    let u = rng.uniform();
+    match p.kind {
+        Kind::Float { min, max, .. } => format!("{}", min + u * (max - min)),
+        Kind::Int { min, max, .. } => {
+            format!("{}", min + ((max - min + 1) as f64 * u).floor().min((max - min) as f64) as i64)
+        }
+        Kind::Choice { options, .. } => options[(u * options.len() as f64) as usize % options.len()].0.to_string(),
+        Kind::Text { max_len, .. } => "the cat sat".chars().take(max_len).collect(),
+        Kind::Seed { .. } => format!("{}", (u * 4e9) as u64),
+        Kind::Bool { .. } => if u < 0.5 { "0" } else { "1" }.to_string(),
+        Kind::Cells { max_rows, max_cols, .. } => {
+            let (r, c) = (max_rows.min(2), max_cols.min(3));
+            // Cells as the page writes them: the book's short number form.
+            let cell = |i: usize| fmt_num(((i as f64 * 0.37 - 0.5) * 100.0).round() / 100.0).to_string();
+            (0..r).map(|i| (0..c).map(|j| cell(i * c + j)).collect::<Vec<_>>().join(",")).collect::<Vec<_>>().join(";")
+        }
+    }
+}
+
+/// Every field's Rust type fits its control: reading a demo's values into its typed parameters
+/// and writing them back changes nothing, for the defaults and for random valid values.
+#[test]
+fn typed_parameters_read_and_write_every_value_unchanged() {
+    let mut rng = Rng::new(7);
+    for d in DEMOS {
+        let defaults = Values::defaults(d.params);
+        assert_eq!((d.retype)(&defaults), defaults, "{}: defaults", d.id);
+        for _ in 0..50 {
+            let pairs: Vec<(String, String)> =
+                d.params.iter().map(|p| (format!("{}.{}", d.id, p.key), random_value(p, &mut rng))).collect();
+            let (v, notices) = Values::from_pairs(d.id, d.params, &pairs);
+            assert!(notices.is_empty(), "{}: {notices:?}", d.id);
+            assert_eq!((d.retype)(&v), v, "{}: {pairs:?}", d.id);
+        }
+    }
+}
+
+/// Demos whose numbers come from a model file compute their real output natively, from the
+/// files the page fetches (`static/`), so the tests and "Download data" see real numbers.
+#[test]
+fn demos_that_read_a_model_file_compute_their_real_output() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static");
+    let mut read = |path: &str| std::fs::read(root.join(path)).map_err(|e| format!("{path}: {e}"));
+    let mut loaded = Vec::new();
+    for d in DEMOS {
+        if let Some(out) = (d.load)(&Values::defaults(d.params), &mut read) {
+            let out = out.unwrap_or_else(|e| panic!("{}: {e}", d.id));
+            assert!(out.is_object(), "{}: {out}", d.id);
+            loaded.push((d.id, out));
+        }
+    }
+    let out = |id: &str| loaded.iter().find(|(d, _)| *d == id).map(|(_, o)| o.clone()).expect(id);
+    // The stories model's table: 128 positions of width 128 (its config), each position most
+    // like itself (mean cosine 1 at offset 0).
+    let wpe = out("wpe");
+    assert_eq!((wpe["wpe"].as_array().unwrap().len(), wpe["wpe"][0].as_array().unwrap().len()), (128, 128));
+    assert!((wpe["mean_cosine_by_offset"][0].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    // Linformer: one singular value per token, and the rank-k error shrinks to 0 at full rank.
+    let lin = out("linformer");
+    let (sigma, err) = (lin["sigma"].as_array().unwrap(), lin["matrix_error"].as_array().unwrap());
+    assert_eq!(sigma.len(), lin["tokens"].as_array().unwrap().len());
+    assert!(err.last().unwrap().as_f64().unwrap() < 1e-6 && err[0].as_f64().unwrap() > 0.01);
+}
+
 #[test]
 fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
     let registered: HashSet<&str> = DEMOS.iter().map(|d| d.id).collect();
@@ -47,7 +114,7 @@ fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
                     used.insert(*id);
                 }
                 Segment::Bad(msg) => panic!("chapter {} has a bad directive: {msg}", c.slug),
-                Segment::Html(_) => {}
+                Segment::Html(_) | Segment::Exercise(_) => {}
             }
         }
     }
@@ -89,6 +156,7 @@ fn bad_directives_degrade_instead_of_failing() {
         .map(|s| match s {
             RawSegment::Html(_) => "html".into(),
             RawSegment::Demo(id) => format!("demo:{id}"),
+            RawSegment::Exercise(e) => format!("exercise:{}", e.id),
             RawSegment::Bad(_) => "bad".into(),
         })
         .collect();

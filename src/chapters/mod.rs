@@ -9,13 +9,15 @@ pub mod search;
 pub mod static_pages;
 
 /// A piece of a chapter's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Segment {
     /// Prose, already HTML (math as MathML). Comes from our own files, never from a URL.
     Html(&'static str),
     /// A live demo, by registry id. An id with no registered demo shows a notice in place.
     Demo(&'static str),
-    /// A directive that could not be parsed; the page shows this message in place.
+    /// An exercise (chapter's end, "Check yourself"): its texts are HTML, its checks in `crate::exercises`.
+    Exercise(&'static crate::exercises::Exercise),
+    /// A directive or exercise block that could not be parsed; the page shows this message in place.
     Bad(&'static str),
 }
 
@@ -30,6 +32,14 @@ pub struct Chapter {
 impl Chapter {
     pub fn is_written(&self) -> bool {
         self.body.is_some()
+    }
+
+    /// The exercises of this chapter, in order.
+    pub fn exercises(&self) -> impl Iterator<Item = &'static crate::exercises::Exercise> {
+        self.body.unwrap_or(&[]).iter().filter_map(|s| match s {
+            Segment::Exercise(e) => Some(*e),
+            _ => None,
+        })
     }
 
     /// The demo ids this chapter embeds, in order.

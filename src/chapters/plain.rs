@@ -29,11 +29,19 @@ pub struct PlainPage {
 }
 
 /// Lines the renderer treats as demo directives (`{{…}}` on a line of its own, outside code
-/// fences) are left out, as they are not prose.
+/// fences) are left out, as they are not prose; so are exercise blocks (answer keys are not
+/// for the search index or a summary).
 fn without_directives(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut in_fence = false;
+    let mut in_exercise = false;
     for line in md.lines() {
+        if in_exercise || (!in_fence && line.trim() == "```exercise") {
+            // The opening line, then everything up to and including the closing fence.
+            in_exercise = !(in_exercise && line.trim_start().starts_with("```"));
+            out.push('\n');
+            continue;
+        }
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
         }

@@ -3,15 +3,21 @@
 //! own). Runs at build time from `build.rs` and in native tests; never in the browser.
 //!
 //! A directive that cannot be parsed becomes a `Bad` segment: the page shows a notice there
-//! and the rest of the chapter renders as usual.
+//! and the rest of the chapter renders as usual. So does a malformed exercise block (a fenced
+//! block with the info string `exercise`, `crate::exercises::format`); a valid one becomes an
+//! `Exercise` segment with its texts rendered like the prose.
 
 use pulldown_cmark::{html, CowStr, Event, Options, Parser};
 use pulldown_latex::{config::DisplayMode, mathml::push_mathml, Parser as TexParser, RenderConfig, Storage};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+use crate::exercises::format::{self as exercise, Spec};
+
+#[derive(Debug, Clone, PartialEq)]
 pub enum RawSegment {
     Html(String),
     Demo(String),
+    /// An exercise block, its texts already HTML.
+    Exercise(Box<Spec>),
     Bad(String),
 }
 
@@ -45,7 +51,24 @@ pub fn render_chapter(md: &str) -> Rendered {
     let mut block = String::new();
     let mut block_start = 1; // the chapter's line number of the block's first line
     let mut in_fence = false;
-    for (i, line) in md.lines().enumerate() {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut skip_to = 0; // the line after an exercise block
+    for (i, &line) in lines.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
+        if !in_fence && line.trim() == "```exercise" {
+            flush(&mut block, block_start, &mut out);
+            let close = lines[i + 1..].iter().position(|l| l.trim_start().starts_with("```"));
+            let Some(close) = close.map(|c| i + 1 + c) else {
+                // The rest of the chapter still renders: only the opening line is dropped.
+                out.segments.push(RawSegment::Bad(format!("line {}: an exercise block is never closed", i + 1)));
+                continue;
+            };
+            out.segments.push(exercise_segment(&lines[i + 1..close].join("\n"), i + 2, &mut out.problems));
+            skip_to = close + 1;
+            continue;
+        }
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
         }
@@ -69,6 +92,34 @@ pub fn render_chapter(md: &str) -> Rendered {
     }
     flush(&mut block, block_start, &mut out);
     out
+}
+
+/// A parsed exercise block with its texts as HTML, or the reason it cannot be used. Bad LaTeX
+/// in its texts is a problem, as in the prose.
+fn exercise_segment(body: &str, first_line: usize, problems: &mut Vec<String>) -> RawSegment {
+    match exercise::parse(body, first_line) {
+        Ok(mut spec) => {
+            let id = spec.id.clone();
+            spec.map_text(|text| {
+                let mut found = Vec::new();
+                let html = inline_html(text, &mut found);
+                problems.extend(found.into_iter().map(|p| format!("exercise \"{id}\": {}", p.message)));
+                html
+            });
+            RawSegment::Exercise(Box::new(spec))
+        }
+        Err(msg) => RawSegment::Bad(msg),
+    }
+}
+
+/// Markdown to HTML for one line of text, without the paragraph around it.
+pub fn inline_html(text: &str, problems: &mut Vec<Problem>) -> String {
+    let html = markdown_to_html(text, problems);
+    let trimmed = html.trim_end();
+    match trimmed.strip_prefix("<p>").and_then(|h| h.strip_suffix("</p>")) {
+        Some(inner) if !inner.contains("<p>") => inner.to_string(),
+        _ => trimmed.to_string(),
+    }
 }
 
 /// Control characters other than tab and newline. A stray one is invisible in an editor and

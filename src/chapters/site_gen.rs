@@ -42,6 +42,7 @@ impl Site {
                     write!(code, "Segment::Html({h:?}),")
                 }
                 RawSegment::Demo(id) => write!(code, "Segment::Demo({id:?}),"),
+                RawSegment::Exercise(e) => write!(code, "Segment::Exercise(&{}),", e.rust_code()),
                 RawSegment::Bad(msg) => write!(code, "Segment::Bad({msg:?}),"),
             };
         }

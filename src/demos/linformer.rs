@@ -6,8 +6,9 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::{spec, Demo, DemoSpec};
+use super::{spec, Demo, DemoSpec, Reader};
 use crate::gpt2::protocol::HeadQkv;
+use crate::gpt2::session::Session;
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
 
@@ -64,6 +65,20 @@ impl Demo for LinformerDemo {
             k: p.k,
             note: "The matrices are computed by the model in the browser; the page's Download data adds them.",
         }
+    }
+
+    /// The page asks the worker's session for the head's Q, K and V; here the same session runs
+    /// on the model files, and the same `analyze` follows.
+    fn load(p: &Params, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+        let mut run = || {
+            let dir = format!("models/{}", p.model.key());
+            let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
+            let session =
+                Session::new(&config, &read(&format!("{dir}/model.safetensors"))?).map_err(|e| e.to_string())?;
+            let qkv = session.head_qkv(0, text_for(p.model.key()), p.layer, p.head).map_err(|e| e.to_string())?;
+            super::to_json(&analyze(&qkv, p.causal)?)
+        };
+        Some(run())
     }
 
     #[cfg(target_arch = "wasm32")]

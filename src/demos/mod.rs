@@ -28,10 +28,21 @@ pub trait Demo: 'static {
     fn data(p: &Self::Params) -> Result<serde_json::Value, String> {
         to_json(&Self::compute(p))
     }
+    /// For a demo whose numbers need a file the page fetches (a bundled model): the same
+    /// computation from the file's bytes, which `read` gives by their path under `static/`
+    /// (`models/stories/model.safetensors`). The view fetches the bytes and calls the same
+    /// code; natively the tests read them from disk, so they check the demo's real output.
+    /// `None` for a demo that needs no file.
+    fn load(_p: &Self::Params, _read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+        None
+    }
     /// Draws the demo with the kit: `Self::compute` on `ctx.params::<Self::Params>()`.
     #[cfg(target_arch = "wasm32")]
     fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView;
 }
+
+/// Reads a file of the book's static folder by its path there (see [`Demo::load`]).
+pub type Reader<'a> = dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a;
 
 /// A demo as the pages and tests see it, whatever its types.
 pub struct DemoSpec {
@@ -40,6 +51,11 @@ pub struct DemoSpec {
     pub caption: &'static str,
     pub params: &'static [Param],
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
+    /// Reads the values into the demo's typed parameters and writes them back into fresh values:
+    /// `tests/registry.rs` checks nothing changes, so every field's type fits its control.
+    pub retype: fn(&Values) -> Values,
+    /// The output computed from the files the demo reads, if it reads any ([`Demo::load`]).
+    pub load: fn(&Values, &mut Reader) -> Option<Result<serde_json::Value, String>>,
     #[cfg(target_arch = "wasm32")]
     pub view: fn(crate::kit::DemoCtx) -> leptos::prelude::AnyView,
 }
@@ -52,6 +68,8 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         caption: D::CAPTION,
         params: <D::Params as Params>::TABLE,
         data: data::<D>,
+        retype: retype::<D>,
+        load: load::<D>,
         #[cfg(target_arch = "wasm32")]
         view: D::view,
     }
@@ -59,6 +77,16 @@ pub const fn spec<D: Demo>() -> DemoSpec {
 
 fn data<D: Demo>(v: &Values) -> Result<serde_json::Value, String> {
     D::data(&D::Params::read(v))
+}
+
+fn retype<D: Demo>(v: &Values) -> Values {
+    let mut out = Values::defaults(<D::Params as Params>::TABLE);
+    D::Params::read(v).write(&mut out);
+    out
+}
+
+fn load<D: Demo>(v: &Values, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+    D::load(&D::Params::read(v), read)
 }
 
 /// Declares each demo's module and lists its `SPEC`, in reading order: adding a demo is one line.

@@ -1,10 +1,13 @@
 //! Demo `wpe`: a bundled GPT-2 model's learned position embeddings and how similar positions
-//! are to each other (chapter "positional"). The table is read from the model file in the
-//! browser; `data` returns the inputs and the view adds the computed numbers.
+//! are to each other (chapter "positional"). The table is read from the model file: the view
+//! fetches it, the tests read it from `static/models/`, and both compute with [`table`].
 
+use ndarray::Array2;
 use serde::Serialize;
 
-use super::{spec, Demo, DemoSpec};
+use super::{spec, Demo, DemoSpec, Reader};
+use crate::formats::safetensors::SafeTensors;
+use crate::numerics::positional::{cosine_matrix, mean_by_offset};
 
 crate::options! {
     /// The bundled models (the URL value is the model's folder under `/models/`).
@@ -30,7 +33,7 @@ impl Demo for WpeDemo {
     const CAPTION: &'static str = "The wpe table of a small GPT-2 trained for this book: one learned vector per \
         position (the first map), and the cosine similarity of every pair of positions (the second).";
     type Params = Params;
-    /// The table is read from the model file in the view: without it, which model and offset.
+    /// Without the model file: which model and offset (the real numbers come from [`Demo::load`]).
     type Output = Inputs;
 
     fn compute(p: &Params) -> Inputs {
@@ -41,10 +44,64 @@ impl Demo for WpeDemo {
         }
     }
 
+    fn load(p: &Params, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+        let out = read(&model_path(p.model)).and_then(|bytes| table(&bytes)).map(|t| t.to_json(p.offset));
+        Some(out)
+    }
+
     #[cfg(target_arch = "wasm32")]
     fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
         view::view(ctx)
     }
+}
+
+/// Where a bundled model's weights are, under the site's root.
+pub fn model_path(model: Model) -> String {
+    format!("models/{}/model.safetensors", model.key())
+}
+
+/// A model's position table and the similarities the demo draws.
+#[derive(Debug, PartialEq)]
+pub struct Table {
+    /// (P, d): one learned vector per position
+    pub wpe: Array2<f64>,
+    /// (P, P): the cosine similarity of every two positions
+    pub sim: Array2<f64>,
+    /// (P,): the mean similarity of positions k apart, for k = 0..P
+    pub by_offset: Vec<f64>,
+}
+
+impl Table {
+    /// What "Download data" writes: the table, the mean similarity by offset, and the readout's numbers.
+    pub fn to_json(&self, chosen: usize) -> serde_json::Value {
+        let wpe: Vec<Vec<f64>> = self.wpe.rows().into_iter().map(|r| r.to_vec()).collect();
+        let k = offset(chosen, self.wpe.nrows());
+        serde_json::json!({
+            "wpe": wpe,
+            "mean_cosine_by_offset": self.by_offset,
+            "offset": k,
+            "mean_cosine_at_offset": self.by_offset.get(k),
+        })
+    }
+}
+
+/// Reads `wpe.weight` from a model's safetensors bytes and computes the similarities.
+pub fn table(bytes: &[u8]) -> Result<Table, String> {
+    let st = SafeTensors::parse(bytes).map_err(|e| e.to_string())?;
+    let info = st
+        .tensors
+        .get("wpe.weight")
+        .or_else(|| st.tensors.get("transformer.wpe.weight"))
+        .ok_or("the model has no wpe.weight")?;
+    let [p, d] = info.shape[..] else { return Err(format!("wpe.weight has shape {:?}", info.shape)) };
+    if p < 2 {
+        return Err(format!("wpe.weight has {p} positions; the demo needs at least 2"));
+    }
+    let wpe = Array2::from_shape_vec((p, d), st.to_f32(info).into_iter().map(f64::from).collect())
+        .map_err(|e| e.to_string())?;
+    let sim = cosine_matrix(wpe.view()); // (P, d) -> (P, P)
+    let by_offset = mean_by_offset(&sim);
+    Ok(Table { wpe, sim, by_offset })
 }
 
 pub static SPEC: DemoSpec = spec::<WpeDemo>();
@@ -70,53 +127,25 @@ mod view {
 
     use leptos::html::Canvas;
     use leptos::prelude::*;
-    use ndarray::Array2;
 
-    use super::{offset, Params};
-    use crate::formats::safetensors::SafeTensors;
+    use super::{model_path, offset, table, Params, Table};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, fit_canvas};
     use crate::kit::DemoCtx;
-    use crate::numerics::positional::{cosine_matrix, mean_by_offset};
-
-    #[derive(Debug, PartialEq)]
-    struct Table {
-        wpe: Array2<f64>,
-        sim: Array2<f64>,
-        by_offset: Vec<f64>,
-    }
-
-    async fn fetch_wpe(name: &str) -> Result<Table, String> {
-        let url = format!("/models/{name}/model.safetensors");
-        let bytes = crate::kit::browser::fetch_bytes(&url).await?;
-        let st = SafeTensors::parse(&bytes).map_err(|e| e.to_string())?;
-        let info = st
-            .tensors
-            .get("wpe.weight")
-            .or_else(|| st.tensors.get("transformer.wpe.weight"))
-            .ok_or("the model has no wpe.weight")?;
-        let [p, d] = info.shape[..] else { return Err(format!("wpe.weight has shape {:?}", info.shape)) };
-        let wpe = Array2::from_shape_vec((p, d), st.to_f32(info).into_iter().map(f64::from).collect())
-            .map_err(|e| e.to_string())?;
-        let sim = cosine_matrix(wpe.view());
-        let by_offset = mean_by_offset(&sim);
-        Ok(Table { wpe, sim, by_offset })
-    }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let params = ctx.params::<Params>();
-        let table = RwSignal::new(None::<Arc<Table>>);
+        let loaded = RwSignal::new(None::<Arc<Table>>);
         let model = Memo::new(move |_| params.with(|p| p.model));
         Effect::new(move |_| {
             let name = model.get();
-            table.set(None);
+            loaded.set(None);
             leptos::task::spawn_local(async move {
-                match fetch_wpe(name.key()).await {
+                let bytes = crate::kit::browser::fetch_bytes(&format!("/{}", model_path(name))).await;
+                match bytes.and_then(|b| table(&b)) {
                     Ok(t) => {
-                        let wpe: Vec<Vec<f64>> = t.wpe.rows().into_iter().map(|r| r.to_vec()).collect();
-                        let out = serde_json::json!({ "wpe": wpe, "mean_cosine_by_offset": t.by_offset });
-                        ctx.computed.set(Some(out));
-                        table.set(Some(Arc::new(t)));
+                        ctx.computed.set(Some(t.to_json(params.with_untracked(|p| p.offset))));
+                        loaded.set(Some(Arc::new(t)));
                     }
                     Err(e) => ctx.error.set(Some(format!("Could not read the model's position table: {e}"))),
                 }
@@ -129,7 +158,7 @@ mod view {
             let (l, r) = (left.get()?, right.get()?);
             let pal = *pal;
             let k = params.with(|p| p.offset);
-            Some(table.with(|t| {
+            Some(loaded.with(|t| {
                 let Some(t) = t.as_ref() else { return Ok(()) };
                 let (p, d) = t.wpe.dim();
                 let amp = t.wpe.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-12);
@@ -193,7 +222,7 @@ mod view {
             }))
         });
         let readout = move || {
-            table.with(|t| {
+            loaded.with(|t| {
                 let t = t.as_ref()?;
                 let p = t.wpe.nrows();
                 let k = offset(params.with(|q| q.offset), p);
@@ -213,7 +242,10 @@ mod view {
                 <canvas node_ref=right class="plot" role="img"
                     aria-label="Heatmap of the cosine similarity between every two positions"></canvas>
             </div>
-            <p class="readout">{move || readout().unwrap_or_else(|| "Reading the model's position table…".into())}</p>
+            // A status: it says "Loading…" until the table is in (the browser tests wait for that).
+            <p class="readout" role="status">
+                {move || readout().unwrap_or_else(|| "Loading the model's position table…".into())}
+            </p>
         }
         .into_any()
     }

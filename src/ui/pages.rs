@@ -319,8 +319,13 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
                     .into_any(),
                 }
             }
+            // The exercise view comes with the page's exercise UI; until then, the question alone.
+            Segment::Exercise(e) => view! {
+                <div class="prose exercise" id=format!("exercise-{}", e.id) inner_html=e.question></div>
+            }
+            .into_any(),
             Segment::Bad(msg) => view! {
-                <div class="notice error" role="note">{format!("A demo could not be placed here: {msg}.")}</div>
+                <div class="notice error" role="note">{format!("Something could not be placed here: {msg}.")}</div>
             }
             .into_any(),
         })

@@ -38,7 +38,7 @@ pub fn reference_page(page: &'static Chapter) -> impl IntoView {
         .filter_map(|seg| match *seg {
             Segment::Html(h) => Some(view! { <div class="prose" inner_html=h></div> }),
             // Reference pages embed no demo (tests/site.rs); nothing to place.
-            Segment::Demo(_) | Segment::Bad(_) => None,
+            Segment::Demo(_) | Segment::Exercise(_) | Segment::Bad(_) => None,
         })
         .collect_view();
     let index = (page.slug == "demos").then(demo_index);

@@ -1,0 +1,157 @@
+//! The book's own computations, callable from answer keys (never from what a reader types),
+//! so that a key states *how* its number arises and cannot drift from the code that the
+//! demos and the prose use. Adding one is one line in `FUNCTIONS`.
+
+use ndarray::Array1;
+
+use super::expr::Arg;
+use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
+use crate::demos::Demo;
+use crate::numerics::attention::attention_flops_per_head;
+use crate::numerics::kv_cache::{Model, MODELS};
+use crate::numerics::softmax::softmax;
+use crate::numerics::window::receptive_field;
+
+pub type BookFn = fn(&[Arg]) -> Result<f64, String>;
+
+/// Name, how it is called, and the function. Positions are counted from 1, as in the prose.
+pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
+    ("softmax", "softmax([scores], i, scale = 1): weight i of softmax(scale · scores)", softmax_at),
+    ("dot", "dot([a], [b]): the dot product of two lists of one length", dot),
+    ("temperature_weight", "temperature_weight(T, gap, i): weight i in the temperature demo", temperature_weight),
+    ("temperature_entropy", "temperature_entropy(T, gap): entropy in bits, temperature demo", temperature_entropy),
+    ("kv_bytes", "kv_bytes(\"Llama 2 7B\", positions): one sequence's KV cache, 16-bit", kv_bytes),
+    ("kv_bytes_per_token", "kv_bytes_per_token(\"Llama 2 7B\"): cache bytes per position", kv_bytes_per_token),
+    ("receptive_field", "receptive_field(w, layers): tokens one query reaches", window_field),
+    ("attention_flops", "attention_flops(n, d_head): multiply-adds of one head", attention_flops),
+];
+
+pub fn find(name: &str) -> Option<BookFn> {
+    FUNCTIONS.iter().find(|(n, _, _)| *n == name).map(|(_, _, f)| *f)
+}
+
+fn arity(args: &[Arg], min: usize, max: usize) -> Result<(), String> {
+    if args.len() < min || args.len() > max {
+        let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
+        return Err(format!("takes {want} arguments, not {}", args.len()));
+    }
+    Ok(())
+}
+
+fn num(args: &[Arg], i: usize) -> Result<f64, String> {
+    match args.get(i) {
+        Some(Arg::Num(x)) => Ok(*x),
+        _ => Err(format!("argument {} should be a number", i + 1)),
+    }
+}
+
+/// A whole number from 0 to a billion (sizes, positions, counts).
+fn count(args: &[Arg], i: usize) -> Result<usize, String> {
+    let x = num(args, i)?;
+    if x.fract() != 0.0 || !(0.0..=1e9).contains(&x) {
+        return Err(format!("argument {} should be a whole number from 0 to 10⁹, not {x}", i + 1));
+    }
+    Ok(x as usize)
+}
+
+fn list(args: &[Arg], i: usize) -> Result<&[f64], String> {
+    match args.get(i) {
+        Some(Arg::List(xs)) if !xs.is_empty() => Ok(xs),
+        _ => Err(format!("argument {} should be a list [a, b, …]", i + 1)),
+    }
+}
+
+/// Position `i` (from 1) of something `len` long, as an index.
+fn position(args: &[Arg], i: usize, len: usize) -> Result<usize, String> {
+    let p = count(args, i)?;
+    if p == 0 || p > len {
+        return Err(format!("position {p} is not between 1 and {len}"));
+    }
+    Ok(p - 1)
+}
+
+fn model(args: &[Arg], i: usize) -> Result<&'static Model, String> {
+    let Some(Arg::Text(name)) = args.get(i) else {
+        return Err(format!("argument {} should be a model's name in quotes", i + 1));
+    };
+    let found: Vec<&Model> = MODELS.iter().filter(|m| m.name.starts_with(name.as_str())).collect();
+    match found[..] {
+        [m] => Ok(m),
+        _ => {
+            let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
+            Err(format!("\"{name}\" does not name exactly one of {}", names.join("; ")))
+        }
+    }
+}
+
+fn softmax_at(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 3)?;
+    let s = list(args, 0)?;
+    let i = position(args, 1, s.len())?;
+    let scale = if args.len() == 3 { num(args, 2)? } else { 1.0 };
+    let w = softmax((Array1::from(s.to_vec()) * scale).view());
+    Ok(w[i])
+}
+
+fn dot(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let (a, b) = (list(args, 0)?, list(args, 1)?);
+    if a.len() != b.len() {
+        return Err(format!("the lists have lengths {} and {}", a.len(), b.len()));
+    }
+    Ok(a.iter().zip(b).map(|(x, y)| x * y).sum())
+}
+
+/// The temperature demo at (T, gap), as `compute` gives it; T and gap within its sliders.
+fn temperature(args: &[Arg]) -> Result<crate::demos::temperature::Temperature, String> {
+    let (t, gap) = (num(args, 0)?, num(args, 1)?);
+    if !(f64::MIN_POSITIVE..=1e3).contains(&t) || !(0.0..=100.0).contains(&gap) {
+        return Err(format!("T = {t}, gap = {gap}: T must be above 0 (at most 1000) and the gap from 0 to 100"));
+    }
+    Ok(TemperatureDemo::compute(&TemperatureParams { t, gap }))
+}
+
+fn temperature_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = temperature(args)?;
+    let i = position(args, 2, out.weights.len())?;
+    Ok(out.weights[i])
+}
+
+fn temperature_entropy(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    Ok(temperature(args)?.entropy_bits)
+}
+
+fn kv_bytes(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let mut shape = model(args, 0)?.shape();
+    let positions = count(args, 1)?;
+    // A sliding window still caps what is kept.
+    shape.positions = model(args, 0)?.window.map_or(positions, |w| w.min(positions));
+    Ok(shape.bytes() as f64)
+}
+
+fn kv_bytes_per_token(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    Ok(model(args, 0)?.shape().bytes_per_token() as f64)
+}
+
+fn window_field(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let (w, layers) = (count(args, 0)?, count(args, 1)?);
+    // usize is 32 bits in the browser: refuse what would overflow there.
+    if (layers as u64) * (w as u64) >= u32::MAX as u64 {
+        return Err(format!("w = {w} and {layers} layers are too large"));
+    }
+    Ok(receptive_field(w, layers) as f64)
+}
+
+fn attention_flops(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let (n, d) = (count(args, 0)?, count(args, 1)?);
+    if 2.0 * n as f64 * n as f64 * d as f64 >= u32::MAX as f64 {
+        return Err(format!("n = {n} and d_head = {d} are too large"));
+    }
+    Ok(attention_flops_per_head(n, d) as f64)
+}

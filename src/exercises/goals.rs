@@ -1,0 +1,78 @@
+//! "Make it happen" goals: named predicates over a demo's typed parameters and output, checked
+//! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
+//! one line in the `goals!` list at the end.
+
+use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
+use crate::state::{Params, Values};
+
+pub struct Goal {
+    /// What an exercise's `goal:` names; unique.
+    pub name: &'static str,
+    /// The demo it reads.
+    pub demo: &'static str,
+    /// The goal in words (the exercise's question says it to the reader).
+    pub describe: &'static str,
+    /// Whether the demo's state meets it. The values must be the demo's (see [`met`]).
+    pub met: fn(&Values) -> bool,
+}
+
+/// `name, Demo type, description, |params, output| predicate;` per goal.
+macro_rules! goals {
+    ($($name:literal, $demo:ty, $describe:literal, |$p:ident, $o:ident| $body:expr;)*) => {
+        pub static GOALS: &[Goal] = &[$(Goal {
+            name: $name,
+            demo: <$demo as Demo>::ID,
+            describe: $describe,
+            met: |v: &Values| {
+                let $p = &<<$demo as Demo>::Params as Params>::read(v);
+                let $o = &<$demo as Demo>::compute($p);
+                $body
+            },
+        }),*];
+    };
+}
+
+pub fn find(name: &str) -> Option<&'static Goal> {
+    GOALS.iter().find(|g| g.name == name)
+}
+
+/// Whether `values` (the state of the goal's demo) meet the goal.
+pub fn met(name: &str, values: &Values) -> Result<bool, String> {
+    let goal = find(name).ok_or_else(|| format!("no goal named \"{name}\""))?;
+    let spec = demos::find(goal.demo).ok_or_else(|| format!("goal \"{name}\": no demo \"{}\"", goal.demo))?;
+    let same = spec.params.len() == values.params().len()
+        && spec.params.iter().zip(values.params()).all(|(a, b)| a.key == b.key);
+    if !same {
+        return Err(format!("goal \"{name}\" reads demo \"{}\", and these values are another demo's", goal.demo));
+    }
+    Ok((goal.met)(values))
+}
+
+/// Whether the demo state given as URL pairs (`temperature.gap=2.5`; unset keys keep their
+/// defaults) meets the goal. A pair the demo cannot use is an error, not a silent default.
+pub fn met_by_pairs(name: &str, pairs: &[(String, String)]) -> Result<bool, String> {
+    let goal = find(name).ok_or_else(|| format!("no goal named \"{name}\""))?;
+    let spec = demos::find(goal.demo).ok_or_else(|| format!("goal \"{name}\": no demo \"{}\"", goal.demo))?;
+    let (values, notices) = Values::from_pairs(spec.id, spec.params, pairs);
+    if let Some(n) = notices.first() {
+        return Err(n.message());
+    }
+    if let Some((k, _)) = pairs.iter().find(|(k, _)| !k.starts_with(&format!("{}.", spec.id))) {
+        return Err(format!("\"{k}\" is not a setting of demo \"{}\"", spec.id));
+    }
+    met(name, &values)
+}
+
+/// The index of the largest weight (the first on ties).
+fn top(w: &[f64]) -> usize {
+    w.iter().enumerate().fold(0, |best, (i, x)| if *x > w[best] { i } else { best })
+}
+
+goals! {
+    "gauss-dot-agree", GaussDotDemo, "with unequal key lengths, both scores give the most weight to the same key",
+        |p, o| !p.equal && top(&o.w_gauss) == top(&o.w_dot);
+    "sharp-at-t-1", TemperatureDemo, "T stays at 1 and the top key takes at least 90% of the weight",
+        |p, o| (p.t - 1.0).abs() < 0.005 && o.weights[0] >= 0.9;
+    "raw-equals-scaled", ScalingDemo, "the softmax weights with and without 1/√d are the same",
+        |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
+}

@@ -1,0 +1,502 @@
+//! The checked exercises: every block in every chapter parses and renders, every answer key
+//! evaluates with the book's own computations, the checker takes the right answer in each
+//! form and refuses the recognisable wrong ones, and every goal is met by its witness and not
+//! by the demo's defaults. Also the evaluator's grammar and a fuzz run over random text.
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
+
+use std::collections::HashSet;
+
+use attention_live::chapters::render::{render_chapter, RawSegment};
+use attention_live::chapters::{Chapter, CHAPTERS};
+use attention_live::demos;
+use attention_live::exercises::check::{check_answer, check_choice, check_number, Verdict};
+use attention_live::exercises::expr::{eval_key, eval_reader, MAX_DEPTH, MAX_LEN};
+use attention_live::exercises::goals::{self, GOALS};
+use attention_live::exercises::{format, Exercise, Task, Tolerance};
+use attention_live::state::Values;
+
+fn written() -> impl Iterator<Item = &'static Chapter> {
+    CHAPTERS.iter().filter(|c| c.is_written())
+}
+
+fn all_exercises() -> Vec<(&'static Chapter, &'static Exercise)> {
+    written().flat_map(|c| c.exercises().map(move |e| (c, e))).collect()
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9 * (1.0 + b.abs())
+}
+
+#[test]
+fn every_exercise_block_in_every_chapter_parses() {
+    let mut ids = HashSet::new();
+    let mut blocks = 0;
+    for c in written() {
+        let md = std::fs::read_to_string(format!("chapters/{}.md", c.slug)).unwrap();
+        let r = render_chapter(&md);
+        for s in &r.segments {
+            match s {
+                RawSegment::Bad(msg) => panic!("chapters/{}.md: {msg}", c.slug),
+                RawSegment::Exercise(e) => {
+                    assert!(ids.insert(e.id.clone()), "exercise id \"{}\" is used twice", e.id);
+                    blocks += 1;
+                }
+                _ => {}
+            }
+        }
+        // The shipped statics hold the same exercises, in order.
+        let shipped: Vec<&str> = c.exercises().map(|e| e.id).collect();
+        let parsed: Vec<&str> = r
+            .segments
+            .iter()
+            .filter_map(|s| if let RawSegment::Exercise(e) = s { Some(&*e.id) } else { None })
+            .collect();
+        assert_eq!(shipped, parsed, "chapter {}", c.slug);
+        let n = shipped.len();
+        assert!(n == 0 || (4..=8).contains(&n), "chapter {} has {n} exercises; a chapter has 4 to 8", c.slug);
+    }
+    assert!(blocks >= 4, "the book has {blocks} exercises");
+}
+
+#[test]
+fn the_scoring_chapter_has_every_kind() {
+    let c = CHAPTERS.iter().find(|c| c.slug == "scoring").unwrap();
+    let kinds: HashSet<&str> = c
+        .exercises()
+        .map(|e| match e.task {
+            Task::Compute { .. } => "compute",
+            Task::Predict { .. } => "predict",
+            Task::Make { .. } => "make",
+            Task::Explain => "explain",
+        })
+        .collect();
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+    // The texts are HTML with the math rendered, as in the prose.
+    let first = c.exercises().next().unwrap();
+    assert!(first.question.contains("<math") && !first.question.contains('$'), "{}", first.question);
+    assert!(c.exercises().all(|e| !e.hints.is_empty() && !e.solution.is_empty()));
+}
+
+/// What a reader would type: the key's value to a few more digits than the tolerance needs,
+/// and rounded to the tolerance's own precision.
+fn typed_forms(want: f64, tol: Tolerance) -> Vec<String> {
+    let decimals = match tol {
+        Tolerance::Abs(t) => (-t.log10()).ceil().max(0.0) as usize,
+        Tolerance::Rel(r) => ((-(r * want.abs()).log10()).ceil().max(0.0)) as usize,
+    };
+    vec![format!("{want:.12}"), format!("{want:.decimals$}"), format!("{want:e}")]
+}
+
+#[test]
+fn every_answer_key_evaluates_and_is_accepted_in_each_form() {
+    // Forms worked out by hand, beside the numbers.
+    let by_hand: &[(&str, &[&str])] = &[
+        ("scoring-scaled-weight", &["e/(e^2+e+1)", "e^2/(e^3+e^2+e)", "exp(2)/(exp(3)+exp(2)+exp(1))", "0.245"]),
+        ("scoring-row-softmax", &["1/(1+e^2)", "e^0/(e^2+e^0)", "0.119", "0.12"]),
+    ];
+    for (c, e) in all_exercises() {
+        let Task::Compute { answer, tolerance, mistakes } = e.task else { continue };
+        let want =
+            eval_key(answer).unwrap_or_else(|err| panic!("{}/{}: the key does not evaluate: {err}", c.slug, e.id));
+        assert!(want.is_finite());
+        let hand = by_hand.iter().find(|(id, _)| *id == e.id).map_or(&[][..], |(_, f)| *f);
+        let mut forms: Vec<String> = typed_forms(want, tolerance);
+        forms.extend(hand.iter().map(|s| s.to_string()));
+        if eval_reader(answer).is_ok() {
+            forms.push(answer.to_string()); // a key without book functions is itself a valid answer
+        }
+        for f in &forms {
+            assert_eq!(check_answer(e, f), Verdict::Right, "{}: \"{f}\" for {want}", e.id);
+        }
+        for m in mistakes {
+            let x = eval_key(m.expr).unwrap_or_else(|err| panic!("{}: mistake \"{}\": {err}", e.id, m.expr));
+            // A mistake the tolerance cannot tell from the answer would be marked right.
+            assert!(!tolerance.accepts(x, want), "{}: mistake \"{}\" = {x} is within the tolerance", e.id, m.expr);
+            for f in typed_forms(x, tolerance) {
+                assert_eq!(check_answer(e, &f), Verdict::Wrong(Some(m.message)), "{}: \"{f}\"", e.id);
+            }
+        }
+        // Just outside the tolerance, either way: wrong, and no mistake's hint claims it.
+        let room = match tolerance {
+            Tolerance::Abs(t) => t,
+            Tolerance::Rel(r) => r * want.abs(),
+        };
+        for off in [want + 3.0 * room, want - 3.0 * room] {
+            let v = check_answer(e, &format!("{off:.12}"));
+            assert!(matches!(v, Verdict::Wrong(_)), "{}: {off} gave {v:?}", e.id);
+        }
+        assert!(matches!(check_answer(e, "two thirds"), Verdict::Unreadable(_)));
+    }
+}
+
+#[test]
+fn the_scoring_keys_state_the_numbers_of_their_solutions() {
+    // The hand computation of the solutions, checked against the keys' book functions.
+    let w = eval_key("softmax([6, 4, 2], 2, 1/2)").unwrap();
+    assert!(close(w, std::f64::consts::E / (std::f64::consts::E.powi(2) + std::f64::consts::E + 1.0)));
+    assert_eq!(format!("{w:.3}"), "0.245");
+    assert_eq!(eval_key("dot([1, 0, 2, 1], [0, 3, 1, 2])"), Ok(4.0));
+    assert_eq!(format!("{:.3}", eval_key("softmax([2, 0], 2)").unwrap()), "0.119");
+    // Doubling gap and T changes nothing.
+    for i in 1..=5 {
+        let (a, b) = (format!("temperature_weight(1, 1, {i})"), format!("temperature_weight(2, 2, {i})"));
+        assert!(close(eval_key(&a).unwrap(), eval_key(&b).unwrap()));
+    }
+    // The ordering exercise: B, D, A, C by the top weight, about 0.98, 0.78, 0.64 and 0.31.
+    let top: Vec<f64> = ["(0.5, 2", "(2, 3", "(1, 1", "(4, 1"]
+        .iter()
+        .map(|s| eval_key(&format!("temperature_weight{s}, 1)")).unwrap())
+        .collect();
+    assert!(top.windows(2).all(|p| p[0] > p[1]), "{top:?}");
+    let quoted: Vec<String> = top.iter().map(|x| format!("{x:.2}")).collect();
+    assert_eq!(quoted, ["0.98", "0.78", "0.64", "0.31"]);
+    // The make exercise: a gap of 2.3 falls just short at T = 1, 2.4 does it.
+    assert!(!goals::met_by_pairs("sharp-at-t-1", &owned(&[("temperature.gap", "2.3")])).unwrap());
+    assert!(goals::met_by_pairs("sharp-at-t-1", &owned(&[("temperature.gap", "2.4")])).unwrap());
+    assert_eq!(format!("{:.3}", eval_key("temperature_weight(1, 2.3, 1)").unwrap()), "0.900");
+    assert_eq!(format!("{:.3}", eval_key("temperature_weight(1, 2.4, 1)").unwrap()), "0.909");
+}
+
+#[test]
+fn predict_exercises_name_real_choices_and_demo_states() {
+    for (c, e) in all_exercises() {
+        let Task::Predict { choices, correct, see } = e.task else { continue };
+        assert!(correct.len() == 1 || correct.len() == choices.len(), "{}", e.id);
+        assert!(correct.iter().all(|&i| i < choices.len()));
+        assert!(check_choice(correct, correct));
+        let wrong: Vec<usize> = if correct.len() == 1 {
+            vec![(correct[0] + 1) % choices.len()]
+        } else {
+            correct.iter().rev().copied().collect()
+        };
+        assert!(!check_choice(correct, &wrong), "{}", e.id);
+        if let Some(see) = see {
+            let spec = demos::find(see.demo).unwrap_or_else(|| panic!("{}: no demo \"{}\"", e.id, see.demo));
+            let (_, notices) = Values::from_pairs(see.demo, spec.params, &owned(see.pairs));
+            assert!(notices.is_empty(), "{}: {:?}", e.id, notices.iter().map(|n| n.message()).collect::<Vec<_>>());
+            assert!(c.demo_ids().any(|d| d == see.demo), "{}: demo \"{}\" is not in the chapter", e.id, see.demo);
+        }
+    }
+}
+
+#[test]
+fn every_goal_is_met_by_its_witness_and_not_by_the_defaults() {
+    let mut used = 0;
+    for (c, e) in all_exercises() {
+        let Task::Make { demo, goal, witness } = e.task else { continue };
+        used += 1;
+        let g = goals::find(goal).unwrap_or_else(|| panic!("{}: no goal \"{goal}\"", e.id));
+        assert_eq!(g.demo, demo, "{}", e.id);
+        assert!(c.demo_ids().any(|d| d == demo), "{}: demo \"{demo}\" is not in the chapter", e.id);
+        assert_eq!(goals::met_by_pairs(goal, &owned(witness)), Ok(true), "{}: the witness", e.id);
+        assert_eq!(goals::met_by_pairs(goal, &[]), Ok(false), "{}: the defaults", e.id);
+    }
+    assert!(used > 0);
+}
+
+#[test]
+fn the_goal_registry_is_sound() {
+    let mut names = HashSet::new();
+    for g in GOALS {
+        assert!(format::valid_id(g.name) && names.insert(g.name), "bad or duplicate goal {}", g.name);
+        let spec = demos::find(g.demo).expect("a registered demo");
+        assert_eq!(goals::met(g.name, &Values::defaults(spec.params)), Ok(false), "{} at the defaults", g.name);
+    }
+    assert_eq!(goals::met_by_pairs("raw-equals-scaled", &owned(&[("scaling.d", "1")])), Ok(true));
+    // Along the x axis both scores favour (2, 0.5); equal lengths do not count.
+    assert_eq!(goals::met_by_pairs("gauss-dot-agree", &owned(&[("gauss-dot.theta", "0")])), Ok(true));
+    let equal = owned(&[("gauss-dot.theta", "0"), ("gauss-dot.equal", "1")]);
+    assert_eq!(goals::met_by_pairs("gauss-dot-agree", &equal), Ok(false));
+    // Another demo's values, an unknown goal, a bad value: errors, never a panic or a silent default.
+    let temp = demos::find("temperature").unwrap();
+    assert!(goals::met("raw-equals-scaled", &Values::defaults(temp.params)).is_err());
+    assert!(goals::met_by_pairs("no-such-goal", &[]).is_err());
+    assert!(goals::met_by_pairs("sharp-at-t-1", &owned(&[("temperature.gap", "99")])).is_err());
+    assert!(goals::met_by_pairs("sharp-at-t-1", &owned(&[("scaling.d", "1")])).is_err());
+}
+
+#[test]
+fn the_reader_grammar() {
+    let e = std::f64::consts::E;
+    let ok = |s: &str, want: f64| {
+        let got = eval_reader(s).unwrap_or_else(|err| panic!("\"{s}\": {err}"));
+        assert!(close(got, want), "\"{s}\" = {got}, want {want}");
+    };
+    ok("0.731", 0.731);
+    ok("3/4", 0.75);
+    ok("1e-3", 0.001);
+    ok("2.5E+2", 250.0);
+    ok(".5", 0.5);
+    ok("e^2/(1+e^2)", e * e / (1.0 + e * e));
+    ok("-2^2", -4.0);
+    ok("2^3^2", 512.0);
+    ok("2^-1", 0.5);
+    ok("--3", 3.0);
+    ok("1 − 1/4", 0.75);
+    ok("2 × 3 · 4 ÷ 8", 3.0);
+    ok("√4 + sqrt(9)", 5.0);
+    ok("ln(e) + log2(8) + exp(0)", 5.0);
+    ok("2*pi", 2.0 * std::f64::consts::PI);
+    ok("π", std::f64::consts::PI);
+    ok("E^2/(1+E^2)", e * e / (1.0 + e * e));
+    let err = |s: &str, part: &str| {
+        let got = eval_reader(s);
+        assert!(got.as_ref().is_err_and(|m| m.contains(part)), "\"{s}\": {got:?}, want an error with \"{part}\"");
+    };
+    err("", "nothing to read");
+    err("   ", "nothing to read");
+    err("2e", "operator is missing");
+    err("2(3)", "operator is missing");
+    err("1/0", "division by zero");
+    err("1/(1-1)", "division by zero");
+    err("sqrt(-1)", "negative");
+    err("ln(0)", "not above 0");
+    err("(-8)^(1/3)", "fractional power");
+    err("0^-1", "negative power");
+    err("10^400", "finite");
+    err("exp(1000)", "finite");
+    err("1e999", "too large");
+    err("(1+2", "missing \")\"");
+    err("1+", "ends too early");
+    err("1)", "after the expression");
+    err("foo", "unknown name");
+    err("sqrt", "needs parentheses");
+    err("sqrt(1, 2)", "cannot be used");
+    err("sqrt()", "one number");
+    err("softmax([1, 2], 1)", "\"[\"");
+    err("softmax(1)", "unknown name");
+    err("1..2", "not a number");
+    err("2 % 3", "cannot be used");
+    err(&"(".repeat(MAX_DEPTH + 1), "nested too deeply");
+    err(&"-".repeat(MAX_DEPTH + 1), "nested too deeply");
+    err(&"1+".repeat(MAX_LEN), "too long");
+}
+
+#[test]
+fn the_key_grammar_and_the_book_functions() {
+    assert!(close(eval_key("softmax([3, 1], 1)").unwrap(), 1.0 / (1.0 + (-2f64).exp())));
+    assert!(close(eval_key("softmax([3, 1], 1, 1/2)").unwrap(), 1.0 / (1.0 + (-1f64).exp())));
+    assert_eq!(eval_key("dot([2, 1, 0, 1], [1, 0, 1, 1])"), Ok(3.0));
+    assert_eq!(eval_key("receptive_field(5, 3)"), Ok(13.0));
+    assert_eq!(eval_key("attention_flops(4, 2)"), Ok(64.0));
+    // Llama 2 7B: 2 · 32 · 32 · 128 · 2 bytes per position; 4096 positions are 2 GiB.
+    assert_eq!(eval_key("kv_bytes_per_token(\"Llama 2 7B\")"), Ok(524288.0));
+    assert_eq!(eval_key("kv_bytes(\"Llama 2 7B\", 4096) / 2^30"), Ok(2.0));
+    assert!((eval_key("temperature_entropy(1, 1)").unwrap() - 1.44).abs() < 0.01);
+    for (key, part) in [
+        ("softmax([1, 2], 3)", "between 1 and 2"),
+        ("softmax([], 1)", "should be a list"),
+        ("softmax(1, 1)", "should be a list"),
+        ("softmax([1, 2])", "takes 2 to 3 arguments"),
+        ("dot([1], [1, 2])", "lengths"),
+        ("kv_bytes(\"GPT\", 10)", "exactly one"),
+        ("kv_bytes(\"Nobody\", 10)", "exactly one"),
+        ("kv_bytes(\"Llama 2 7B\", 1.5)", "whole number"),
+        ("receptive_field(100000, 100000)", "too large"),
+        ("temperature_weight(0, 1, 1)", "above 0"),
+        ("nonsense(1)", "unknown name"),
+        ("[1, 2]", "only be given to a function"),
+        ("\"Llama\"", "only be given to a function"),
+        ("\"Llama", "not closed"),
+    ] {
+        let got = eval_key(key);
+        assert!(got.as_ref().is_err_and(|m| m.contains(part)), "{key}: {got:?}, want an error with \"{part}\"");
+    }
+}
+
+#[test]
+fn the_checker_reports_right_wrong_and_unreadable() {
+    let mistakes = &[attention_live::exercises::Mistake { expr: "softmax([3, 1], 1)", message: "forgot √d" }];
+    let key = "softmax([3, 1], 1, 1/sqrt(4))"; // e / (1 + e) ≈ 0.7311
+    let tol = Tolerance::Abs(0.002);
+    assert_eq!(check_number(key, tol, mistakes, "0.731"), Verdict::Right);
+    assert_eq!(check_number(key, tol, mistakes, "e/(1+e)"), Verdict::Right);
+    assert_eq!(check_number(key, tol, mistakes, "e^2/(1+e^2)"), Verdict::Wrong(Some("forgot √d")));
+    assert_eq!(check_number(key, tol, mistakes, "0.75"), Verdict::Wrong(None));
+    assert!(matches!(check_number(key, tol, mistakes, "0.7.3"), Verdict::Unreadable(_)));
+    assert!(matches!(check_number("nonsense(", tol, &[], "1"), Verdict::Unreadable(m) if m.contains("answer key")));
+    // Relative tolerance: 1% of 2 GiB.
+    let rel = Tolerance::Rel(0.01);
+    assert_eq!(check_number("kv_bytes(\"Llama 2 7B\", 4096)", rel, &[], "2*2^30"), Verdict::Right);
+    assert_eq!(check_number("kv_bytes(\"Llama 2 7B\", 4096)", rel, &[], "2.14e9"), Verdict::Right);
+    assert_eq!(check_number("kv_bytes(\"Llama 2 7B\", 4096)", rel, &[], "2e9"), Verdict::Wrong(None));
+    assert_eq!(Tolerance::Abs(0.002).describe(), "±0.002");
+    assert_eq!(Tolerance::Rel(0.01).describe(), "±1%");
+}
+
+/// A small deterministic generator (xorshift), so a failure replays.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+#[test]
+fn fuzz_the_evaluator_never_panics_and_always_answers() {
+    // Fragments that make plausible and implausible text alike, plus odd characters.
+    let frags = [
+        "1",
+        "0",
+        "2.5",
+        "1e-3",
+        "1e",
+        ".",
+        "e",
+        "pi",
+        "π",
+        "√",
+        "sqrt(",
+        "exp(",
+        "ln(",
+        "log2(",
+        "(",
+        ")",
+        "+",
+        "-",
+        "*",
+        "/",
+        "^",
+        "−",
+        "×",
+        "÷",
+        " ",
+        "[",
+        "]",
+        ",",
+        "\"",
+        "softmax(",
+        "dot(",
+        "kv_bytes(",
+        "\"Llama 2 7B\"",
+        "temperature_weight(",
+        "receptive_field(",
+        "9999999",
+        "1e308",
+        "-1",
+        "x",
+        "%",
+        "é",
+        "\u{0}",
+        "😀",
+        "e^",
+        "0^",
+        "[1, 2]",
+        "1, 2",
+        "attention_flops(",
+    ];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut ok, mut errs) = (0, 0);
+    for round in 0..20_000 {
+        let n = 1 + (rng.next() % 24) as usize;
+        let text: String = (0..n).map(|_| rng.pick(&frags)).collect();
+        for key in [false, true] {
+            let r = if key { eval_key(&text) } else { eval_reader(&text) };
+            match r {
+                Ok(x) => {
+                    assert!(x.is_finite(), "round {round}: \"{text}\" gave {x}");
+                    ok += 1;
+                }
+                Err(m) => {
+                    assert!(!m.trim().is_empty(), "round {round}: \"{text}\" gave an empty error");
+                    errs += 1;
+                }
+            }
+        }
+    }
+    // Random bytes too, as a string: still an answer either way.
+    for _ in 0..5_000 {
+        let bytes: Vec<u8> = (0..(rng.next() % 40)).map(|_| (rng.next() % 128) as u8).collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = eval_reader(&text);
+        let _ = eval_key(&text);
+    }
+    // Deep nesting and long input are refused, not overflowed.
+    assert!(eval_reader(&format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000))).is_err());
+    assert!(eval_key(&"sqrt(".repeat(500)).is_err());
+    assert!(ok > 200 && errs > 200, "ok {ok}, errors {errs}: the fuzz should reach both");
+}
+
+#[test]
+fn malformed_blocks_become_notices_with_the_reason_and_the_chapter_goes_on() {
+    let cases: &[(&str, &str)] = &[
+        ("kind: compute\nquestion: q\n", "has no \"id\""),
+        ("id: Bad Id\nkind: compute\n", "lower-case"),
+        ("id: a\nquestion: q\n", "no \"kind\""),
+        ("id: a\nkind: quiz\n", "kind \"quiz\""),
+        ("id: a\nkind: compute\ncolour: red\n", "unknown key \"colour\""),
+        ("id: a\nkind: compute\nno colon here\n", "expected `key: value`"),
+        ("id: a\nid: b\nkind: compute\n", "given twice"),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\ntolerance: 0.1\n", "needs \"answer\""),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nanswer: 1\n", "needs \"tolerance\""),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nanswer: 1\ntolerance: -1\n", "above 0"),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nanswer: 1\ntolerance: x\n", "not a number"),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nanswer: 1\ntolerance: 1\nmistake: 2\n", "=>"),
+        ("id: a\nkind: compute\nquestion: q\nsolution: s\nanswer: 1\ntolerance: 1\n", "one or two hints"),
+        ("id: a\nkind: compute\nquestion: q\nhint: 1\nhint: 2\nhint: 3\nsolution: s\n", "one or two hints"),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nanswer: 1\ntolerance: 1\n", "needs \"solution\""),
+        ("id: a\nkind: compute\nquestion: q\nhint: h\nsolution: s\nchoice: x\n", "does not belong"),
+        ("@Pcorrect: A\n", "2 to 8 choices"),
+        ("@Pchoice: y\ncorrect: C\n", "names no"),
+        ("@Pchoice: y\nchoice: z\ncorrect: A, B\n", "all 3"),
+        ("@Pchoice: y\ncorrect: A, A\n", "twice"),
+        ("@Pchoice: y\ncorrect: A\nsee: t=1\n", "demo id"),
+        ("@Pchoice: y\ncorrect: A\nsee: a.t=1 b.u=2\n", "two demos"),
+        ("@Pchoice: y\ncorrect: A\ndemo: b\n", "no \"see\""),
+        ("id: a\nkind: make\nquestion: q\nhint: h\nsolution: s\ndemo: x\ngoal: g\n", "needs \"witness\""),
+        ("id: a\nkind: make\nquestion: q\nhint: h\nsolution: s\ndemo: x\ngoal: g\nwitness: y.a=1\n", "not \"x\""),
+        ("id: a\nkind: explain\nquestion: q\nhint: h\nsolution: s\n", "does not belong"),
+        ("id: a\nkind: explain\nquestion: q\nhint: h\n", "needs \"model\""),
+        ("  continued\n", "no key comes before"),
+    ];
+    // "@P": the start of a predict block, its first choice included.
+    let predict = "id: a\nkind: predict\nquestion: q\nhint: h\nsolution: s\nchoice: x\n";
+    for (body, part) in cases {
+        let body = body.replace("@P", predict);
+        let md = format!("Before.\n\n```exercise\n{body}```\n\nAfter.\n");
+        let r = render_chapter(&md);
+        let kinds: Vec<&RawSegment> = r.segments.iter().collect();
+        assert_eq!(kinds.len(), 3, "{body:?}: {kinds:?}");
+        let RawSegment::Bad(msg) = kinds[1] else { panic!("{body:?} was accepted: {:?}", kinds[1]) };
+        assert!(msg.contains(part), "{body:?}: \"{msg}\" should mention \"{part}\"");
+        assert!(matches!(kinds[2], RawSegment::Html(h) if h.contains("After.")));
+    }
+    // Never closed: a notice, and the prose after it still renders.
+    let r = render_chapter("Before.\n\n```exercise\nid: a\n\nAfter.\n");
+    assert!(r.segments.iter().any(|s| matches!(s, RawSegment::Bad(m) if m.contains("never closed"))));
+    assert!(r.segments.iter().any(|s| matches!(s, RawSegment::Html(h) if h.contains("After."))));
+    // An exercise inside another code fence is just code.
+    let r = render_chapter("````\n```exercise\nid: a\n```\n````\n");
+    assert!(r.segments.iter().all(|s| matches!(s, RawSegment::Html(_))));
+}
+
+#[test]
+fn a_valid_block_renders_its_texts_and_keeps_its_keys() {
+    let md = "```exercise\nid: demo-one\nkind: compute\nquestion: What is $\\sqrt{4}$?\n  Give a number.\n\
+              answer: sqrt(4)\ntolerance: 1%\nmistake: 4 => Take the root of $4$.\nhint: It is *small*.\n\
+              solution: It is $2$.\n```\n";
+    let r = render_chapter(md);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let [RawSegment::Exercise(e)] = &r.segments[..] else { panic!("{:?}", r.segments) };
+    assert_eq!(e.id, "demo-one");
+    assert!(e.question.contains("<math") && e.question.ends_with("Give a number."), "{}", e.question);
+    assert!(!e.question.starts_with("<p>"), "texts are inline HTML: {}", e.question);
+    assert_eq!(e.hints, ["It is <em>small</em>."]);
+    let format::TaskSpec::Compute { answer, tolerance, mistakes } = &e.task else { panic!() };
+    assert_eq!((answer.as_str(), *tolerance), ("sqrt(4)", format::ToleranceSpec::Rel(0.01)));
+    assert!(mistakes[0].0 == "4" && mistakes[0].1.contains("<math"));
+    assert!(e.rust_code().starts_with("crate::exercises::Exercise { id: \"demo-one\""));
+    // Bad LaTeX in an exercise is a problem of the chapter, as in the prose.
+    let r = render_chapter("```exercise\nid: x\nkind: explain\nquestion: $\\notacommand$\nhint: h\nmodel: m\n```\n");
+    assert!(r.problems.iter().any(|p| p.contains("exercise \"x\"")), "{:?}", r.problems);
+}
