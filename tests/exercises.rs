@@ -500,3 +500,36 @@ fn a_valid_block_renders_its_texts_and_keeps_its_keys() {
     let r = render_chapter("```exercise\nid: x\nkind: explain\nquestion: $\\notacommand$\nhint: h\nmodel: m\n```\n");
     assert!(r.problems.iter().any(|p| p.contains("exercise \"x\"")), "{:?}", r.problems);
 }
+
+/// The numbers the solutions of the why-attention exercises state, from the keys' functions,
+/// the shipped curve and the trained models.
+#[test]
+fn the_why_attention_solutions_state_what_the_code_gives() {
+    use attention_live::seq2seq::{encode, Models, Variant};
+    assert_eq!(eval_key("bottleneck_right(\"fixed\", 15)"), Ok(33.0)); // 16.5% of 200
+    assert_eq!(eval_key("bottleneck_right(\"bahdanau\", 15)"), Ok(200.0));
+    // Perfect up to 3 letters, 99.5% at 4 (199 of 200), about 72% at 10.
+    for len in 1..=3 {
+        assert_eq!(eval_key(&format!("bottleneck_right(\"fixed\", {len})")), Ok(200.0));
+    }
+    assert_eq!(eval_key("bottleneck_right(\"fixed\", 4)"), Ok(199.0));
+    assert_eq!(format!("{:.0}", eval_key("bottleneck_right(\"fixed\", 10)").unwrap() / 2.0), "72");
+    assert!(
+        eval_key("bottleneck_right(\"nobody\", 4)").is_err() && eval_key("bottleneck_right(\"fixed\", 31)").is_err()
+    );
+    assert!(!goals::met_by_pairs("fixed-last-perfect", &owned(&[("bottleneck.length", "4")])).unwrap());
+    // The local-p factor: exp(−9/8) at distance 3, nothing outside the window.
+    let f = eval_key("local_gaussian(3, 4)").unwrap();
+    assert!((f - (-9.0f64 / 8.0).exp()).abs() < 1e-6, "{f}");
+    assert_eq!(format!("{f:.3}"), "0.325");
+    assert_eq!(eval_key("local_gaussian(5, 4)"), Ok(0.0));
+    // "reversal" with Bahdanau's model: row 2 looks at column S − 2 = 6, not at the s (5).
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models/seq2seq/model.safetensors"));
+    let models = Models::load(&bytes.unwrap()).unwrap();
+    let src = encode("reversal").unwrap();
+    let d = models.get(Variant::Bahdanau).greedy(&src);
+    let row = &d.attn[2];
+    let top = (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
+    assert_eq!((src.len() - 1, top), (8, 6), "{row:?}");
+    assert_eq!(attention_live::seq2seq::decode(&src[5..7]), "sa");
+}

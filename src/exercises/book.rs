@@ -24,6 +24,12 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("kv_bytes_per_token", "kv_bytes_per_token(\"Llama 2 7B\"): cache bytes per position", kv_bytes_per_token),
     ("receptive_field", "receptive_field(w, layers): tokens one query reaches", window_field),
     ("attention_flops", "attention_flops(n, d_head): multiply-adds of one head", attention_flops),
+    (
+        "bottleneck_right",
+        "bottleneck_right(\"fixed\", S): held-out strings of S letters exactly right",
+        bottleneck_right,
+    ),
+    ("local_gaussian", "local_gaussian(distance, D): local-p's Gaussian factor, window D", local_gaussian),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -154,4 +160,38 @@ fn attention_flops(args: &[Arg]) -> Result<f64, String> {
         return Err(format!("n = {n} and d_head = {d} are too large"));
     }
     Ok(attention_flops_per_head(n, d) as f64)
+}
+
+/// A text argument, such as a model's or a kernel's name.
+fn text(args: &[Arg], i: usize) -> Result<&str, String> {
+    match args.get(i) {
+        Some(Arg::Text(t)) => Ok(t),
+        _ => Err(format!("argument {} should be a name in quotes", i + 1)),
+    }
+}
+
+/// How many of the shipped curve's held-out strings of one length a model reversed exactly.
+fn bottleneck_right(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let name = text(args, 0)?;
+    let curve = crate::demos::bottleneck::curve()?;
+    let keys: Vec<&str> = curve.variants.keys().map(String::as_str).collect();
+    let series = curve.variants.get(name).ok_or_else(|| format!("\"{name}\" is not one of {}", keys.join(", ")))?;
+    let len = count(args, 1)?;
+    let at = curve.lengths.iter().position(|&l| l == len).ok_or_else(|| format!("no strings of length {len}"))?;
+    // The curve stores fractions of n_per_length strings: back to a whole count.
+    Ok((series.exact[at] * curve.n_per_length as f64).round())
+}
+
+/// The factor exp(−(j − p)² / (2σ²)), σ = D/2, that local-p multiplies a weight by at a key
+/// `distance` from its centre (0 outside the window), from the model's own weighting.
+fn local_gaussian(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let (distance, d) = (num(args, 0)?, count(args, 1)?);
+    if !(0.0..=1e3).contains(&distance) || !(1..=1000).contains(&d) {
+        return Err(format!("distance {distance}, D = {d}: the distance runs from 0 to 1000 and D from 1 to 1000"));
+    }
+    let local = crate::seq2seq::attention::Local { w_p: ndarray::Array2::zeros((0, 0)), v_p: Array1::zeros(0), d };
+    // One key at position 0 and the centre `distance` away: its softmax share is 1.
+    Ok(f64::from(local.weights(ndarray::arr1(&[0.0f32]).view(), distance as f32)[0]))
 }

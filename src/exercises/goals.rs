@@ -68,6 +68,13 @@ fn top(w: &[f64]) -> usize {
     w.iter().enumerate().fold(0, |best, (i, x)| if *x > w[best] { i } else { best })
 }
 
+/// Whether, in the shipped curve, `model` reversed every string of `len` letters exactly and
+/// not every string of `len + 1`.
+fn last_perfect(c: &crate::demos::bottleneck::Curve, model: &str, len: usize) -> bool {
+    let exact = |l: usize| Some(c.variants.get(model)?.exact[c.lengths.iter().position(|&x| x == l)?]);
+    exact(len) == Some(1.0) && exact(len + 1).is_some_and(|x| x < 1.0)
+}
+
 goals! {
     "gauss-dot-agree", GaussDotDemo, "with unequal key lengths, both scores give the most weight to the same key",
         |p, o| !p.equal && top(&o.w_gauss) == top(&o.w_dot);
@@ -75,4 +82,6 @@ goals! {
         |p, o| (p.t - 1.0).abs() < 0.005 && o.weights[0] >= 0.9;
     "raw-equals-scaled", ScalingDemo, "the softmax weights with and without 1/√d are the same",
         |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
+    "fixed-last-perfect", crate::demos::bottleneck::BottleneckDemo, "the last length the fixed context gets all right",
+        |p, o| o.as_ref().is_ok_and(|c| last_perfect(c, "fixed", p.length));
 }
