@@ -533,3 +533,27 @@ fn the_why_attention_solutions_state_what_the_code_gives() {
     assert_eq!((src.len() - 1, top), (8, 6), "{row:?}");
     assert_eq!(attention_live::seq2seq::decode(&src[5..7]), "sa");
 }
+
+/// The numbers the solutions of the soft-lookup exercises state.
+#[test]
+fn the_soft_lookup_solutions_state_what_the_code_gives() {
+    let s = eval_key("bigram_score(\"grin\", \"green\")").unwrap();
+    assert!(close(s, 3.0 / (5f64.sqrt() * 6f64.sqrt())));
+    assert_eq!(format!("{s:.3}"), "0.548");
+    // The tie: 2 / (2 √6) each, half the weight each at β = 100 and at β = 10.
+    for beta in ["10", "100"] {
+        let w = |k: &str| eval_key(&format!("lookup_weight(\"brk\", {beta}, \"{k}\")")).unwrap();
+        assert!(close(w("brown"), w("black")));
+    }
+    assert!((eval_key("lookup_weight(\"brk\", 100, \"brown\")").unwrap() - 0.5).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", eval_key("bigram_score(\"brk\", \"black\")").unwrap()), "0.408");
+    assert!((eval_key("lookup_channel(\"brk\", 100, 1)").unwrap() - 75.0).abs() < 1e-4);
+    // "gren": about 96% on green at β = 10, nearly a fifth on grey at β = 3.
+    assert_eq!(format!("{:.2}", eval_key("lookup_weight(\"gren\", 10, \"green\")").unwrap()), "0.96");
+    let grey = eval_key("lookup_weight(\"gren\", 3, \"grey\")").unwrap();
+    assert!((0.15..0.2).contains(&grey), "{grey}");
+    assert!(!goals::met_by_pairs("grey-second-to-green", &owned(&[("lookup.q", "gren")])).unwrap());
+    assert!(
+        eval_key("lookup_weight(\"brk\", 1, \"mauve\")").is_err() && eval_key("lookup_channel(\"a\", 1, 4)").is_err()
+    );
+}

@@ -30,6 +30,13 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
         bottleneck_right,
     ),
     ("local_gaussian", "local_gaussian(distance, D): local-p's Gaussian factor, window D", local_gaussian),
+    ("bigram_score", "bigram_score(\"query\", \"key\"): cosine of the two words' bigram counts", bigram_score),
+    ("lookup_weight", "lookup_weight(\"query\", β, \"key\"): that key's weight in the colour lookup", lookup_weight),
+    (
+        "lookup_channel",
+        "lookup_channel(\"query\", β, c): channel c (1 red, 2 green, 3 blue) of the answer",
+        lookup_channel,
+    ),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -194,4 +201,33 @@ fn local_gaussian(args: &[Arg]) -> Result<f64, String> {
     let local = crate::seq2seq::attention::Local { w_p: ndarray::Array2::zeros((0, 0)), v_p: Array1::zeros(0), d };
     // One key at position 0 and the centre `distance` away: its softmax share is 1.
     Ok(f64::from(local.weights(ndarray::arr1(&[0.0f32]).view(), distance as f32)[0]))
+}
+
+fn bigram_score(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    Ok(crate::numerics::soft_lookup::similarity(text(args, 0)?, text(args, 1)?))
+}
+
+/// The colour lookup of the soft-lookup chapter, as its demo computes it; β within its slider.
+fn colour_lookup(args: &[Arg]) -> Result<crate::numerics::soft_lookup::Lookup, String> {
+    let (query, beta) = (text(args, 0)?, num(args, 1)?);
+    if !(0.0..=100.0).contains(&beta) || query.chars().count() > 40 {
+        return Err(format!("β = {beta}: β runs from 0 to 100 and a query has at most 40 letters"));
+    }
+    let p = crate::demos::lookup::Params { query: query.to_string(), beta };
+    Ok(<crate::demos::lookup::LookupDemo as crate::demos::Demo>::compute(&p))
+}
+
+fn lookup_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = colour_lookup(args)?;
+    let key = text(args, 2)?;
+    let i = out.keys.iter().position(|k| *k == key).ok_or_else(|| format!("\"{key}\" is not a key"))?;
+    Ok(out.weights[i])
+}
+
+fn lookup_channel(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = colour_lookup(args)?;
+    Ok(out.output[position(args, 2, 3)?])
 }

@@ -75,6 +75,11 @@ fn last_perfect(c: &crate::demos::bottleneck::Curve, model: &str, len: usize) ->
     exact(len) == Some(1.0) && exact(len + 1).is_some_and(|x| x < 1.0)
 }
 
+/// A key's weight in the colour lookup (0 for a name that is no key).
+fn key_weight(o: &crate::numerics::soft_lookup::Lookup, key: &str) -> f64 {
+    o.keys.iter().position(|k| *k == key).map_or(0.0, |i| o.weights[i])
+}
+
 goals! {
     "gauss-dot-agree", GaussDotDemo, "with unequal key lengths, both scores give the most weight to the same key",
         |p, o| !p.equal && top(&o.w_gauss) == top(&o.w_dot);
@@ -84,4 +89,6 @@ goals! {
         |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
     "fixed-last-perfect", crate::demos::bottleneck::BottleneckDemo, "the last length the fixed context gets all right",
         |p, o| o.as_ref().is_ok_and(|c| last_perfect(c, "fixed", p.length));
+    "grey-second-to-green", crate::demos::lookup::LookupDemo, "grey takes 15% or more while green keeps the most",
+        |_p, o| o.keys[top(&o.weights)] == "green" && key_weight(o, "grey") >= 0.15;
 }
