@@ -557,3 +557,29 @@ fn the_soft_lookup_solutions_state_what_the_code_gives() {
         eval_key("lookup_weight(\"brk\", 1, \"mauve\")").is_err() && eval_key("lookup_channel(\"a\", 1, 4)").is_err()
     );
 }
+
+/// The numbers the solutions of the kernel-regression exercises state.
+#[test]
+fn the_kernel_regression_solutions_state_what_the_code_gives() {
+    let f = eval_key("nw_estimate([1, 2, 4], [3, 5, 2], 2, \"epanechnikov\", 2)").unwrap();
+    assert!(close(f, 29.0 / 7.0));
+    assert_eq!(format!("{f:.3}"), "4.143");
+    assert!(close(eval_key("nw_weight([1, 2, 4], 2, \"epanechnikov\", 2, 1)").unwrap(), 3.0 / 7.0));
+    assert_eq!(eval_key("nw_weight([1, 2, 4], 2, \"epanechnikov\", 2, 3)"), Ok(0.0));
+    let w = eval_key("nw_weight([0, 1], 0, \"gaussian\", 0.5, 1)").unwrap();
+    assert!(close(w, 1.0 / (1.0 + (-2f64).exp())));
+    assert_eq!(format!("{w:.3}"), "0.881");
+    // A query out of every boxcar's reach has no estimate: an error, not a number.
+    assert!(eval_key("nw_estimate([0, 1], [1, 2], 3, \"boxcar\", 0.5)").is_err());
+    assert!(eval_key("kernel(\"cosine\", 1, 1)").is_err() && eval_key("kernel(\"boxcar\", 1, 0)").is_err());
+    // σ = 6 covers [0, 5]: the boxcar's estimate is the mean, as the constant kernel's.
+    use attention_live::demos::nadaraya_watson::{KernelChoice, NwDemo, Params};
+    use attention_live::demos::Demo;
+    use attention_live::state::typed::Params as _;
+    let at = |kernel, sigma| NwDemo::compute(&Params { kernel, sigma, ..Params::defaults() }).estimate;
+    let (wide, flat) = (at(KernelChoice::Boxcar, 6.0), at(KernelChoice::Constant, 6.0));
+    assert!(wide.iter().zip(&flat).all(|(a, b)| close(a.unwrap(), b.unwrap())));
+    // The make exercise: 6 of the 101 queries without an estimate at σ = 0.2, 13 at 0.15, 44 at 0.05.
+    let gaps = |sigma| NwDemo::compute(&Params { kernel: KernelChoice::Boxcar, sigma, ..Params::defaults() }).undefined;
+    assert_eq!([gaps(0.2), gaps(0.15), gaps(0.05)], [6, 13, 44]);
+}

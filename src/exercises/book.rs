@@ -24,19 +24,14 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("kv_bytes_per_token", "kv_bytes_per_token(\"Llama 2 7B\"): cache bytes per position", kv_bytes_per_token),
     ("receptive_field", "receptive_field(w, layers): tokens one query reaches", window_field),
     ("attention_flops", "attention_flops(n, d_head): multiply-adds of one head", attention_flops),
-    (
-        "bottleneck_right",
-        "bottleneck_right(\"fixed\", S): held-out strings of S letters exactly right",
-        bottleneck_right,
-    ),
+    ("bottleneck_right", "bottleneck_right(\"fixed\", S): of 200 S-letter strings, how many right", bottleneck_right),
     ("local_gaussian", "local_gaussian(distance, D): local-p's Gaussian factor, window D", local_gaussian),
     ("bigram_score", "bigram_score(\"query\", \"key\"): cosine of the two words' bigram counts", bigram_score),
     ("lookup_weight", "lookup_weight(\"query\", β, \"key\"): that key's weight in the colour lookup", lookup_weight),
-    (
-        "lookup_channel",
-        "lookup_channel(\"query\", β, c): channel c (1 red, 2 green, 3 blue) of the answer",
-        lookup_channel,
-    ),
+    ("lookup_channel", "lookup_channel(\"query\", β, c): channel c (1 = red) of the answer", lookup_channel),
+    ("kernel", "kernel(\"gaussian\", d, σ): K(d), for gaussian, boxcar, epanechnikov, constant", kernel),
+    ("nw_weight", "nw_weight([keys], q, \"kernel\", σ, i): Nadaraya–Watson weight of key i", nw_weight),
+    ("nw_estimate", "nw_estimate([keys], [values], q, \"kernel\", σ): the estimate f(q)", nw_estimate),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -230,4 +225,56 @@ fn lookup_channel(args: &[Arg]) -> Result<f64, String> {
     arity(args, 3, 3)?;
     let out = colour_lookup(args)?;
     Ok(out.output[position(args, 2, 3)?])
+}
+
+/// A kernel by its id (argument `i`), and a width σ from 10⁻³ to 10³ (argument `j`).
+fn kernel_and_width(
+    args: &[Arg],
+    i: usize,
+    j: usize,
+) -> Result<(crate::numerics::kernel_regression::Kernel, f64), String> {
+    use crate::numerics::kernel_regression::Kernel;
+    let name = text(args, i)?;
+    let ids: Vec<&str> = Kernel::ALL.iter().map(|k| k.id()).collect();
+    let k = Kernel::from_id(name).ok_or_else(|| format!("\"{name}\" is not one of {}", ids.join(", ")))?;
+    let sigma = num(args, j)?;
+    if !(1e-3..=1e3).contains(&sigma) {
+        return Err(format!("σ = {sigma} is not between 0.001 and 1000"));
+    }
+    Ok((k, sigma))
+}
+
+fn kernel(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let d = num(args, 1)?;
+    let (k, sigma) = kernel_and_width(args, 0, 2)?;
+    Ok(k.eval(d, sigma))
+}
+
+/// One query's Nadaraya–Watson weights over `keys`, as the demo computes them.
+fn nw_row(keys: &[f64], q: f64, args: &[Arg], i: usize) -> Result<Array1<f64>, String> {
+    use crate::numerics::kernel_regression::weights;
+    let (k, sigma) = kernel_and_width(args, i, i + 1)?;
+    let w = weights(ndarray::arr1(&[q]).view(), ndarray::ArrayView1::from(keys), k, sigma);
+    if !w.defined[0] {
+        return Err(format!("no key lies within reach of q = {q}: every kernel value is 0"));
+    }
+    Ok(w.w.row(0).to_owned())
+}
+
+fn nw_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let keys = list(args, 0)?;
+    let row = nw_row(keys, num(args, 1)?, args, 2)?;
+    Ok(row[position(args, 4, keys.len())?])
+}
+
+fn nw_estimate(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let (keys, values) = (list(args, 0)?, list(args, 1)?);
+    if keys.len() != values.len() {
+        return Err(format!("{} keys and {} values", keys.len(), values.len()));
+    }
+    let row = nw_row(keys, num(args, 2)?, args, 3)?;
+    Ok(row.dot(&Array1::from(values.to_vec())))
 }

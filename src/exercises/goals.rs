@@ -91,4 +91,6 @@ goals! {
         |p, o| o.as_ref().is_ok_and(|c| last_perfect(c, "fixed", p.length));
     "grey-second-to-green", crate::demos::lookup::LookupDemo, "grey takes 15% or more while green keeps the most",
         |_p, o| o.keys[top(&o.weights)] == "green" && key_weight(o, "grey") >= 0.15;
+    "boxcar-gaps", crate::demos::nadaraya_watson::NwDemo, "boxcar, 40 points, 10 or more queries without an estimate",
+        |p, o| p.kernel == crate::demos::nadaraya_watson::KernelChoice::Boxcar && p.n == 40 && o.undefined >= 10;
 }
