@@ -583,3 +583,28 @@ fn the_kernel_regression_solutions_state_what_the_code_gives() {
     let gaps = |sigma| NwDemo::compute(&Params { kernel: KernelChoice::Boxcar, sigma, ..Params::defaults() }).undefined;
     assert_eq!([gaps(0.2), gaps(0.15), gaps(0.05)], [6, 13, 44]);
 }
+
+/// The numbers the solutions of the masking exercises state.
+#[test]
+fn the_masking_solutions_state_what_the_code_gives() {
+    let e = std::f64::consts::E;
+    let w = eval_key("padded_weight([2, 1, 0, 0], 2, 1)").unwrap();
+    assert!(close(w, e / (e + 1.0)));
+    assert_eq!(format!("{w:.3} {:.3}", eval_key("padded_weight([2, 1, 0, 0], 2, 2)").unwrap()), "0.731 0.269");
+    assert_eq!(eval_key("padded_weight([2, 1, 0, 0], 2, 3)"), Ok(0.0));
+    // A fully masked row: 0/0 with −∞, uniform with −10⁶.
+    assert!(eval_key("padded_weight([2, 1, 0, 0], 0, 1)").is_err());
+    assert_eq!(eval_key("padded_weight([2, 1, 0, 0], 0, 1, -10^6)"), Ok(0.25));
+    assert_eq!(eval_key("causal_hidden(8)"), Ok(28.0));
+    // The chapter's 15 of 36 at n = 6.
+    assert_eq!(eval_key("causal_hidden(6)"), Ok(15.0));
+    // The padding demo's sentence 3 at valid length 0 with −10⁶: 1/4 everywhere in its weights.
+    use attention_live::demos::padding::{Fill, PaddingDemo, Params};
+    use attention_live::demos::Demo;
+    let b = PaddingDemo::compute(&Params { v1: 4, v2: 3, v3: 0, fill: Fill::Big });
+    assert!(b.sequences[2].weights.iter().flatten().all(|&x| close(x, 0.25)));
+    // With the mask on, rows 0 and 4 differ; at 4 tokens there is no row 4.
+    assert!(!goals::met_by_pairs("causal-rows-0-4-equal", &owned(&[("causal.n", "8")])).unwrap());
+    let short = owned(&[("causal.causal", "0"), ("causal.n", "4")]);
+    assert!(!goals::met_by_pairs("causal-rows-0-4-equal", &short).unwrap());
+}

@@ -32,6 +32,8 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("kernel", "kernel(\"gaussian\", d, σ): K(d), for gaussian, boxcar, epanechnikov, constant", kernel),
     ("nw_weight", "nw_weight([keys], q, \"kernel\", σ, i): Nadaraya–Watson weight of key i", nw_weight),
     ("nw_estimate", "nw_estimate([keys], [values], q, \"kernel\", σ): the estimate f(q)", nw_estimate),
+    ("padded_weight", "padded_weight([s], valid, i, fill = −∞): weight i, keys past valid hidden", padded_weight),
+    ("causal_hidden", "causal_hidden(n): entries the causal mask hides in an n × n score matrix", causal_hidden),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -277,4 +279,28 @@ fn nw_estimate(args: &[Arg]) -> Result<f64, String> {
     }
     let row = nw_row(keys, num(args, 2)?, args, 3)?;
     Ok(row.dot(&Array1::from(values.to_vec())))
+}
+
+/// One query's weights with the keys past `valid` masked, filled with −∞ or the given number.
+fn padded_weight(args: &[Arg]) -> Result<f64, String> {
+    use crate::numerics::attention::{masked_softmax_rows, valid_length_mask, MaskFill};
+    arity(args, 3, 4)?;
+    let scores = list(args, 0)?;
+    let valid = count(args, 1)?;
+    let fill = if args.len() == 4 { MaskFill::Value(num(args, 3)?) } else { MaskFill::NegInf };
+    let row = ndarray::ArrayView2::from_shape((1, scores.len()), scores).map_err(|e| e.to_string())?; // (1, n_k)
+    let (_, w, defined) = masked_softmax_rows(row, valid_length_mask(1, scores.len(), valid).view(), fill);
+    if !defined[0] {
+        return Err("every key is masked with −∞: the weights are 0/0".into());
+    }
+    Ok(w[[0, position(args, 2, scores.len())?]])
+}
+
+fn causal_hidden(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    let n = count(args, 0)?;
+    if n > 4096 {
+        return Err(format!("n = {n} is more than 4096 tokens"));
+    }
+    Ok(crate::numerics::attention::causal_mask(n).iter().filter(|&&seen| !seen).count() as f64)
 }

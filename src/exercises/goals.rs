@@ -93,4 +93,6 @@ goals! {
         |_p, o| o.keys[top(&o.weights)] == "green" && key_weight(o, "grey") >= 0.15;
     "boxcar-gaps", crate::demos::nadaraya_watson::NwDemo, "boxcar, 40 points, 10 or more queries without an estimate",
         |p, o| p.kernel == crate::demos::nadaraya_watson::KernelChoice::Boxcar && p.n == 40 && o.undefined >= 10;
+    "causal-rows-0-4-equal", crate::demos::causal::CausalDemo, "rows 0 and 4 of the weights are the same",
+        |_p, o| o.weights.len() >= 5 && o.weights[0].iter().zip(&o.weights[4]).all(|(a, b)| (a - b).abs() < 1e-12);
 }
