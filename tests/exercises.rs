@@ -608,3 +608,36 @@ fn the_masking_solutions_state_what_the_code_gives() {
     let short = owned(&[("causal.causal", "0"), ("causal.n", "4")]);
     assert!(!goals::met_by_pairs("causal-rows-0-4-equal", &short).unwrap());
 }
+
+/// The numbers the solutions of the self-attention exercises state.
+#[test]
+fn the_self_attention_solutions_state_what_the_code_gives() {
+    let w = eval_key("xx_weight([2, 0, 1, 1], 2, 1, 1)").unwrap();
+    assert!(close(w, 1.0 / (1.0 + (-(2f64.sqrt())).exp())));
+    assert_eq!(format!("{w:.3}"), "0.804");
+    assert!(eval_key("xx_weight([2, 0, 1], 2, 1, 1)").is_err() && eval_key("xx_weight([2, 0], 2, 2, 1)").is_err());
+    assert_eq!(eval_key("attention_flops(8, 4)"), Ok(512.0));
+    let b = eval_key("bank_weight(\"alone\", 1, \"bank\")").unwrap();
+    assert!(close(b, 1.0 / (1.0 + (-1.8f64).exp())));
+    assert_eq!(format!("{b:.3}"), "0.858");
+    // The money sentence: 0.98 at β = 0, 1.5 first passed at β = 1.45 on the slider's 0.05 steps.
+    assert!(close(eval_key("bank_output(\"money\", 0, 1)").unwrap(), 0.98));
+    let first = |beta: f64| eval_key(&format!("bank_output(\"money\", {beta}, 1)")).unwrap();
+    assert!(first(1.4) < 1.5 && first(1.45) >= 1.5, "{} {}", first(1.4), first(1.45));
+    assert!(!goals::met_by_pairs("bank-leans-money", &owned(&[("bank.beta", "4")])).unwrap()); // the river sentence
+    assert!(
+        eval_key("bank_weight(\"lake\", 1, \"bank\")").is_err() && eval_key("bank_output(\"money\", 5, 1)").is_err()
+    );
+    // The shuffle check: near zero in stage 2, far from it in stage 1, with the mask and with encodings.
+    use attention_live::demos::self_attention::{Params, SelfAttentionDemo, Stage};
+    use attention_live::demos::Demo;
+    use attention_live::state::typed::Params as _;
+    let gap = |stage, causal, pe| {
+        let p = Params { stage, causal, pe, shuffle: true, ..Params::defaults() };
+        SelfAttentionDemo::compute(&p).equivariance_gap
+    };
+    assert!(gap(Stage::Xx, false, false) < 1e-12);
+    for (stage, causal, pe) in [(Stage::Fixed, false, false), (Stage::Qkv, true, false), (Stage::Qkv, false, true)] {
+        assert!(gap(stage, causal, pe) > 1e-3, "{stage:?} {causal} {pe}");
+    }
+}

@@ -34,6 +34,9 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("nw_estimate", "nw_estimate([keys], [values], q, \"kernel\", σ): the estimate f(q)", nw_estimate),
     ("padded_weight", "padded_weight([s], valid, i, fill = −∞): weight i, keys past valid hidden", padded_weight),
     ("causal_hidden", "causal_hidden(n): entries the causal mask hides in an n × n score matrix", causal_hidden),
+    ("xx_weight", "xx_weight([X by rows], d, i, j): weight of token i on j in softmax(X Xᵀ/√d)", xx_weight),
+    ("bank_weight", "bank_weight(\"money\", β, \"word\"): the weight \"bank\" gives a word", bank_weight),
+    ("bank_output", "bank_output(\"money\", β, c): entry c of the output of \"bank\"", bank_output),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -303,4 +306,41 @@ fn causal_hidden(args: &[Arg]) -> Result<f64, String> {
         return Err(format!("n = {n} is more than 4096 tokens"));
     }
     Ok(crate::numerics::attention::causal_mask(n).iter().filter(|&&seen| !seen).count() as f64)
+}
+
+/// Stage 2 of self-attention, softmax(X Xᵀ / √d), for X given row after row.
+fn xx_weight(args: &[Arg]) -> Result<f64, String> {
+    use crate::numerics::attention::{attention, MaskFill};
+    arity(args, 4, 4)?;
+    let (cells, d) = (list(args, 0)?, count(args, 1)?);
+    if d == 0 || cells.len() % d != 0 {
+        return Err(format!("{} numbers do not make rows of width {d}", cells.len()));
+    }
+    let x = ndarray::ArrayView2::from_shape((cells.len() / d, d), cells).map_err(|e| e.to_string())?; // (n, d)
+    let steps = attention(x, x, x, None, MaskFill::NegInf, true);
+    let n = cells.len() / d;
+    Ok(steps.weights[[position(args, 2, n)?, position(args, 3, n)?]])
+}
+
+/// The bank demo for one of its sentences ("river", "money", "alone") and β within its slider.
+fn bank(args: &[Arg]) -> Result<crate::demos::bank::Bank, String> {
+    use crate::demos::bank::{BankDemo, Params, SENTENCES};
+    let (sentence, beta) = (text(args, 0)?, num(args, 1)?);
+    if !SENTENCES.iter().any(|(k, _)| *k == sentence) || !(0.0..=4.0).contains(&beta) {
+        return Err(format!("\"{sentence}\", β = {beta}: the sentence is river, money or alone, β from 0 to 4"));
+    }
+    Ok(<BankDemo as crate::demos::Demo>::compute(&Params { sentence: sentence.to_string(), beta }))
+}
+
+fn bank_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = bank(args)?;
+    let word = text(args, 2)?;
+    let i = out.tokens.iter().position(|t| *t == word).ok_or_else(|| format!("\"{word}\" is not in the sentence"))?;
+    Ok(out.weights[i])
+}
+
+fn bank_output(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    Ok(bank(args)?.output[position(args, 2, 2)?])
 }

@@ -95,4 +95,6 @@ goals! {
         |p, o| p.kernel == crate::demos::nadaraya_watson::KernelChoice::Boxcar && p.n == 40 && o.undefined >= 10;
     "causal-rows-0-4-equal", crate::demos::causal::CausalDemo, "rows 0 and 4 of the weights are the same",
         |_p, o| o.weights.len() >= 5 && o.weights[0].iter().zip(&o.weights[4]).all(|(a, b)| (a - b).abs() < 1e-12);
+    "bank-leans-money", crate::demos::bank::BankDemo, "in the money sentence, the first entry of bank's output is 1.5+",
+        |p, o| p.sentence == "money" && o.output[0] >= 1.5;
 }
