@@ -500,3 +500,144 @@ fn a_valid_block_renders_its_texts_and_keeps_its_keys() {
     let r = render_chapter("```exercise\nid: x\nkind: explain\nquestion: $\\notacommand$\nhint: h\nmodel: m\n```\n");
     assert!(r.problems.iter().any(|p| p.contains("exercise \"x\"")), "{:?}", r.problems);
 }
+
+/// The numbers the solutions of the why-attention exercises state, from the keys' functions,
+/// the shipped curve and the trained models.
+#[test]
+fn the_why_attention_solutions_state_what_the_code_gives() {
+    use attention_live::seq2seq::{encode, Models, Variant};
+    assert_eq!(eval_key("bottleneck_right(\"fixed\", 15)"), Ok(33.0)); // 16.5% of 200
+    assert_eq!(eval_key("bottleneck_right(\"bahdanau\", 15)"), Ok(200.0));
+    // Perfect up to 3 letters, 99.5% at 4 (199 of 200), about 72% at 10.
+    for len in 1..=3 {
+        assert_eq!(eval_key(&format!("bottleneck_right(\"fixed\", {len})")), Ok(200.0));
+    }
+    assert_eq!(eval_key("bottleneck_right(\"fixed\", 4)"), Ok(199.0));
+    assert_eq!(format!("{:.0}", eval_key("bottleneck_right(\"fixed\", 10)").unwrap() / 2.0), "72");
+    assert!(
+        eval_key("bottleneck_right(\"nobody\", 4)").is_err() && eval_key("bottleneck_right(\"fixed\", 31)").is_err()
+    );
+    assert!(!goals::met_by_pairs("fixed-last-perfect", &owned(&[("bottleneck.length", "4")])).unwrap());
+    // The local-p factor: exp(−9/8) at distance 3, nothing outside the window.
+    let f = eval_key("local_gaussian(3, 4)").unwrap();
+    assert!((f - (-9.0f64 / 8.0).exp()).abs() < 1e-6, "{f}");
+    assert_eq!(format!("{f:.3}"), "0.325");
+    assert_eq!(eval_key("local_gaussian(5, 4)"), Ok(0.0));
+    // "reversal" with Bahdanau's model: row 2 looks at column S − 2 = 6, not at the s (5).
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models/seq2seq/model.safetensors"));
+    let models = Models::load(&bytes.unwrap()).unwrap();
+    let src = encode("reversal").unwrap();
+    let d = models.get(Variant::Bahdanau).greedy(&src);
+    let row = &d.attn[2];
+    let top = (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
+    assert_eq!((src.len() - 1, top), (8, 6), "{row:?}");
+    assert_eq!(attention_live::seq2seq::decode(&src[5..7]), "sa");
+}
+
+/// The numbers the solutions of the soft-lookup exercises state.
+#[test]
+fn the_soft_lookup_solutions_state_what_the_code_gives() {
+    let s = eval_key("bigram_score(\"grin\", \"green\")").unwrap();
+    assert!(close(s, 3.0 / (5f64.sqrt() * 6f64.sqrt())));
+    assert_eq!(format!("{s:.3}"), "0.548");
+    // The tie: 2 / (2 √6) each, half the weight each at β = 100 and at β = 10.
+    for beta in ["10", "100"] {
+        let w = |k: &str| eval_key(&format!("lookup_weight(\"brk\", {beta}, \"{k}\")")).unwrap();
+        assert!(close(w("brown"), w("black")));
+    }
+    assert!((eval_key("lookup_weight(\"brk\", 100, \"brown\")").unwrap() - 0.5).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", eval_key("bigram_score(\"brk\", \"black\")").unwrap()), "0.408");
+    assert!((eval_key("lookup_channel(\"brk\", 100, 1)").unwrap() - 75.0).abs() < 1e-4);
+    // "gren": about 96% on green at β = 10, nearly a fifth on grey at β = 3.
+    assert_eq!(format!("{:.2}", eval_key("lookup_weight(\"gren\", 10, \"green\")").unwrap()), "0.96");
+    let grey = eval_key("lookup_weight(\"gren\", 3, \"grey\")").unwrap();
+    assert!((0.15..0.2).contains(&grey), "{grey}");
+    assert!(!goals::met_by_pairs("grey-second-to-green", &owned(&[("lookup.q", "gren")])).unwrap());
+    assert!(
+        eval_key("lookup_weight(\"brk\", 1, \"mauve\")").is_err() && eval_key("lookup_channel(\"a\", 1, 4)").is_err()
+    );
+}
+
+/// The numbers the solutions of the kernel-regression exercises state.
+#[test]
+fn the_kernel_regression_solutions_state_what_the_code_gives() {
+    let f = eval_key("nw_estimate([1, 2, 4], [3, 5, 2], 2, \"epanechnikov\", 2)").unwrap();
+    assert!(close(f, 29.0 / 7.0));
+    assert_eq!(format!("{f:.3}"), "4.143");
+    assert!(close(eval_key("nw_weight([1, 2, 4], 2, \"epanechnikov\", 2, 1)").unwrap(), 3.0 / 7.0));
+    assert_eq!(eval_key("nw_weight([1, 2, 4], 2, \"epanechnikov\", 2, 3)"), Ok(0.0));
+    let w = eval_key("nw_weight([0, 1], 0, \"gaussian\", 0.5, 1)").unwrap();
+    assert!(close(w, 1.0 / (1.0 + (-2f64).exp())));
+    assert_eq!(format!("{w:.3}"), "0.881");
+    // A query out of every boxcar's reach has no estimate: an error, not a number.
+    assert!(eval_key("nw_estimate([0, 1], [1, 2], 3, \"boxcar\", 0.5)").is_err());
+    assert!(eval_key("kernel(\"cosine\", 1, 1)").is_err() && eval_key("kernel(\"boxcar\", 1, 0)").is_err());
+    // σ = 6 covers [0, 5]: the boxcar's estimate is the mean, as the constant kernel's.
+    use attention_live::demos::nadaraya_watson::{KernelChoice, NwDemo, Params};
+    use attention_live::demos::Demo;
+    use attention_live::state::typed::Params as _;
+    let at = |kernel, sigma| NwDemo::compute(&Params { kernel, sigma, ..Params::defaults() }).estimate;
+    let (wide, flat) = (at(KernelChoice::Boxcar, 6.0), at(KernelChoice::Constant, 6.0));
+    assert!(wide.iter().zip(&flat).all(|(a, b)| close(a.unwrap(), b.unwrap())));
+    // The make exercise: 6 of the 101 queries without an estimate at σ = 0.2, 13 at 0.15, 44 at 0.05.
+    let gaps = |sigma| NwDemo::compute(&Params { kernel: KernelChoice::Boxcar, sigma, ..Params::defaults() }).undefined;
+    assert_eq!([gaps(0.2), gaps(0.15), gaps(0.05)], [6, 13, 44]);
+}
+
+/// The numbers the solutions of the masking exercises state.
+#[test]
+fn the_masking_solutions_state_what_the_code_gives() {
+    let e = std::f64::consts::E;
+    let w = eval_key("padded_weight([2, 1, 0, 0], 2, 1)").unwrap();
+    assert!(close(w, e / (e + 1.0)));
+    assert_eq!(format!("{w:.3} {:.3}", eval_key("padded_weight([2, 1, 0, 0], 2, 2)").unwrap()), "0.731 0.269");
+    assert_eq!(eval_key("padded_weight([2, 1, 0, 0], 2, 3)"), Ok(0.0));
+    // A fully masked row: 0/0 with −∞, uniform with −10⁶.
+    assert!(eval_key("padded_weight([2, 1, 0, 0], 0, 1)").is_err());
+    assert_eq!(eval_key("padded_weight([2, 1, 0, 0], 0, 1, -10^6)"), Ok(0.25));
+    assert_eq!(eval_key("causal_hidden(8)"), Ok(28.0));
+    // The chapter's 15 of 36 at n = 6.
+    assert_eq!(eval_key("causal_hidden(6)"), Ok(15.0));
+    // The padding demo's sentence 3 at valid length 0 with −10⁶: 1/4 everywhere in its weights.
+    use attention_live::demos::padding::{Fill, PaddingDemo, Params};
+    use attention_live::demos::Demo;
+    let b = PaddingDemo::compute(&Params { v1: 4, v2: 3, v3: 0, fill: Fill::Big });
+    assert!(b.sequences[2].weights.iter().flatten().all(|&x| close(x, 0.25)));
+    // With the mask on, rows 0 and 4 differ; at 4 tokens there is no row 4.
+    assert!(!goals::met_by_pairs("causal-rows-0-4-equal", &owned(&[("causal.n", "8")])).unwrap());
+    let short = owned(&[("causal.causal", "0"), ("causal.n", "4")]);
+    assert!(!goals::met_by_pairs("causal-rows-0-4-equal", &short).unwrap());
+}
+
+/// The numbers the solutions of the self-attention exercises state.
+#[test]
+fn the_self_attention_solutions_state_what_the_code_gives() {
+    let w = eval_key("xx_weight([2, 0, 1, 1], 2, 1, 1)").unwrap();
+    assert!(close(w, 1.0 / (1.0 + (-(2f64.sqrt())).exp())));
+    assert_eq!(format!("{w:.3}"), "0.804");
+    assert!(eval_key("xx_weight([2, 0, 1], 2, 1, 1)").is_err() && eval_key("xx_weight([2, 0], 2, 2, 1)").is_err());
+    assert_eq!(eval_key("attention_flops(8, 4)"), Ok(512.0));
+    let b = eval_key("bank_weight(\"alone\", 1, \"bank\")").unwrap();
+    assert!(close(b, 1.0 / (1.0 + (-1.8f64).exp())));
+    assert_eq!(format!("{b:.3}"), "0.858");
+    // The money sentence: 0.98 at β = 0, 1.5 first passed at β = 1.45 on the slider's 0.05 steps.
+    assert!(close(eval_key("bank_output(\"money\", 0, 1)").unwrap(), 0.98));
+    let first = |beta: f64| eval_key(&format!("bank_output(\"money\", {beta}, 1)")).unwrap();
+    assert!(first(1.4) < 1.5 && first(1.45) >= 1.5, "{} {}", first(1.4), first(1.45));
+    assert!(!goals::met_by_pairs("bank-leans-money", &owned(&[("bank.beta", "4")])).unwrap()); // the river sentence
+    assert!(
+        eval_key("bank_weight(\"lake\", 1, \"bank\")").is_err() && eval_key("bank_output(\"money\", 5, 1)").is_err()
+    );
+    // The shuffle check: near zero in stage 2, far from it in stage 1, with the mask and with encodings.
+    use attention_live::demos::self_attention::{Params, SelfAttentionDemo, Stage};
+    use attention_live::demos::Demo;
+    use attention_live::state::typed::Params as _;
+    let gap = |stage, causal, pe| {
+        let p = Params { stage, causal, pe, shuffle: true, ..Params::defaults() };
+        SelfAttentionDemo::compute(&p).equivariance_gap
+    };
+    assert!(gap(Stage::Xx, false, false) < 1e-12);
+    for (stage, causal, pe) in [(Stage::Fixed, false, false), (Stage::Qkv, true, false), (Stage::Qkv, false, true)] {
+        assert!(gap(stage, causal, pe) > 1e-3, "{stage:?} {causal} {pe}");
+    }
+}

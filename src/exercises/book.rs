@@ -24,6 +24,19 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("kv_bytes_per_token", "kv_bytes_per_token(\"Llama 2 7B\"): cache bytes per position", kv_bytes_per_token),
     ("receptive_field", "receptive_field(w, layers): tokens one query reaches", window_field),
     ("attention_flops", "attention_flops(n, d_head): multiply-adds of one head", attention_flops),
+    ("bottleneck_right", "bottleneck_right(\"fixed\", S): of 200 S-letter strings, how many right", bottleneck_right),
+    ("local_gaussian", "local_gaussian(distance, D): local-p's Gaussian factor, window D", local_gaussian),
+    ("bigram_score", "bigram_score(\"query\", \"key\"): cosine of the two words' bigram counts", bigram_score),
+    ("lookup_weight", "lookup_weight(\"query\", β, \"key\"): that key's weight in the colour lookup", lookup_weight),
+    ("lookup_channel", "lookup_channel(\"query\", β, c): channel c (1 = red) of the answer", lookup_channel),
+    ("kernel", "kernel(\"gaussian\", d, σ): K(d), for gaussian, boxcar, epanechnikov, constant", kernel),
+    ("nw_weight", "nw_weight([keys], q, \"kernel\", σ, i): Nadaraya–Watson weight of key i", nw_weight),
+    ("nw_estimate", "nw_estimate([keys], [values], q, \"kernel\", σ): the estimate f(q)", nw_estimate),
+    ("padded_weight", "padded_weight([s], valid, i, fill = −∞): weight i, keys past valid hidden", padded_weight),
+    ("causal_hidden", "causal_hidden(n): entries the causal mask hides in an n × n score matrix", causal_hidden),
+    ("xx_weight", "xx_weight([X by rows], d, i, j): weight of token i on j in softmax(X Xᵀ/√d)", xx_weight),
+    ("bank_weight", "bank_weight(\"money\", β, \"word\"): the weight \"bank\" gives a word", bank_weight),
+    ("bank_output", "bank_output(\"money\", β, c): entry c of the output of \"bank\"", bank_output),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -154,4 +167,180 @@ fn attention_flops(args: &[Arg]) -> Result<f64, String> {
         return Err(format!("n = {n} and d_head = {d} are too large"));
     }
     Ok(attention_flops_per_head(n, d) as f64)
+}
+
+/// A text argument, such as a model's or a kernel's name.
+fn text(args: &[Arg], i: usize) -> Result<&str, String> {
+    match args.get(i) {
+        Some(Arg::Text(t)) => Ok(t),
+        _ => Err(format!("argument {} should be a name in quotes", i + 1)),
+    }
+}
+
+/// How many of the shipped curve's held-out strings of one length a model reversed exactly.
+fn bottleneck_right(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let name = text(args, 0)?;
+    let curve = crate::demos::bottleneck::curve()?;
+    let keys: Vec<&str> = curve.variants.keys().map(String::as_str).collect();
+    let series = curve.variants.get(name).ok_or_else(|| format!("\"{name}\" is not one of {}", keys.join(", ")))?;
+    let len = count(args, 1)?;
+    let at = curve.lengths.iter().position(|&l| l == len).ok_or_else(|| format!("no strings of length {len}"))?;
+    // The curve stores fractions of n_per_length strings: back to a whole count.
+    Ok((series.exact[at] * curve.n_per_length as f64).round())
+}
+
+/// The factor exp(−(j − p)² / (2σ²)), σ = D/2, that local-p multiplies a weight by at a key
+/// `distance` from its centre (0 outside the window), from the model's own weighting.
+fn local_gaussian(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let (distance, d) = (num(args, 0)?, count(args, 1)?);
+    if !(0.0..=1e3).contains(&distance) || !(1..=1000).contains(&d) {
+        return Err(format!("distance {distance}, D = {d}: the distance runs from 0 to 1000 and D from 1 to 1000"));
+    }
+    let local = crate::seq2seq::attention::Local { w_p: ndarray::Array2::zeros((0, 0)), v_p: Array1::zeros(0), d };
+    // One key at position 0 and the centre `distance` away: its softmax share is 1.
+    Ok(f64::from(local.weights(ndarray::arr1(&[0.0f32]).view(), distance as f32)[0]))
+}
+
+fn bigram_score(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    Ok(crate::numerics::soft_lookup::similarity(text(args, 0)?, text(args, 1)?))
+}
+
+/// The colour lookup of the soft-lookup chapter, as its demo computes it; β within its slider.
+fn colour_lookup(args: &[Arg]) -> Result<crate::numerics::soft_lookup::Lookup, String> {
+    let (query, beta) = (text(args, 0)?, num(args, 1)?);
+    if !(0.0..=100.0).contains(&beta) || query.chars().count() > 40 {
+        return Err(format!("β = {beta}: β runs from 0 to 100 and a query has at most 40 letters"));
+    }
+    let p = crate::demos::lookup::Params { query: query.to_string(), beta };
+    Ok(<crate::demos::lookup::LookupDemo as crate::demos::Demo>::compute(&p))
+}
+
+fn lookup_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = colour_lookup(args)?;
+    let key = text(args, 2)?;
+    let i = out.keys.iter().position(|k| *k == key).ok_or_else(|| format!("\"{key}\" is not a key"))?;
+    Ok(out.weights[i])
+}
+
+fn lookup_channel(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = colour_lookup(args)?;
+    Ok(out.output[position(args, 2, 3)?])
+}
+
+/// A kernel by its id (argument `i`), and a width σ from 10⁻³ to 10³ (argument `j`).
+fn kernel_and_width(
+    args: &[Arg],
+    i: usize,
+    j: usize,
+) -> Result<(crate::numerics::kernel_regression::Kernel, f64), String> {
+    use crate::numerics::kernel_regression::Kernel;
+    let name = text(args, i)?;
+    let ids: Vec<&str> = Kernel::ALL.iter().map(|k| k.id()).collect();
+    let k = Kernel::from_id(name).ok_or_else(|| format!("\"{name}\" is not one of {}", ids.join(", ")))?;
+    let sigma = num(args, j)?;
+    if !(1e-3..=1e3).contains(&sigma) {
+        return Err(format!("σ = {sigma} is not between 0.001 and 1000"));
+    }
+    Ok((k, sigma))
+}
+
+fn kernel(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let d = num(args, 1)?;
+    let (k, sigma) = kernel_and_width(args, 0, 2)?;
+    Ok(k.eval(d, sigma))
+}
+
+/// One query's Nadaraya–Watson weights over `keys`, as the demo computes them.
+fn nw_row(keys: &[f64], q: f64, args: &[Arg], i: usize) -> Result<Array1<f64>, String> {
+    use crate::numerics::kernel_regression::weights;
+    let (k, sigma) = kernel_and_width(args, i, i + 1)?;
+    let w = weights(ndarray::arr1(&[q]).view(), ndarray::ArrayView1::from(keys), k, sigma);
+    if !w.defined[0] {
+        return Err(format!("no key lies within reach of q = {q}: every kernel value is 0"));
+    }
+    Ok(w.w.row(0).to_owned())
+}
+
+fn nw_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let keys = list(args, 0)?;
+    let row = nw_row(keys, num(args, 1)?, args, 2)?;
+    Ok(row[position(args, 4, keys.len())?])
+}
+
+fn nw_estimate(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let (keys, values) = (list(args, 0)?, list(args, 1)?);
+    if keys.len() != values.len() {
+        return Err(format!("{} keys and {} values", keys.len(), values.len()));
+    }
+    let row = nw_row(keys, num(args, 2)?, args, 3)?;
+    Ok(row.dot(&Array1::from(values.to_vec())))
+}
+
+/// One query's weights with the keys past `valid` masked, filled with −∞ or the given number.
+fn padded_weight(args: &[Arg]) -> Result<f64, String> {
+    use crate::numerics::attention::{masked_softmax_rows, valid_length_mask, MaskFill};
+    arity(args, 3, 4)?;
+    let scores = list(args, 0)?;
+    let valid = count(args, 1)?;
+    let fill = if args.len() == 4 { MaskFill::Value(num(args, 3)?) } else { MaskFill::NegInf };
+    let row = ndarray::ArrayView2::from_shape((1, scores.len()), scores).map_err(|e| e.to_string())?; // (1, n_k)
+    let (_, w, defined) = masked_softmax_rows(row, valid_length_mask(1, scores.len(), valid).view(), fill);
+    if !defined[0] {
+        return Err("every key is masked with −∞: the weights are 0/0".into());
+    }
+    Ok(w[[0, position(args, 2, scores.len())?]])
+}
+
+fn causal_hidden(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    let n = count(args, 0)?;
+    if n > 4096 {
+        return Err(format!("n = {n} is more than 4096 tokens"));
+    }
+    Ok(crate::numerics::attention::causal_mask(n).iter().filter(|&&seen| !seen).count() as f64)
+}
+
+/// Stage 2 of self-attention, softmax(X Xᵀ / √d), for X given row after row.
+fn xx_weight(args: &[Arg]) -> Result<f64, String> {
+    use crate::numerics::attention::{attention, MaskFill};
+    arity(args, 4, 4)?;
+    let (cells, d) = (list(args, 0)?, count(args, 1)?);
+    if d == 0 || cells.len() % d != 0 {
+        return Err(format!("{} numbers do not make rows of width {d}", cells.len()));
+    }
+    let x = ndarray::ArrayView2::from_shape((cells.len() / d, d), cells).map_err(|e| e.to_string())?; // (n, d)
+    let steps = attention(x, x, x, None, MaskFill::NegInf, true);
+    let n = cells.len() / d;
+    Ok(steps.weights[[position(args, 2, n)?, position(args, 3, n)?]])
+}
+
+/// The bank demo for one of its sentences ("river", "money", "alone") and β within its slider.
+fn bank(args: &[Arg]) -> Result<crate::demos::bank::Bank, String> {
+    use crate::demos::bank::{BankDemo, Params, SENTENCES};
+    let (sentence, beta) = (text(args, 0)?, num(args, 1)?);
+    if !SENTENCES.iter().any(|(k, _)| *k == sentence) || !(0.0..=4.0).contains(&beta) {
+        return Err(format!("\"{sentence}\", β = {beta}: the sentence is river, money or alone, β from 0 to 4"));
+    }
+    Ok(<BankDemo as crate::demos::Demo>::compute(&Params { sentence: sentence.to_string(), beta }))
+}
+
+fn bank_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let out = bank(args)?;
+    let word = text(args, 2)?;
+    let i = out.tokens.iter().position(|t| *t == word).ok_or_else(|| format!("\"{word}\" is not in the sentence"))?;
+    Ok(out.weights[i])
+}
+
+fn bank_output(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    Ok(bank(args)?.output[position(args, 2, 2)?])
 }

@@ -68,6 +68,18 @@ fn top(w: &[f64]) -> usize {
     w.iter().enumerate().fold(0, |best, (i, x)| if *x > w[best] { i } else { best })
 }
 
+/// Whether, in the shipped curve, `model` reversed every string of `len` letters exactly and
+/// not every string of `len + 1`.
+fn last_perfect(c: &crate::demos::bottleneck::Curve, model: &str, len: usize) -> bool {
+    let exact = |l: usize| Some(c.variants.get(model)?.exact[c.lengths.iter().position(|&x| x == l)?]);
+    exact(len) == Some(1.0) && exact(len + 1).is_some_and(|x| x < 1.0)
+}
+
+/// A key's weight in the colour lookup (0 for a name that is no key).
+fn key_weight(o: &crate::numerics::soft_lookup::Lookup, key: &str) -> f64 {
+    o.keys.iter().position(|k| *k == key).map_or(0.0, |i| o.weights[i])
+}
+
 goals! {
     "gauss-dot-agree", GaussDotDemo, "with unequal key lengths, both scores give the most weight to the same key",
         |p, o| !p.equal && top(&o.w_gauss) == top(&o.w_dot);
@@ -75,4 +87,14 @@ goals! {
         |p, o| (p.t - 1.0).abs() < 0.005 && o.weights[0] >= 0.9;
     "raw-equals-scaled", ScalingDemo, "the softmax weights with and without 1/√d are the same",
         |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
+    "fixed-last-perfect", crate::demos::bottleneck::BottleneckDemo, "the last length the fixed context gets all right",
+        |p, o| o.as_ref().is_ok_and(|c| last_perfect(c, "fixed", p.length));
+    "grey-second-to-green", crate::demos::lookup::LookupDemo, "grey takes 15% or more while green keeps the most",
+        |_p, o| o.keys[top(&o.weights)] == "green" && key_weight(o, "grey") >= 0.15;
+    "boxcar-gaps", crate::demos::nadaraya_watson::NwDemo, "boxcar, 40 points, 10 or more queries without an estimate",
+        |p, o| p.kernel == crate::demos::nadaraya_watson::KernelChoice::Boxcar && p.n == 40 && o.undefined >= 10;
+    "causal-rows-0-4-equal", crate::demos::causal::CausalDemo, "rows 0 and 4 of the weights are the same",
+        |_p, o| o.weights.len() >= 5 && o.weights[0].iter().zip(&o.weights[4]).all(|(a, b)| (a - b).abs() < 1e-12);
+    "bank-leans-money", crate::demos::bank::BankDemo, "in the money sentence, the first entry of bank's output is 1.5+",
+        |p, o| p.sentence == "money" && o.output[0] >= 1.5;
 }
