@@ -93,6 +93,15 @@ fn demos_that_read_a_model_file_compute_their_real_output() {
     let wpe = out("wpe");
     assert_eq!((wpe["wpe"].as_array().unwrap().len(), wpe["wpe"][0].as_array().unwrap().len()), (128, 128));
     assert!((wpe["mean_cosine_by_offset"][0].as_f64().unwrap() - 1.0).abs() < 1e-6);
+    // GPT-2 on the stories model: the default prompt's tokens, the next-token candidates as the
+    // worker sends them, and the selected head's weights, each row a distribution over the past.
+    let g = out("gpt2");
+    let t = g["analysis"]["tokens"].as_array().unwrap().len();
+    assert!(t > 5 && !g["analysis"]["next"].as_array().unwrap().is_empty());
+    for (i, row) in g["attention"].as_array().unwrap().iter().enumerate() {
+        let row: Vec<f64> = row.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-4 && row[i + 1..].iter().all(|&x| x == 0.0));
+    }
     // Linformer: one singular value per token, and the rank-k error shrinks to 0 at full rank.
     let lin = out("linformer");
     let (sigma, err) = (lin["sigma"].as_array().unwrap(), lin["matrix_error"].as_array().unwrap());

@@ -2,8 +2,9 @@
 //! numbers come from the model in a Web Worker (`gpt2::session`); `data` here returns the query
 //! the page sends, and the view adds the worker's answer to "Download data".
 
-use super::{spec, to_json, Demo, DemoSpec};
-use crate::gpt2::protocol::{BackendChoice, Candidate, Query};
+use super::{spec, to_json, Demo, DemoSpec, Reader};
+use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query};
+use crate::gpt2::session::Session;
 
 pub mod status;
 
@@ -116,6 +117,24 @@ impl Demo for Gpt2Demo {
         Ok(out)
     }
 
+    /// A bundled model's real answer: the worker's session on the model files, on the CPU.
+    /// (GPT-2 small and the reader's own checkpoints are fetched by the page only.)
+    fn load(p: &Params, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+        if !matches!(p.model, Model::Stories | Model::Induction) {
+            return None;
+        }
+        let mut run = || {
+            let dir = format!("models/{}", p.model.key());
+            let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
+            let session =
+                Session::new(&config, &read(&format!("{dir}/model.safetensors"))?).map_err(|e| e.to_string())?;
+            let (analysis, attention) = now(session.analyze(&query(p, 0)))?.map_err(|e| e.to_string())?;
+            let (layer, head) = (p.layer.max(0) as usize, p.head.max(0) as usize);
+            Ok(download(&analysis, &attention, layer, head))
+        };
+        Some(run())
+    }
+
     #[cfg(target_arch = "wasm32")]
     fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
         view::view(ctx)
@@ -123,6 +142,26 @@ impl Demo for Gpt2Demo {
 }
 
 pub static SPEC: DemoSpec = spec::<Gpt2Demo>();
+
+/// What "Download data" adds once the model has answered: the analysis, and the selected head's
+/// (T, T) weights (NaN where the worker did not send that layer).
+pub fn download(a: &Analysis, w: &Attention, layer: usize, head: usize) -> serde_json::Value {
+    let t = a.tokens.len();
+    let heat: Vec<Vec<f32>> =
+        (0..t).map(|i| (0..t).map(|j| w.weight(layer, head, i, j).unwrap_or(f32::NAN)).collect()).collect();
+    serde_json::json!({ "analysis": a, "layer": layer, "head": head, "attention": heat })
+}
+
+/// The value of a future that needs no waiting: the session on the CPU computes in its first
+/// poll (only the GPU path awaits the device). Anything else is an error, never a hang.
+fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => Ok(v),
+        std::task::Poll::Pending => Err("the model did not answer at once (it needs a GPU)".into()),
+    }
+}
 
 /// Parses "1.2 3.0" (or commas) into (layer, head) pairs; returns the pairs and the pieces
 /// that are not of that form, for a notice.

@@ -43,12 +43,7 @@ pub enum Event<'a> {
     /// A reply (those about loading count: `Loaded`, `NotCached`, an `Error` without an id).
     Reply(&'a Reply),
     /// Loading progress, with the rate the worker client measured.
-    Progress {
-        phase: Phase,
-        loaded: u64,
-        total: Option<u64>,
-        rate: Option<f64>,
-    },
+    Progress { phase: Phase, loaded: u64, total: Option<u64>, rate: Option<f64> },
     /// The page planned a load ([`plan_load`]) and sent its request, if it has one.
     Planned(&'a Plan),
     /// The reader's files were read and sent to the worker (`Request::LoadBytes`).

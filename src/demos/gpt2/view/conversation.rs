@@ -198,10 +198,7 @@ pub fn publish(s: Store) {
         let out = s.result.with(|r| {
             r.as_ref().map(|r| {
                 let (l, h, _) = s.sel.get_untracked().unwrap_or((0, 0, 0));
-                let t = r.t();
-                let heat: Vec<Vec<f32>> =
-                    (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(f32::NAN)).collect()).collect();
-                serde_json::json!({ "analysis": r.a, "layer": l, "head": h, "attention": heat })
+                super::super::download(&r.a, &r.w, l, h)
             })
         });
         s.ctx.computed.set(out);
