@@ -18,19 +18,14 @@ pub fn ComputeForm(ex: &'static Exercise) -> impl IntoView {
     let within = tolerance.clone();
     let check = move || {
         let t = text.get_untracked();
-        if t.trim().is_empty() {
-            verdict.set(Some(Shown::Unreadable("the field is empty; type a number or an expression.".into())));
-            return;
-        }
         verdict.set(Some(match check_answer(ex, &t) {
             Verdict::Right => {
                 ctx.mark_solved(ex.id);
                 Shown::Right(format!("That is within {within} of the answer."))
             }
-            Verdict::Wrong(hint) => Shown::Wrong(
-                if hint.is_some() { String::new() } else { "Try again, or open a hint.".into() },
-                hint,
-            ),
+            Verdict::Wrong(hint) => {
+                Shown::Wrong(if hint.is_some() { String::new() } else { "Try again, or open a hint.".into() }, hint)
+            }
             Verdict::Unreadable(why) => Shown::Unreadable(why),
         }));
     };

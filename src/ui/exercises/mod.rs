@@ -7,8 +7,8 @@
 
 mod card;
 mod compute;
-mod predict;
 mod make;
+mod predict;
 mod sheet;
 
 pub use card::ExerciseCard;

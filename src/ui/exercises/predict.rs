@@ -29,7 +29,8 @@ pub fn PredictForm(ex: &'static Exercise) -> impl IntoView {
     let checked = RwSignal::new(false);
     let moved = RwSignal::new(String::new());
     let check = move || {
-        let answer: Vec<usize> = if ordering { order.get_untracked() } else { picked.get_untracked().into_iter().collect() };
+        let answer: Vec<usize> =
+            if ordering { order.get_untracked() } else { picked.get_untracked().into_iter().collect() };
         if answer.is_empty() {
             verdict.set(Some(Shown::Unreadable("no choice is picked yet.".into())));
             return;
@@ -50,8 +51,14 @@ pub fn PredictForm(ex: &'static Exercise) -> impl IntoView {
             let mv = move |to: usize, dir: &'static str| {
                 order.update(|o| o.swap(pos, to));
                 moved.set(format!("{} moved to position {}.", letter(c), to + 1));
+                // The row is rebuilt at its new place; the focus follows the choice that moved, to
+                // the other button where this one is now disabled (top or bottom).
+                let dir = match dir {
+                    "up" if to == 0 => "down",
+                    "down" if to + 1 == n => "up",
+                    d => d,
+                };
                 let id = format!("ex-{}-{dir}-{c}", ex.id);
-                // The row is rebuilt at its new place; the focus follows the choice that moved.
                 request_animation_frame(move || focus(&id));
             };
             view! {
@@ -61,7 +68,8 @@ pub fn PredictForm(ex: &'static Exercise) -> impl IntoView {
                     <span class="ex-choice-text" inner_html=choices[c]></span>
                     <span class="ex-move">
                         <button type="button" id=format!("ex-{}-up-{c}", ex.id) disabled=pos == 0
-                            aria-label=format!("Move {} up", letter(c)) on:click=move |_| mv(pos - 1, "up")>"↑"</button>
+                            aria-label=format!("Move {} up", letter(c))
+                            on:click=move |_| mv(pos - 1, "up")>"↑"</button>
                         <button type="button" id=format!("ex-{}-down-{c}", ex.id) disabled=pos + 1 == n
                             aria-label=format!("Move {} down", letter(c))
                             on:click=move |_| mv(pos + 1, "down")>"↓"</button>

@@ -66,6 +66,7 @@ pub fn AnswerSheet() -> impl IntoView {
         .exercises()
         .enumerate()
         .map(|(i, ex)| {
+            let label = if matches!(ex.task, Task::Explain) { "Model answer. " } else { "Solution. " };
             view! {
                 <li class="prose">
                     <h3>{format!("Exercise {}", i + 1)}</h3>
@@ -74,7 +75,7 @@ pub fn AnswerSheet() -> impl IntoView {
                         <p><strong>{format!("Hint {}: ", j + 1)}</strong><span inner_html=*h></span></p>
                     }).collect_view()}
                     <p>
-                        <strong>{if matches!(ex.task, Task::Explain) { "Model answer. " } else { "Solution. " }}</strong>
+                        <strong>{label}</strong>
                         <span inner_html=ex.solution></span>
                     </p>
                 </li>
