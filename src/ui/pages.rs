@@ -122,6 +122,8 @@ pub fn Page() -> impl IntoView {
     on_cleanup(move || handle.remove());
 
     move || {
+        // Each run builds a page anew: the previous chapter's exercises (and their signals) are gone.
+        let _ = take_context::<ExerciseCtx>();
         let path = loc.pathname.get();
         let search = loc.search.get();
         let hash = loc.hash.get();
@@ -218,7 +220,10 @@ fn exercise_tag(c: &'static Chapter, open: Option<ExerciseCtx>) -> Option<impl I
     let total = c.exercises().count();
     (total > 0).then(|| {
         let done = move || match open.filter(|x| x.slug == c.slug) {
-            Some(x) => x.solved.with(|s| c.exercises().filter(|e| s.contains(e.id)).count()),
+            Some(x) => x
+                .solved
+                .try_with(|s| c.exercises().filter(|e| s.contains(e.id)).count())
+                .unwrap_or_else(|| super::exercises::progress(c).0),
             None => super::exercises::progress(c).0,
         };
         view! {
