@@ -3,6 +3,7 @@
 pub mod address_bar;
 pub mod app;
 pub mod demo_frame;
+pub mod exercises;
 pub mod pages;
 pub mod reference;
 pub mod scroll_focus;

@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 use super::address_bar;
 use super::app::AppCtx;
 use super::demo_frame::{DemoFrame, DemoHome};
+use super::exercises::{AnswerSheet, ExerciseCard, ExerciseCtx, ExercisesBar};
 use crate::chapters::{self, Chapter, Segment, CHAPTERS, HOME_HTML};
 use crate::demos::{self, DemoSpec};
 use crate::kit::browser::{local_get, local_set};
@@ -121,6 +122,8 @@ pub fn Page() -> impl IntoView {
     on_cleanup(move || handle.remove());
 
     move || {
+        // Each run builds a page anew: the previous chapter's exercises (and their signals) are gone.
+        let _ = take_context::<ExerciseCtx>();
         let path = loc.pathname.get();
         let search = loc.search.get();
         let hash = loc.hash.get();
@@ -181,6 +184,7 @@ pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoV
     let seen = read_chapters();
     let done = CHAPTERS.iter().filter(|c| c.is_written() && seen.contains(c.slug)).count();
     let total = CHAPTERS.iter().filter(|c| c.is_written()).count();
+    let open = use_context::<ExerciseCtx>();
     view! {
         <nav class="toc" aria-label="Table of contents">
             <p class="toc-progress">{format!("Read {done} of {total} written chapters")}</p>
@@ -196,6 +200,7 @@ pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoV
                                 {(read && !here).then(|| view! {
                                     <span class="tag read-tag" title="read to the end">"✓ read"</span>
                                 })}
+                                {exercise_tag(c, open)}
                             </li>
                         }.into_any()
                     } else {
@@ -207,6 +212,26 @@ pub(crate) fn Toc(#[prop(optional)] current: Option<&'static str>) -> impl IntoV
         </nav>
         <super::reference::ReferenceToc current=current/>
     }
+}
+
+/// "2 of 6 exercises" beside a chapter that has exercises: live for the open chapter, from
+/// this browser's storage for the others.
+fn exercise_tag(c: &'static Chapter, open: Option<ExerciseCtx>) -> Option<impl IntoView> {
+    let total = c.exercises().count();
+    (total > 0).then(|| {
+        let done = move || match open.filter(|x| x.slug == c.slug) {
+            Some(x) => x
+                .solved
+                .try_with(|s| c.exercises().filter(|e| s.contains(e.id)).count())
+                .unwrap_or_else(|| super::exercises::progress(c).0),
+            None => super::exercises::progress(c).0,
+        };
+        view! {
+            <span class="tag ex-tag" title="exercises solved in this browser">
+                {move || format!("{} of {total} exercises", done())}
+            </span>
+        }
+    })
 }
 
 fn home() -> impl IntoView {
@@ -285,6 +310,9 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
     let ids: Vec<&'static str> = chapter.demo_ids().collect();
     let (mounted, stray) = mount_demos(&ids, search);
     sync_url(format!("/{}/", chapter.slug), Vec::new(), mounted.iter().map(|m| (m.spec.id, m.values)).collect());
+    // The exercises set and read the demos by id; provided before the body and the contents are built.
+    let ex_ctx = ExerciseCtx::new(chapter, mounted.iter().map(|m| (m.spec.id, m.values)).collect());
+    provide_context(ex_ctx);
     let target = hash.trim_start_matches('#').to_string();
     if !target.is_empty() {
         // Scroll to the linked demo once the page (and its plots) have been laid out.
@@ -319,11 +347,15 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
                     .into_any(),
                 }
             }
-            // The exercise view comes with the page's exercise UI; until then, the question alone.
-            Segment::Exercise(e) => view! {
-                <div class="prose exercise" id=format!("exercise-{}", e.id) inner_html=e.question></div>
+            Segment::Exercise(e) => {
+                let (first, last) = (ex_ctx.is_first(seg), ex_ctx.is_last(seg));
+                view! {
+                    {first.then(|| view! { <ExercisesBar/> })}
+                    <ExerciseCard ex=e/>
+                    {last.then(|| view! { <AnswerSheet/> })}
+                }
+                .into_any()
             }
-            .into_any(),
             Segment::Bad(msg) => view! {
                 <div class="notice error" role="note">{format!("Something could not be placed here: {msg}.")}</div>
             }

@@ -10,8 +10,9 @@ const CHAPTERS = WRITTEN;
 // The printed column: A4 (21 cm) less the 1.4 cm side margins of static/style.css's @page, at
 // 96 CSS px per inch: 18.2 / 2.54 × 96 = 688 px.
 const PAGE_WIDTH = 688;
-// Scoring printed on 7 pages with its controls; without them, at 10.5 pt, on 5 (measured).
-const SCORING_PAGES = 5;
+// Scoring printed on 7 pages with its controls; without them, at 10.5 pt, on 6 (measured), and
+// its six exercises (questions and choices, no answers unless asked for) take one page more.
+const SCORING_PAGES = 7;
 
 let server, base, browser;
 before(async () => ({ server, base, browser } = await serveBook()));
