@@ -500,3 +500,49 @@ fn a_valid_block_renders_its_texts_and_keeps_its_keys() {
     let r = render_chapter("```exercise\nid: x\nkind: explain\nquestion: $\\notacommand$\nhint: h\nmodel: m\n```\n");
     assert!(r.problems.iter().any(|p| p.contains("exercise \"x\"")), "{:?}", r.problems);
 }
+
+/// A key's value, for the tests that check the numbers quoted in a chapter's exercises.
+fn key(expr: &str) -> f64 {
+    eval_key(expr).unwrap_or_else(|e| panic!("{expr}: {e}"))
+}
+
+#[test]
+fn the_multi_head_exercises_quote_their_keys() {
+    // Cost: d_head = 4, 8·8·4 = 256 for the scores and as much for the values, 2048 for four heads.
+    assert_eq!(key("head_cost(8, 4)"), 512.0);
+    assert_eq!(key("heads_total_cost(8, 4)"), 2048.0);
+    assert_eq!(key("heads_total_cost(8, 1)"), 2048.0);
+    // More heads: 576 per head at h = 2, 144 at h = 8, 1152 in total both times.
+    assert_eq!((key("head_cost(6, 2)"), key("head_cost(6, 8)")), (576.0, 144.0));
+    assert_eq!((key("heads_total_cost(6, 2)"), key("heads_total_cost(6, 8)")), (1152.0, 1152.0));
+    // The tie in head B: e³ / (2e³ + 3), the same on both copies of "the".
+    let e3 = 3f64.exp();
+    assert!(close(key("two_heads_weight(\"B\", 3, 1, 5, 1)"), e3 / (2.0 * e3 + 3.0)));
+    assert!(close(key("two_heads_weight(\"B\", 3, 1, 5, 5)"), e3 / (2.0 * e3 + 3.0)));
+    assert_eq!(format!("{:.3}", key("two_heads_weight(\"B\", 3, 1, 5, 1)")), "0.465");
+    // "mat" keeps its row without the mask: about 0.988 on the "the" before it.
+    for j in 1..=6 {
+        let (a, b) =
+            (format!("two_heads_weight(\"A\", 6, 1, 6, {j})"), format!("two_heads_weight(\"A\", 6, 0, 6, {j})"));
+        assert!(close(key(&a), key(&b)), "{a}");
+    }
+    assert_eq!(format!("{:.3}", key("two_heads_weight(\"A\", 6, 1, 6, 5)")), "0.988");
+    // 99% on the predecessor: e^β ≥ 99 · 5 = 495, β ≥ ln 495 ≈ 6.2; β = 6.5 gives 0.9925.
+    assert_eq!(format!("{:.1}", 495f64.ln()), "6.2");
+    assert!(close(key("two_heads_weight(\"A\", 6.5, 1, 6, 5)"), 6.5f64.exp() / (6.5f64.exp() + 5.0)));
+    assert_eq!(format!("{:.4}", key("two_heads_weight(\"A\", 6.5, 1, 6, 5)")), "0.9925");
+    assert_eq!(goals::met_by_pairs("previous-token-99", &owned(&[("two-heads.beta", "6")])), Ok(false));
+    let unmasked = owned(&[("two-heads.beta", "6.5"), ("two-heads.causal", "0")]);
+    assert_eq!(goals::met_by_pairs("previous-token-99", &unmasked), Ok(true));
+    // Bad arguments are errors, never a panic.
+    for bad in [
+        "head_cost(8, 3)",
+        "head_cost(40, 4)",
+        "two_heads_weight(\"C\", 3, 1, 5, 1)",
+        "two_heads_weight(\"A\", 3, 2, 5, 1)",
+        "two_heads_weight(\"A\", 3, 1, 7, 1)",
+        "two_heads_weight(\"A\", 3, 1, 0, 1)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

@@ -5,7 +5,9 @@
 use ndarray::Array1;
 
 use super::expr::Arg;
+use crate::demos::multi_head::{MultiHeadDemo, MultiHeadOut, Params as MultiHeadParams, HEADS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
+use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
 use crate::numerics::attention::attention_flops_per_head;
 use crate::numerics::kv_cache::{Model, MODELS};
@@ -24,6 +26,9 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("kv_bytes_per_token", "kv_bytes_per_token(\"Llama 2 7B\"): cache bytes per position", kv_bytes_per_token),
     ("receptive_field", "receptive_field(w, layers): tokens one query reaches", window_field),
     ("attention_flops", "attention_flops(n, d_head): multiply-adds of one head", attention_flops),
+    ("head_cost", "head_cost(n, h): multiply-adds of one head in the multi-head demo (d_model 16)", head_cost),
+    ("heads_total_cost", "heads_total_cost(n, h): multiply-adds of all h heads, multi-head demo", heads_total_cost),
+    ("two_heads_weight", "two_heads_weight(\"A\", β, causal, i, j): weight of token i on token j", two_heads_weight),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -154,4 +159,40 @@ fn attention_flops(args: &[Arg]) -> Result<f64, String> {
         return Err(format!("n = {n} and d_head = {d} are too large"));
     }
     Ok(attention_flops_per_head(n, d) as f64)
+}
+
+/// The multi-head demo at n tokens and h heads, within its controls (the seed and the mask do
+/// not change the cost).
+fn multi_head(args: &[Arg]) -> Result<MultiHeadOut, String> {
+    arity(args, 2, 2)?;
+    let (n, h) = (count(args, 0)?, count(args, 1)?);
+    if !(2..=12).contains(&n) || !HEADS.iter().any(|(v, _)| v.parse() == Ok(h)) {
+        return Err(format!("n = {n}, h = {h}: the demo has 2 to 12 tokens and 1, 2, 4 or 8 heads"));
+    }
+    Ok(MultiHeadDemo::compute(&MultiHeadParams { h, n, seed: 1, causal: false }))
+}
+
+fn head_cost(args: &[Arg]) -> Result<f64, String> {
+    Ok(multi_head(args)?.flops_per_head as f64)
+}
+
+fn heads_total_cost(args: &[Arg]) -> Result<f64, String> {
+    Ok(multi_head(args)?.flops_total as f64)
+}
+
+/// Head "A" (previous token) or "B" (same word) of the two-heads demo at sharpness β, with the
+/// causal mask when `causal` is 1: the weight token i puts on token j (both from 1).
+fn two_heads_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let (beta, causal) = (num(args, 1)?, num(args, 2)?);
+    if !(0.0..=12.0).contains(&beta) || (causal != 0.0 && causal != 1.0) {
+        return Err(format!("β = {beta}, causal = {causal}: β runs from 0 to 12 and causal is 0 or 1"));
+    }
+    let out = TwoHeadsDemo::compute(&TwoHeadsParams { beta, causal: causal == 1.0 });
+    let (i, j) = (position(args, 3, TOKENS.len())?, position(args, 4, TOKENS.len())?);
+    match args.first() {
+        Some(Arg::Text(h)) if h == "A" => Ok(out.previous_token[i][j]),
+        Some(Arg::Text(h)) if h == "B" => Ok(out.same_word[i][j]),
+        _ => Err("argument 1 should be the head, \"A\" or \"B\"".into()),
+    }
 }

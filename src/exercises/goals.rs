@@ -2,6 +2,7 @@
 //! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
 //! one line in the `goals!` list at the end.
 
+use crate::demos::two_heads::TwoHeadsDemo;
 use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
 use crate::state::{Params, Values};
 
@@ -75,4 +76,6 @@ goals! {
         |p, o| (p.t - 1.0).abs() < 0.005 && o.weights[0] >= 0.9;
     "raw-equals-scaled", ScalingDemo, "the softmax weights with and without 1/√d are the same",
         |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
+    "previous-token-99", TwoHeadsDemo, "head A gives every token after the first at least 99% on its predecessor",
+        |_p, o| (1..o.previous_token.len()).all(|i| o.previous_token[i][i - 1] >= 0.99);
 }
