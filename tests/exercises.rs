@@ -546,3 +546,45 @@ fn the_multi_head_exercises_quote_their_keys() {
         assert!(eval_key(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_positional_exercises_quote_their_keys() {
+    use std::f64::consts::PI;
+    // Wavelength of pair 3 at d = 16: 2π · 10000^(6/16) ≈ 198.7 positions; ω₃ ≈ 1/31.6.
+    assert!(close(key("pe_wavelength(3, 16, 10000)"), 2.0 * PI * 10000f64.powf(6.0 / 16.0)));
+    assert_eq!(format!("{:.1}", key("pe_wavelength(3, 16, 10000)")), "198.7");
+    assert_eq!(format!("{:.1}", 10000f64.powf(6.0 / 16.0)), "31.6");
+    // The turn from p to p + k is ω₁k with ω₁ = 1/√10 ≈ 0.316, the same for every p.
+    assert!(close(key("shift_angle(10, -4, 16, 1)"), -4.0 / 10f64.sqrt()));
+    assert!(close(key("shift_angle(10, -4, 16, 1)"), key("shift_angle(150, -4, 16, 1)")));
+    assert_eq!(format!("{:.3}", key("shift_angle(10, -4, 16, 1)")), "-1.265");
+    assert_eq!(format!("{:.3}", 1.0 / 10f64.sqrt()), "0.316");
+    // RoPE: ω₁₆ = 1/10000^(32/128) = 1/10, so 10 radians at position 100, over one and a half turns.
+    assert!(close(key("rope_angle(100, 16, 128)"), 10.0));
+    assert!(close(key("rope_angle(100, 16, 128, 10000)"), 10.0));
+    assert!(10.0 / (2.0 * PI) > 1.5 && 10.0 / (2.0 * PI) < 1.75);
+    // The RoPE demo: the same score at (5, 2) and (20, 17) with RoPE, not with added codes.
+    use attention_live::demos::rope::{Method, Params as RopeParams, RopeDemo};
+    use attention_live::demos::Demo;
+    let score = |method, m, n| RopeDemo::compute(&RopeParams { m, n, method, seed: 1 }).score;
+    assert!((score(Method::Rope, 5, 2) - score(Method::Rope, 20, 17)).abs() < 1e-12);
+    assert!((score(Method::Added, 5, 2) - score(Method::Added, 20, 17)).abs() > 0.1);
+    // The slowest pair: ω = 1/1000 at d = 8 (|k| ≥ 100 needed), 1/100 at d = 4, where |k| ≥ 10 does it.
+    assert!(close(key("shift_angle(0, 50, 8, 3)"), 0.05));
+    assert!(close(key("shift_angle(0, 20, 4, 1)"), 0.2));
+    for (k, met) in [("10", true), ("-10", true), ("9", false), ("50", true)] {
+        let pairs = owned(&[("pe-shift.d", "4"), ("pe-shift.k", k)]);
+        assert_eq!(goals::met_by_pairs("slowest-pair-turns", &pairs), Ok(met), "k = {k}");
+    }
+    assert_eq!(goals::met_by_pairs("slowest-pair-turns", &owned(&[("pe-shift.k", "50")])), Ok(false));
+    for bad in [
+        "pe_wavelength(8, 16, 10000)",
+        "pe_wavelength(1, 15, 10000)",
+        "shift_angle(10, 60, 16, 1)",
+        "shift_angle(10, 4, 12, 1)",
+        "rope_angle(100, 64, 128)",
+        "rope_angle(1, 0, 8, 0)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

@@ -6,11 +6,13 @@ use ndarray::Array1;
 
 use super::expr::Arg;
 use crate::demos::multi_head::{MultiHeadDemo, MultiHeadOut, Params as MultiHeadParams, HEADS};
+use crate::demos::pe_shift::{Params as PeShiftParams, PeShiftDemo, DIMS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
 use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
 use crate::numerics::attention::attention_flops_per_head;
 use crate::numerics::kv_cache::{Model, MODELS};
+use crate::numerics::positional::frequency;
 use crate::numerics::softmax::softmax;
 use crate::numerics::window::receptive_field;
 
@@ -29,6 +31,9 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("head_cost", "head_cost(n, h): multiply-adds of one head in the multi-head demo (d_model 16)", head_cost),
     ("heads_total_cost", "heads_total_cost(n, h): multiply-adds of all h heads, multi-head demo", heads_total_cost),
     ("two_heads_weight", "two_heads_weight(\"A\", β, causal, i, j): weight of token i on token j", two_heads_weight),
+    ("pe_wavelength", "pe_wavelength(i, d, base): 2π/ω_i, the wavelength of pair i (from 0)", pe_wavelength),
+    ("shift_angle", "shift_angle(p, k, d, i): pair i's turn from p to p + k, pe-shift demo", shift_angle),
+    ("rope_angle", "rope_angle(p, i, d, base = 10000): RoPE's angle for pair i at position p", rope_angle),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -195,4 +200,49 @@ fn two_heads_weight(args: &[Arg]) -> Result<f64, String> {
         Some(Arg::Text(h)) if h == "B" => Ok(out.same_word[i][j]),
         _ => Err("argument 1 should be the head, \"A\" or \"B\"".into()),
     }
+}
+
+/// Pair `i` (counted from 0, as in the prose) of a width `d` that is even and at most 4096.
+fn pair(args: &[Arg], i: usize, d: usize) -> Result<usize, String> {
+    let p = count(args, i)?;
+    if d < 2 || d % 2 == 1 || d > 4096 || p >= d / 2 {
+        return Err(format!("pair {p} of d = {d}: d is even, from 2 to 4096, and the pairs run from 0 to d/2 − 1"));
+    }
+    Ok(p)
+}
+
+fn base(args: &[Arg], i: usize) -> Result<f64, String> {
+    let b = if args.len() > i { num(args, i)? } else { 10000.0 };
+    if !(2.0..=1e7).contains(&b) {
+        return Err(format!("base {b} is not between 2 and 10⁷"));
+    }
+    Ok(b)
+}
+
+fn pe_wavelength(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let d = count(args, 1)?;
+    let i = pair(args, 0, d)?;
+    Ok(2.0 * std::f64::consts::PI / frequency(i, d, base(args, 2)?))
+}
+
+/// The pe-shift demo at (p, k, d): the angle pair i turns through from p to p + k.
+fn shift_angle(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 4, 4)?;
+    let (p, k, d) = (num(args, 0)?, num(args, 1)?, count(args, 2)?);
+    if p.fract() != 0.0 || !(0.0..=200.0).contains(&p) || k.fract() != 0.0 || !(-50.0..=50.0).contains(&k) {
+        return Err(format!("p = {p}, k = {k}: the demo has whole p from 0 to 200 and k from −50 to 50"));
+    }
+    if !DIMS.iter().any(|(v, _)| v.parse() == Ok(d)) {
+        return Err(format!("d = {d}: the demo has d = 4, 8, 16 or 32"));
+    }
+    let i = pair(args, 3, d)?;
+    Ok(PeShiftDemo::compute(&PeShiftParams { p: p as i64, k: k as i64, d }).rotation[i])
+}
+
+fn rope_angle(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 4)?;
+    let (p, d) = (count(args, 0)?, count(args, 2)?);
+    let i = pair(args, 1, d)?;
+    Ok(p as f64 * frequency(i, d, base(args, 3)?))
 }

@@ -2,6 +2,7 @@
 //! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
 //! one line in the `goals!` list at the end.
 
+use crate::demos::pe_shift::PeShiftDemo;
 use crate::demos::two_heads::TwoHeadsDemo;
 use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
 use crate::state::{Params, Values};
@@ -78,4 +79,6 @@ goals! {
         |_p, o| o.w_raw.iter().zip(&o.w_scaled).all(|(a, b)| (a - b).abs() < 1e-12);
     "previous-token-99", TwoHeadsDemo, "head A gives every token after the first at least 99% on its predecessor",
         |_p, o| (1..o.previous_token.len()).all(|i| o.previous_token[i][i - 1] >= 0.99);
+    "slowest-pair-turns", PeShiftDemo, "the slowest pair turns by at least 0.1 radians",
+        |_p, o| o.rotation.last().is_some_and(|r| r.abs() >= 0.1);
 }
