@@ -588,3 +588,42 @@ fn the_positional_exercises_quote_their_keys() {
         assert!(eval_key(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_transformer_block_exercises_quote_their_keys() {
+    use attention_live::demos::collapse::{CollapseDemo, Params as CollapseParams};
+    use attention_live::demos::Demo;
+    // Layer norm of (0, 0, 0, 8): μ = 2, σ² = 48/4 = 12, last entry 6/√12 = √3 ≈ 1.732, others ≈ −0.577.
+    assert_eq!(key("variance([0, 0, 0, 8])"), 12.0);
+    assert!((key("layer_norm([0, 0, 0, 8], 4)") - 3f64.sqrt()).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", key("layer_norm([0, 0, 0, 8], 4)")), "1.732");
+    assert_eq!(format!("{:.3}", key("layer_norm([0, 0, 0, 8], 1)")), "-0.577");
+    // GELU(−1): √(2/π)·(−1.044715) ≈ −0.834, tanh ≈ −0.682, result ≈ −0.159; √(2/π) ≈ 0.798.
+    let inner = (2.0 / std::f64::consts::PI).sqrt() * -1.044715;
+    assert_eq!((format!("{inner:.3}"), format!("{:.3}", inner.tanh())), ("-0.834".into(), "-0.682".into()));
+    assert_eq!(format!("{:.3}", (2.0 / std::f64::consts::PI).sqrt()), "0.798");
+    assert_eq!(format!("{:.3}", 1.0 + inner.tanh()), "0.318");
+    assert_eq!(format!("{:.3}", key("gelu(-1)")), "-0.159");
+    // The spread after the last layer, seed 1, n = 8.
+    let spread = |layers, residual, ffn, ln| {
+        let o = CollapseDemo::compute(&CollapseParams { layers, n: 8, residual, ffn, ln, seed: 1 });
+        *o.block.last().unwrap()
+    };
+    let order = [spread(24, true, true, true), spread(24, true, true, false), spread(24, true, false, false)];
+    let attention_only = spread(24, false, false, false);
+    assert!(order[0] > order[1] && order[1] > order[2] && order[2] > attention_only, "{order:?}");
+    assert_eq!(format!("{:.2}", order[0]), "0.35");
+    assert_eq!(format!("{:.2}", order[1]), "0.02");
+    assert_eq!(format!("{:.4}", order[2]), "0.0007");
+    assert!(spread(3, false, false, false) < 0.001);
+    // Residual connections and layer norm without the feed-forward network: about 0.19, then 0.20.
+    assert_eq!(format!("{:.2}", spread(24, true, false, true)), "0.19");
+    assert_eq!(format!("{:.2}", spread(48, true, false, true)), "0.20");
+    assert!(spread(48, true, false, false) < 0.001);
+    let pairs =
+        owned(&[("collapse.layers", "48"), ("collapse.residual", "1"), ("collapse.ln", "1"), ("collapse.ffn", "1")]);
+    assert_eq!(goals::met_by_pairs("spread-without-ffn", &pairs), Ok(false), "the feed-forward network is on");
+    for bad in ["layer_norm([1, 2], 3)", "layer_norm([], 1)", "variance(3)", "gelu([1])"] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

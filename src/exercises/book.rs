@@ -11,6 +11,7 @@ use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
 use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
 use crate::numerics::attention::attention_flops_per_head;
+use crate::numerics::block::{gelu, layer_norm};
 use crate::numerics::kv_cache::{Model, MODELS};
 use crate::numerics::positional::frequency;
 use crate::numerics::softmax::softmax;
@@ -34,6 +35,9 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("pe_wavelength", "pe_wavelength(i, d, base): 2π/ω_i, the wavelength of pair i (from 0)", pe_wavelength),
     ("shift_angle", "shift_angle(p, k, d, i): pair i's turn from p to p + k, pe-shift demo", shift_angle),
     ("rope_angle", "rope_angle(p, i, d, base = 10000): RoPE's angle for pair i at position p", rope_angle),
+    ("layer_norm", "layer_norm([x], i): entry i of LayerNorm(x), γ = 1, β = 0, ε = 10⁻⁵", layer_norm_at),
+    ("variance", "variance([x]): the mean squared deviation from the mean, as layer norm takes it", variance),
+    ("gelu", "gelu(x): GPT-2's GELU, tanh form", gelu_at),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -245,4 +249,25 @@ fn rope_angle(args: &[Arg]) -> Result<f64, String> {
     let (p, d) = (count(args, 0)?, count(args, 2)?);
     let i = pair(args, 1, d)?;
     Ok(p as f64 * frequency(i, d, base(args, 3)?))
+}
+
+fn layer_norm_at(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let x = list(args, 0)?;
+    let i = position(args, 1, x.len())?;
+    // One row of width d: (1, d).
+    let row = ndarray::Array2::from_shape_vec((1, x.len()), x.to_vec()).map_err(|e| e.to_string())?;
+    Ok(layer_norm(&row, 1e-5)[[0, i]])
+}
+
+fn variance(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    let x = Array1::from(list(args, 0)?.to_vec());
+    let mean = x.mean().unwrap_or(0.0);
+    Ok(x.mapv(|v| (v - mean).powi(2)).mean().unwrap_or(0.0))
+}
+
+fn gelu_at(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    Ok(gelu(num(args, 0)?))
 }

@@ -2,6 +2,7 @@
 //! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
 //! one line in the `goals!` list at the end.
 
+use crate::demos::collapse::CollapseDemo;
 use crate::demos::pe_shift::PeShiftDemo;
 use crate::demos::two_heads::TwoHeadsDemo;
 use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
@@ -81,4 +82,6 @@ goals! {
         |_p, o| (1..o.previous_token.len()).all(|i| o.previous_token[i][i - 1] >= 0.99);
     "slowest-pair-turns", PeShiftDemo, "the slowest pair turns by at least 0.1 radians",
         |_p, o| o.rotation.last().is_some_and(|r| r.abs() >= 0.1);
+    "spread-without-ffn", CollapseDemo, "after 48 layers without the feed-forward network, a spread of 0.15 or more",
+        |p, o| !p.ffn && p.layers == 48 && o.block.last().is_some_and(|s| *s >= 0.15);
 }
