@@ -627,3 +627,49 @@ fn the_transformer_block_exercises_quote_their_keys() {
         assert!(eval_key(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_efficient_exercises_quote_their_keys() {
+    use attention_live::demos::flash_steps::{FlashStepsDemo, Params as FlashParams};
+    use attention_live::demos::Demo;
+    const GIB: f64 = (1u64 << 30) as f64;
+    // Llama 3 8B: 2 · 32 · 8 · 128 · 8192 · 2 = 2^30 bytes; with 32 KV heads, 4 GiB.
+    assert_eq!(key("kv_bytes(\"Llama 3 8B\", 8192)"), GIB);
+    assert_eq!(key("kv_cache_bytes(32, 8, 128, 8192, 1, 2)"), GIB);
+    assert_eq!(key("kv_cache_bytes(32, 32, 128, 8192, 1, 2)"), 4.0 * GIB);
+    // The window: 24 · 1023 + 1 = 24,553.
+    assert_eq!(key("receptive_field(1024, 24)"), 24_553.0);
+    // Flash steps at the defaults, row 1: the second tile lifts m from about 1.01 to 2.40, factor ≈ 0.249.
+    let o = FlashStepsDemo::compute(&FlashParams { n: 8, d: 4, tile: 3, row: 1, step: 2, seed: 7 });
+    let second = &o.steps[1];
+    assert_eq!(format!("{:.2}", second.m_before.unwrap()), "1.01");
+    assert_eq!(format!("{:.2}", second.m_after), "2.40");
+    assert_eq!(format!("{:.3}", second.rescale), "0.249");
+    assert!(o.shown == 2 && second.rescale < 1.0);
+    // The reach of query 31: 7L ≥ 31 needs L = 5 at w = 8 (4 layers reach 28 back); w = 5 needs 8, w = 4 fails.
+    let reach = |w: &str, l: &str| {
+        let pairs = [("n", "32"), ("query", "31"), ("window", w), ("layers", l)];
+        let pairs: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (format!("sliding-window.{k}"), v.to_string())).collect();
+        goals::met_by_pairs("window-reaches-start", &pairs).unwrap()
+    };
+    assert!(reach("8", "5") && !reach("8", "4") && reach("5", "8") && !reach("5", "7") && !reach("4", "8"));
+    assert_eq!(key("receptive_field(8, 4)") - 1.0, 28.0);
+    // 64 sequences: 8 GiB per key-value head at 16-bit, so 64 GiB with 8, 16 with 2; at 8-bit 4 heads fit.
+    assert_eq!(key("kv_cache_bytes(32, 1, 128, 8192, 64, 2)"), 8.0 * GIB);
+    assert_eq!(key("kv_cache_bytes(32, 8, 128, 8192, 64, 2)"), 64.0 * GIB);
+    let batch = |kv: &str, bytes: &str| {
+        let pairs = [("batch", "64"), ("kv-heads", kv), ("precision", bytes)];
+        let pairs: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (format!("kv-cache.{k}"), v.to_string())).collect();
+        goals::met_by_pairs("batch-64-in-16-gib", &pairs).unwrap()
+    };
+    assert!(batch("2", "2") && batch("1", "2") && !batch("3", "2") && batch("4", "1") && !batch("5", "1"));
+    for bad in [
+        "kv_cache_bytes(32, 8, 128, 8192, 1, 3)",
+        "kv_cache_bytes(0, 8, 128, 8192, 1, 2)",
+        "kv_cache_bytes(32, 8, 128, 8192, 1)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

@@ -5,6 +5,7 @@
 use ndarray::Array1;
 
 use super::expr::Arg;
+use crate::demos::kv_cache::{shape as kv_shape, Params as KvCacheParams, PRECISION};
 use crate::demos::multi_head::{MultiHeadDemo, MultiHeadOut, Params as MultiHeadParams, HEADS};
 use crate::demos::pe_shift::{Params as PeShiftParams, PeShiftDemo, DIMS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
@@ -38,6 +39,7 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("layer_norm", "layer_norm([x], i): entry i of LayerNorm(x), γ = 1, β = 0, ε = 10⁻⁵", layer_norm_at),
     ("variance", "variance([x]): the mean squared deviation from the mean, as layer norm takes it", variance),
     ("gelu", "gelu(x): GPT-2's GELU, tanh form", gelu_at),
+    ("kv_cache_bytes", "kv_cache_bytes(L, H_kv, d_head, T, B, p): the kv-cache demo's bytes", kv_cache_bytes),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -270,4 +272,29 @@ fn variance(args: &[Arg]) -> Result<f64, String> {
 fn gelu_at(args: &[Arg]) -> Result<f64, String> {
     arity(args, 1, 1)?;
     Ok(gelu(num(args, 0)?))
+}
+
+/// The kv-cache demo's formula for a shape within its controls (query heads = KV heads).
+fn kv_cache_bytes(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 6, 6)?;
+    let v: Vec<usize> = (0..6).map(|i| count(args, i)).collect::<Result<_, _>>()?;
+    let ranges = [(1, 128), (1, 128), (16, 256), (1, 131_072), (1, 256)];
+    if v.iter().zip(ranges).any(|(x, (lo, hi))| !(lo..=hi).contains(x))
+        || !PRECISION.iter().any(|(b, _)| b.parse() == Ok(v[5]))
+    {
+        return Err(format!(
+            "{v:?}: outside the demo's controls (1–128 layers and heads, head size 16–256, \
+            1–131072 positions, 1–256 sequences, 4, 2 or 1 bytes)"
+        ));
+    }
+    let p = KvCacheParams {
+        layers: v[0],
+        heads: v[1],
+        kv_heads: v[1],
+        head_size: v[2],
+        context: v[3],
+        batch: v[4],
+        precision: v[5],
+    };
+    Ok(kv_shape(&p).bytes() as f64)
 }
