@@ -673,3 +673,29 @@ fn the_efficient_exercises_quote_their_keys() {
         assert!(eval_key(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn the_gpt2_live_exercises_quote_their_keys() {
+    // Pet stories: heads of 128/4 = 32, 2 · 4 · 32 = 256 numbers per layer, 1024 for 4 layers, 4096 bytes.
+    assert_eq!(key("kv_cache_bytes(4, 4, 32, 1, 1, 4)"), 4096.0);
+    // Temperature 0.5 doubles the logits: e⁶ / (e⁶ + e⁴ + 1) ≈ 0.879, against ≈ 0.705 at τ = 1.
+    let (e4, e6) = (4f64.exp(), 6f64.exp());
+    assert!((key("next_token_prob([3, 2, 0], 1, 0.5)") - e6 / (e6 + e4 + 1.0)).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", key("next_token_prob([3, 2, 0], 1, 0.5)")), "0.879");
+    assert_eq!(format!("{:.3}", key("next_token_prob([3, 2, 0], 1)")), "0.705");
+    // Top-p 0.8 on (2, 1, 0, −1): 0.644, 0.237, 0.087, 0.032; two reach 0.881; e/(e + 1) ≈ 0.731.
+    let p: Vec<String> =
+        (1..=4).map(|i| format!("{:.3}", key(&format!("next_token_prob([2, 1, 0, -1], {i})")))).collect();
+    assert_eq!(p, ["0.644", "0.237", "0.087", "0.032"]);
+    let two = key("next_token_prob([2, 1, 0, -1], 1) + next_token_prob([2, 1, 0, -1], 2)");
+    assert_eq!(format!("{two:.3}"), "0.881");
+    let e = std::f64::consts::E;
+    assert!((key("next_token_prob([2, 1, 0, -1], 1, 1, 0, 0.8)") - e / (e + 1.0)).abs() < 1e-6);
+    assert_eq!(key("next_token_prob([2, 1, 0, -1], 3, 1, 0, 0.8)"), 0.0);
+    assert!((key("next_token_prob([2, 1, 0, -1], 1, 1, 1)") - 1.0).abs() < 1e-6, "top-k = 1 keeps one token");
+    assert_eq!(key("next_token_prob([2, 1, 0, -1], 2, 1, 1)"), 0.0);
+    for bad in ["next_token_prob([3, 2, 0], 4)", "next_token_prob([3, 2, 0], 1, 0)", "next_token_prob([3], 1, 1, 0, 2)"]
+    {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

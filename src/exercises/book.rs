@@ -11,6 +11,7 @@ use crate::demos::pe_shift::{Params as PeShiftParams, PeShiftDemo, DIMS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
 use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
+use crate::gpt2::sample::{distribution, Sampling};
 use crate::numerics::attention::attention_flops_per_head;
 use crate::numerics::block::{gelu, layer_norm};
 use crate::numerics::kv_cache::{Model, MODELS};
@@ -40,6 +41,7 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("variance", "variance([x]): the mean squared deviation from the mean, as layer norm takes it", variance),
     ("gelu", "gelu(x): GPT-2's GELU, tanh form", gelu_at),
     ("kv_cache_bytes", "kv_cache_bytes(L, H_kv, d_head, T, B, p): the kv-cache demo's bytes", kv_cache_bytes),
+    ("next_token_prob", "next_token_prob([logits], i, τ = 1, k = 0, p = 1): the sampler's p_i", next_token_prob),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -297,4 +299,22 @@ fn kv_cache_bytes(args: &[Arg]) -> Result<f64, String> {
         precision: v[5],
     };
     Ok(kv_shape(&p).bytes() as f64)
+}
+
+/// GPT-2's sampler on a list of logits: the probability of token i (from 1) after temperature τ,
+/// top-k (0: all) and top-p (1: all), renormalised; 0 for a token the filters drop.
+fn next_token_prob(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 5)?;
+    let z = list(args, 0)?;
+    let i = position(args, 1, z.len())?;
+    let t = if args.len() > 2 { num(args, 2)? } else { 1.0 };
+    let k = if args.len() > 3 { count(args, 3)? } else { 0 };
+    let p = if args.len() > 4 { num(args, 4)? } else { 1.0 };
+    if !(t > 0.0 && t <= 100.0) || !(p > 0.0 && p <= 1.0) || z.iter().any(|x| x.abs() > 1e4) {
+        return Err(format!("τ = {t}, p = {p}: τ is above 0 (at most 100), p in (0, 1], logits within ±10⁴"));
+    }
+    let logits: Vec<f32> = z.iter().map(|&x| x as f32).collect();
+    let s = Sampling { temperature: t as f32, top_k: k, top_p: p as f32 };
+    let dist = distribution(ndarray::ArrayView1::from(&logits), &s);
+    Ok(dist.iter().find(|(id, _)| *id as usize == i).map_or(0.0, |(_, q)| *q))
 }
