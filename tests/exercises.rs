@@ -562,7 +562,8 @@ fn the_positional_exercises_quote_their_keys() {
     // RoPE: ω₁₆ = 1/10000^(32/128) = 1/10, so 10 radians at position 100, over one and a half turns.
     assert!(close(key("rope_angle(100, 16, 128)"), 10.0));
     assert!(close(key("rope_angle(100, 16, 128, 10000)"), 10.0));
-    assert!(10.0 / (2.0 * PI) > 1.5 && 10.0 / (2.0 * PI) < 1.75);
+    let turns = key("rope_angle(100, 16, 128)") / (2.0 * PI);
+    assert!((1.5..1.75).contains(&turns), "{turns} turns");
     // The RoPE demo: the same score at (5, 2) and (20, 17) with RoPE, not with added codes.
     use attention_live::demos::rope::{Method, Params as RopeParams, RopeDemo};
     use attention_live::demos::Demo;

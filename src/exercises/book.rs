@@ -310,7 +310,8 @@ fn next_token_prob(args: &[Arg]) -> Result<f64, String> {
     let t = if args.len() > 2 { num(args, 2)? } else { 1.0 };
     let k = if args.len() > 3 { count(args, 3)? } else { 0 };
     let p = if args.len() > 4 { num(args, 4)? } else { 1.0 };
-    if !(t > 0.0 && t <= 100.0) || !(p > 0.0 && p <= 1.0) || z.iter().any(|x| x.abs() > 1e4) {
+    let fine = (f64::MIN_POSITIVE..=100.0).contains(&t) && (f64::MIN_POSITIVE..=1.0).contains(&p);
+    if !fine || !z.iter().all(|x| x.abs() <= 1e4) {
         return Err(format!("τ = {t}, p = {p}: τ is above 0 (at most 100), p in (0, 1], logits within ±10⁴"));
     }
     let logits: Vec<f32> = z.iter().map(|&x| x as f32).collect();
