@@ -641,3 +641,203 @@ fn the_self_attention_solutions_state_what_the_code_gives() {
         assert!(gap(stage, causal, pe) > 1e-3, "{stage:?} {causal} {pe}");
     }
 }
+
+/// A key's value, for the tests that check the numbers quoted in a chapter's exercises.
+fn key(expr: &str) -> f64 {
+    eval_key(expr).unwrap_or_else(|e| panic!("{expr}: {e}"))
+}
+
+#[test]
+fn the_multi_head_exercises_quote_their_keys() {
+    // Cost: d_head = 4, 8·8·4 = 256 for the scores and as much for the values, 2048 for four heads.
+    assert_eq!(key("head_cost(8, 4)"), 512.0);
+    assert_eq!(key("heads_total_cost(8, 4)"), 2048.0);
+    assert_eq!(key("heads_total_cost(8, 1)"), 2048.0);
+    // More heads: 576 per head at h = 2, 144 at h = 8, 1152 in total both times.
+    assert_eq!((key("head_cost(6, 2)"), key("head_cost(6, 8)")), (576.0, 144.0));
+    assert_eq!((key("heads_total_cost(6, 2)"), key("heads_total_cost(6, 8)")), (1152.0, 1152.0));
+    // The tie in head B: e³ / (2e³ + 3), the same on both copies of "the".
+    let e3 = 3f64.exp();
+    assert!(close(key("two_heads_weight(\"B\", 3, 1, 5, 1)"), e3 / (2.0 * e3 + 3.0)));
+    assert!(close(key("two_heads_weight(\"B\", 3, 1, 5, 5)"), e3 / (2.0 * e3 + 3.0)));
+    assert_eq!(format!("{:.3}", key("two_heads_weight(\"B\", 3, 1, 5, 1)")), "0.465");
+    // "mat" keeps its row without the mask: about 0.988 on the "the" before it.
+    for j in 1..=6 {
+        let (a, b) =
+            (format!("two_heads_weight(\"A\", 6, 1, 6, {j})"), format!("two_heads_weight(\"A\", 6, 0, 6, {j})"));
+        assert!(close(key(&a), key(&b)), "{a}");
+    }
+    assert_eq!(format!("{:.3}", key("two_heads_weight(\"A\", 6, 1, 6, 5)")), "0.988");
+    // 99% on the predecessor: e^β ≥ 99 · 5 = 495, β ≥ ln 495 ≈ 6.2; β = 6.5 gives 0.9925.
+    assert_eq!(format!("{:.1}", 495f64.ln()), "6.2");
+    assert!(close(key("two_heads_weight(\"A\", 6.5, 1, 6, 5)"), 6.5f64.exp() / (6.5f64.exp() + 5.0)));
+    assert_eq!(format!("{:.4}", key("two_heads_weight(\"A\", 6.5, 1, 6, 5)")), "0.9925");
+    assert_eq!(goals::met_by_pairs("previous-token-99", &owned(&[("two-heads.beta", "6")])), Ok(false));
+    let unmasked = owned(&[("two-heads.beta", "6.5"), ("two-heads.causal", "0")]);
+    assert_eq!(goals::met_by_pairs("previous-token-99", &unmasked), Ok(true));
+    // Bad arguments are errors, never a panic.
+    for bad in [
+        "head_cost(8, 3)",
+        "head_cost(40, 4)",
+        "two_heads_weight(\"C\", 3, 1, 5, 1)",
+        "two_heads_weight(\"A\", 3, 2, 5, 1)",
+        "two_heads_weight(\"A\", 3, 1, 7, 1)",
+        "two_heads_weight(\"A\", 3, 1, 0, 1)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_positional_exercises_quote_their_keys() {
+    use std::f64::consts::PI;
+    // Wavelength of pair 3 at d = 16: 2π · 10000^(6/16) ≈ 198.7 positions; ω₃ ≈ 1/31.6.
+    assert!(close(key("pe_wavelength(3, 16, 10000)"), 2.0 * PI * 10000f64.powf(6.0 / 16.0)));
+    assert_eq!(format!("{:.1}", key("pe_wavelength(3, 16, 10000)")), "198.7");
+    assert_eq!(format!("{:.1}", 10000f64.powf(6.0 / 16.0)), "31.6");
+    // The turn from p to p + k is ω₁k with ω₁ = 1/√10 ≈ 0.316, the same for every p.
+    assert!(close(key("shift_angle(10, -4, 16, 1)"), -4.0 / 10f64.sqrt()));
+    assert!(close(key("shift_angle(10, -4, 16, 1)"), key("shift_angle(150, -4, 16, 1)")));
+    assert_eq!(format!("{:.3}", key("shift_angle(10, -4, 16, 1)")), "-1.265");
+    assert_eq!(format!("{:.3}", 1.0 / 10f64.sqrt()), "0.316");
+    // RoPE: ω₁₆ = 1/10000^(32/128) = 1/10, so 10 radians at position 100, over one and a half turns.
+    assert!(close(key("rope_angle(100, 16, 128)"), 10.0));
+    assert!(close(key("rope_angle(100, 16, 128, 10000)"), 10.0));
+    let turns = key("rope_angle(100, 16, 128)") / (2.0 * PI);
+    assert!((1.5..1.75).contains(&turns), "{turns} turns");
+    // The RoPE demo: the same score at (5, 2) and (20, 17) with RoPE, not with added codes.
+    use attention_live::demos::rope::{Method, Params as RopeParams, RopeDemo};
+    use attention_live::demos::Demo;
+    let score = |method, m, n| RopeDemo::compute(&RopeParams { m, n, method, seed: 1 }).score;
+    assert!((score(Method::Rope, 5, 2) - score(Method::Rope, 20, 17)).abs() < 1e-12);
+    assert!((score(Method::Added, 5, 2) - score(Method::Added, 20, 17)).abs() > 0.1);
+    // The slowest pair: ω = 1/1000 at d = 8 (|k| ≥ 100 needed), 1/100 at d = 4, where |k| ≥ 10 does it.
+    assert!(close(key("shift_angle(0, 50, 8, 3)"), 0.05));
+    assert!(close(key("shift_angle(0, 20, 4, 1)"), 0.2));
+    for (k, met) in [("10", true), ("-10", true), ("9", false), ("50", true)] {
+        let pairs = owned(&[("pe-shift.d", "4"), ("pe-shift.k", k)]);
+        assert_eq!(goals::met_by_pairs("slowest-pair-turns", &pairs), Ok(met), "k = {k}");
+    }
+    assert_eq!(goals::met_by_pairs("slowest-pair-turns", &owned(&[("pe-shift.k", "50")])), Ok(false));
+    for bad in [
+        "pe_wavelength(8, 16, 10000)",
+        "pe_wavelength(1, 15, 10000)",
+        "shift_angle(10, 60, 16, 1)",
+        "shift_angle(10, 4, 12, 1)",
+        "rope_angle(100, 64, 128)",
+        "rope_angle(1, 0, 8, 0)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_transformer_block_exercises_quote_their_keys() {
+    use attention_live::demos::collapse::{CollapseDemo, Params as CollapseParams};
+    use attention_live::demos::Demo;
+    // Layer norm of (0, 0, 0, 8): μ = 2, σ² = 48/4 = 12, last entry 6/√12 = √3 ≈ 1.732, others ≈ −0.577.
+    assert_eq!(key("variance([0, 0, 0, 8])"), 12.0);
+    assert!((key("layer_norm([0, 0, 0, 8], 4)") - 3f64.sqrt()).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", key("layer_norm([0, 0, 0, 8], 4)")), "1.732");
+    assert_eq!(format!("{:.3}", key("layer_norm([0, 0, 0, 8], 1)")), "-0.577");
+    // GELU(−1): √(2/π)·(−1.044715) ≈ −0.834, tanh ≈ −0.682, result ≈ −0.159; √(2/π) ≈ 0.798.
+    let inner = (2.0 / std::f64::consts::PI).sqrt() * -1.044715;
+    assert_eq!((format!("{inner:.3}"), format!("{:.3}", inner.tanh())), ("-0.834".into(), "-0.682".into()));
+    assert_eq!(format!("{:.3}", (2.0 / std::f64::consts::PI).sqrt()), "0.798");
+    assert_eq!(format!("{:.3}", 1.0 + inner.tanh()), "0.318");
+    assert_eq!(format!("{:.3}", key("gelu(-1)")), "-0.159");
+    // The spread after the last layer, seed 1, n = 8.
+    let spread = |layers, residual, ffn, ln| {
+        let o = CollapseDemo::compute(&CollapseParams { layers, n: 8, residual, ffn, ln, seed: 1 });
+        *o.block.last().unwrap()
+    };
+    let order = [spread(24, true, true, true), spread(24, true, true, false), spread(24, true, false, false)];
+    let attention_only = spread(24, false, false, false);
+    assert!(order[0] > order[1] && order[1] > order[2] && order[2] > attention_only, "{order:?}");
+    assert_eq!(format!("{:.2}", order[0]), "0.35");
+    assert_eq!(format!("{:.2}", order[1]), "0.02");
+    assert_eq!(format!("{:.4}", order[2]), "0.0007");
+    assert!(spread(3, false, false, false) < 0.001);
+    // Residual connections and layer norm without the feed-forward network: about 0.19, then 0.20.
+    assert_eq!(format!("{:.2}", spread(24, true, false, true)), "0.19");
+    assert_eq!(format!("{:.2}", spread(48, true, false, true)), "0.20");
+    assert!(spread(48, true, false, false) < 0.001);
+    let pairs =
+        owned(&[("collapse.layers", "48"), ("collapse.residual", "1"), ("collapse.ln", "1"), ("collapse.ffn", "1")]);
+    assert_eq!(goals::met_by_pairs("spread-without-ffn", &pairs), Ok(false), "the feed-forward network is on");
+    for bad in ["layer_norm([1, 2], 3)", "layer_norm([], 1)", "variance(3)", "gelu([1])"] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_efficient_exercises_quote_their_keys() {
+    use attention_live::demos::flash_steps::{FlashStepsDemo, Params as FlashParams};
+    use attention_live::demos::Demo;
+    const GIB: f64 = (1u64 << 30) as f64;
+    // Llama 3 8B: 2 · 32 · 8 · 128 · 8192 · 2 = 2^30 bytes; with 32 KV heads, 4 GiB.
+    assert_eq!(key("kv_bytes(\"Llama 3 8B\", 8192)"), GIB);
+    assert_eq!(key("kv_cache_bytes(32, 8, 128, 8192, 1, 2)"), GIB);
+    assert_eq!(key("kv_cache_bytes(32, 32, 128, 8192, 1, 2)"), 4.0 * GIB);
+    // The window: 24 · 1023 + 1 = 24,553.
+    assert_eq!(key("receptive_field(1024, 24)"), 24_553.0);
+    // Flash steps at the defaults, row 1: the second tile lifts m from about 1.01 to 2.40, factor ≈ 0.249.
+    let o = FlashStepsDemo::compute(&FlashParams { n: 8, d: 4, tile: 3, row: 1, step: 2, seed: 7 });
+    let second = &o.steps[1];
+    assert_eq!(format!("{:.2}", second.m_before.unwrap()), "1.01");
+    assert_eq!(format!("{:.2}", second.m_after), "2.40");
+    assert_eq!(format!("{:.3}", second.rescale), "0.249");
+    assert!(o.shown == 2 && second.rescale < 1.0);
+    // The reach of query 31: 7L ≥ 31 needs L = 5 at w = 8 (4 layers reach 28 back); w = 5 needs 8, w = 4 fails.
+    let reach = |w: &str, l: &str| {
+        let pairs = [("n", "32"), ("query", "31"), ("window", w), ("layers", l)];
+        let pairs: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (format!("sliding-window.{k}"), v.to_string())).collect();
+        goals::met_by_pairs("window-reaches-start", &pairs).unwrap()
+    };
+    assert!(reach("8", "5") && !reach("8", "4") && reach("5", "8") && !reach("5", "7") && !reach("4", "8"));
+    assert_eq!(key("receptive_field(8, 4)") - 1.0, 28.0);
+    // 64 sequences: 8 GiB per key-value head at 16-bit, so 64 GiB with 8, 16 with 2; at 8-bit 4 heads fit.
+    assert_eq!(key("kv_cache_bytes(32, 1, 128, 8192, 64, 2)"), 8.0 * GIB);
+    assert_eq!(key("kv_cache_bytes(32, 8, 128, 8192, 64, 2)"), 64.0 * GIB);
+    let batch = |kv: &str, bytes: &str| {
+        let pairs = [("batch", "64"), ("kv-heads", kv), ("precision", bytes)];
+        let pairs: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (format!("kv-cache.{k}"), v.to_string())).collect();
+        goals::met_by_pairs("batch-64-in-16-gib", &pairs).unwrap()
+    };
+    assert!(batch("2", "2") && batch("1", "2") && !batch("3", "2") && batch("4", "1") && !batch("5", "1"));
+    for bad in [
+        "kv_cache_bytes(32, 8, 128, 8192, 1, 3)",
+        "kv_cache_bytes(0, 8, 128, 8192, 1, 2)",
+        "kv_cache_bytes(32, 8, 128, 8192, 1)",
+    ] {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_gpt2_live_exercises_quote_their_keys() {
+    // Pet stories: heads of 128/4 = 32, 2 · 4 · 32 = 256 numbers per layer, 1024 for 4 layers, 4096 bytes.
+    assert_eq!(key("kv_cache_bytes(4, 4, 32, 1, 1, 4)"), 4096.0);
+    // Temperature 0.5 doubles the logits: e⁶ / (e⁶ + e⁴ + 1) ≈ 0.879, against ≈ 0.705 at τ = 1.
+    let (e4, e6) = (4f64.exp(), 6f64.exp());
+    assert!((key("next_token_prob([3, 2, 0], 1, 0.5)") - e6 / (e6 + e4 + 1.0)).abs() < 1e-6);
+    assert_eq!(format!("{:.3}", key("next_token_prob([3, 2, 0], 1, 0.5)")), "0.879");
+    assert_eq!(format!("{:.3}", key("next_token_prob([3, 2, 0], 1)")), "0.705");
+    // Top-p 0.8 on (2, 1, 0, −1): 0.644, 0.237, 0.087, 0.032; two reach 0.881; e/(e + 1) ≈ 0.731.
+    let p: Vec<String> =
+        (1..=4).map(|i| format!("{:.3}", key(&format!("next_token_prob([2, 1, 0, -1], {i})")))).collect();
+    assert_eq!(p, ["0.644", "0.237", "0.087", "0.032"]);
+    let two = key("next_token_prob([2, 1, 0, -1], 1) + next_token_prob([2, 1, 0, -1], 2)");
+    assert_eq!(format!("{two:.3}"), "0.881");
+    let e = std::f64::consts::E;
+    assert!((key("next_token_prob([2, 1, 0, -1], 1, 1, 0, 0.8)") - e / (e + 1.0)).abs() < 1e-6);
+    assert_eq!(key("next_token_prob([2, 1, 0, -1], 3, 1, 0, 0.8)"), 0.0);
+    assert!((key("next_token_prob([2, 1, 0, -1], 1, 1, 1)") - 1.0).abs() < 1e-6, "top-k = 1 keeps one token");
+    assert_eq!(key("next_token_prob([2, 1, 0, -1], 2, 1, 1)"), 0.0);
+    for bad in ["next_token_prob([3, 2, 0], 4)", "next_token_prob([3, 2, 0], 1, 0)", "next_token_prob([3], 1, 1, 0, 2)"]
+    {
+        assert!(eval_key(bad).is_err(), "{bad}");
+    }
+}

@@ -5,10 +5,17 @@
 use ndarray::Array1;
 
 use super::expr::Arg;
+use crate::demos::kv_cache::{shape as kv_shape, Params as KvCacheParams, PRECISION};
+use crate::demos::multi_head::{MultiHeadDemo, MultiHeadOut, Params as MultiHeadParams, HEADS};
+use crate::demos::pe_shift::{Params as PeShiftParams, PeShiftDemo, DIMS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
+use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
+use crate::gpt2::sample::{distribution, Sampling};
 use crate::numerics::attention::attention_flops_per_head;
+use crate::numerics::block::{gelu, layer_norm};
 use crate::numerics::kv_cache::{Model, MODELS};
+use crate::numerics::positional::frequency;
 use crate::numerics::softmax::softmax;
 use crate::numerics::window::receptive_field;
 
@@ -37,6 +44,17 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("xx_weight", "xx_weight([X by rows], d, i, j): weight of token i on j in softmax(X Xᵀ/√d)", xx_weight),
     ("bank_weight", "bank_weight(\"money\", β, \"word\"): the weight \"bank\" gives a word", bank_weight),
     ("bank_output", "bank_output(\"money\", β, c): entry c of the output of \"bank\"", bank_output),
+    ("head_cost", "head_cost(n, h): multiply-adds of one head in the multi-head demo (d_model 16)", head_cost),
+    ("heads_total_cost", "heads_total_cost(n, h): multiply-adds of all h heads, multi-head demo", heads_total_cost),
+    ("two_heads_weight", "two_heads_weight(\"A\", β, causal, i, j): weight of token i on token j", two_heads_weight),
+    ("pe_wavelength", "pe_wavelength(i, d, base): 2π/ω_i, the wavelength of pair i (from 0)", pe_wavelength),
+    ("shift_angle", "shift_angle(p, k, d, i): pair i's turn from p to p + k, pe-shift demo", shift_angle),
+    ("rope_angle", "rope_angle(p, i, d, base = 10000): RoPE's angle for pair i at position p", rope_angle),
+    ("layer_norm", "layer_norm([x], i): entry i of LayerNorm(x), γ = 1, β = 0, ε = 10⁻⁵", layer_norm_at),
+    ("variance", "variance([x]): the mean squared deviation from the mean, as layer norm takes it", variance),
+    ("gelu", "gelu(x): GPT-2's GELU, tanh form", gelu_at),
+    ("kv_cache_bytes", "kv_cache_bytes(L, H_kv, d_head, T, B, p): the kv-cache demo's bytes", kv_cache_bytes),
+    ("next_token_prob", "next_token_prob([logits], i, τ = 1, k = 0, p = 1): the sampler's p_i", next_token_prob),
 ];
 
 pub fn find(name: &str) -> Option<BookFn> {
@@ -343,4 +361,150 @@ fn bank_weight(args: &[Arg]) -> Result<f64, String> {
 fn bank_output(args: &[Arg]) -> Result<f64, String> {
     arity(args, 3, 3)?;
     Ok(bank(args)?.output[position(args, 2, 2)?])
+}
+
+/// The multi-head demo at n tokens and h heads, within its controls (the seed and the mask do
+/// not change the cost).
+fn multi_head(args: &[Arg]) -> Result<MultiHeadOut, String> {
+    arity(args, 2, 2)?;
+    let (n, h) = (count(args, 0)?, count(args, 1)?);
+    if !(2..=12).contains(&n) || !HEADS.iter().any(|(v, _)| v.parse() == Ok(h)) {
+        return Err(format!("n = {n}, h = {h}: the demo has 2 to 12 tokens and 1, 2, 4 or 8 heads"));
+    }
+    Ok(MultiHeadDemo::compute(&MultiHeadParams { h, n, seed: 1, causal: false }))
+}
+
+fn head_cost(args: &[Arg]) -> Result<f64, String> {
+    Ok(multi_head(args)?.flops_per_head as f64)
+}
+
+fn heads_total_cost(args: &[Arg]) -> Result<f64, String> {
+    Ok(multi_head(args)?.flops_total as f64)
+}
+
+/// Head "A" (previous token) or "B" (same word) of the two-heads demo at sharpness β, with the
+/// causal mask when `causal` is 1: the weight token i puts on token j (both from 1).
+fn two_heads_weight(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 5, 5)?;
+    let (beta, causal) = (num(args, 1)?, num(args, 2)?);
+    if !(0.0..=12.0).contains(&beta) || (causal != 0.0 && causal != 1.0) {
+        return Err(format!("β = {beta}, causal = {causal}: β runs from 0 to 12 and causal is 0 or 1"));
+    }
+    let out = TwoHeadsDemo::compute(&TwoHeadsParams { beta, causal: causal == 1.0 });
+    let (i, j) = (position(args, 3, TOKENS.len())?, position(args, 4, TOKENS.len())?);
+    match args.first() {
+        Some(Arg::Text(h)) if h == "A" => Ok(out.previous_token[i][j]),
+        Some(Arg::Text(h)) if h == "B" => Ok(out.same_word[i][j]),
+        _ => Err("argument 1 should be the head, \"A\" or \"B\"".into()),
+    }
+}
+
+/// Pair `i` (counted from 0, as in the prose) of a width `d` that is even and at most 4096.
+fn pair(args: &[Arg], i: usize, d: usize) -> Result<usize, String> {
+    let p = count(args, i)?;
+    if d < 2 || d % 2 == 1 || d > 4096 || p >= d / 2 {
+        return Err(format!("pair {p} of d = {d}: d is even, from 2 to 4096, and the pairs run from 0 to d/2 − 1"));
+    }
+    Ok(p)
+}
+
+fn base(args: &[Arg], i: usize) -> Result<f64, String> {
+    let b = if args.len() > i { num(args, i)? } else { 10000.0 };
+    if !(2.0..=1e7).contains(&b) {
+        return Err(format!("base {b} is not between 2 and 10⁷"));
+    }
+    Ok(b)
+}
+
+fn pe_wavelength(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 3)?;
+    let d = count(args, 1)?;
+    let i = pair(args, 0, d)?;
+    Ok(2.0 * std::f64::consts::PI / frequency(i, d, base(args, 2)?))
+}
+
+/// The pe-shift demo at (p, k, d): the angle pair i turns through from p to p + k.
+fn shift_angle(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 4, 4)?;
+    let (p, k, d) = (num(args, 0)?, num(args, 1)?, count(args, 2)?);
+    if p.fract() != 0.0 || !(0.0..=200.0).contains(&p) || k.fract() != 0.0 || !(-50.0..=50.0).contains(&k) {
+        return Err(format!("p = {p}, k = {k}: the demo has whole p from 0 to 200 and k from −50 to 50"));
+    }
+    if !DIMS.iter().any(|(v, _)| v.parse() == Ok(d)) {
+        return Err(format!("d = {d}: the demo has d = 4, 8, 16 or 32"));
+    }
+    let i = pair(args, 3, d)?;
+    Ok(PeShiftDemo::compute(&PeShiftParams { p: p as i64, k: k as i64, d }).rotation[i])
+}
+
+fn rope_angle(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 3, 4)?;
+    let (p, d) = (count(args, 0)?, count(args, 2)?);
+    let i = pair(args, 1, d)?;
+    Ok(p as f64 * frequency(i, d, base(args, 3)?))
+}
+
+fn layer_norm_at(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 2)?;
+    let x = list(args, 0)?;
+    let i = position(args, 1, x.len())?;
+    // One row of width d: (1, d).
+    let row = ndarray::Array2::from_shape_vec((1, x.len()), x.to_vec()).map_err(|e| e.to_string())?;
+    Ok(layer_norm(&row, 1e-5)[[0, i]])
+}
+
+fn variance(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    let x = Array1::from(list(args, 0)?.to_vec());
+    let mean = x.mean().unwrap_or(0.0);
+    Ok(x.mapv(|v| (v - mean).powi(2)).mean().unwrap_or(0.0))
+}
+
+fn gelu_at(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 1, 1)?;
+    Ok(gelu(num(args, 0)?))
+}
+
+/// The kv-cache demo's formula for a shape within its controls (query heads = KV heads).
+fn kv_cache_bytes(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 6, 6)?;
+    let v: Vec<usize> = (0..6).map(|i| count(args, i)).collect::<Result<_, _>>()?;
+    let ranges = [(1, 128), (1, 128), (16, 256), (1, 131_072), (1, 256)];
+    if v.iter().zip(ranges).any(|(x, (lo, hi))| !(lo..=hi).contains(x))
+        || !PRECISION.iter().any(|(b, _)| b.parse() == Ok(v[5]))
+    {
+        return Err(format!(
+            "{v:?}: outside the demo's controls (1–128 layers and heads, head size 16–256, \
+            1–131072 positions, 1–256 sequences, 4, 2 or 1 bytes)"
+        ));
+    }
+    let p = KvCacheParams {
+        layers: v[0],
+        heads: v[1],
+        kv_heads: v[1],
+        head_size: v[2],
+        context: v[3],
+        batch: v[4],
+        precision: v[5],
+    };
+    Ok(kv_shape(&p).bytes() as f64)
+}
+
+/// GPT-2's sampler on a list of logits: the probability of token i (from 1) after temperature τ,
+/// top-k (0: all) and top-p (1: all), renormalised; 0 for a token the filters drop.
+fn next_token_prob(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 5)?;
+    let z = list(args, 0)?;
+    let i = position(args, 1, z.len())?;
+    let t = if args.len() > 2 { num(args, 2)? } else { 1.0 };
+    let k = if args.len() > 3 { count(args, 3)? } else { 0 };
+    let p = if args.len() > 4 { num(args, 4)? } else { 1.0 };
+    let fine = (f64::MIN_POSITIVE..=100.0).contains(&t) && (f64::MIN_POSITIVE..=1.0).contains(&p);
+    if !fine || !z.iter().all(|x| x.abs() <= 1e4) {
+        return Err(format!("τ = {t}, p = {p}: τ is above 0 (at most 100), p in (0, 1], logits within ±10⁴"));
+    }
+    let logits: Vec<f32> = z.iter().map(|&x| x as f32).collect();
+    let s = Sampling { temperature: t as f32, top_k: k, top_p: p as f32 };
+    let dist = distribution(ndarray::ArrayView1::from(&logits), &s);
+    Ok(dist.iter().find(|(id, _)| *id as usize == i).map_or(0.0, |(_, q)| *q))
 }

@@ -2,6 +2,11 @@
 //! against the demo's live state. Only demos with an `impl Demo` can have goals; adding one is
 //! one line in the `goals!` list at the end.
 
+use crate::demos::collapse::CollapseDemo;
+use crate::demos::kv_cache::{self, KvCacheDemo};
+use crate::demos::pe_shift::PeShiftDemo;
+use crate::demos::sliding_window::SlidingWindowDemo;
+use crate::demos::two_heads::TwoHeadsDemo;
 use crate::demos::{self, gauss_dot::GaussDotDemo, scaling::ScalingDemo, temperature::TemperatureDemo, Demo};
 use crate::state::{Params, Values};
 
@@ -97,4 +102,15 @@ goals! {
         |_p, o| o.weights.len() >= 5 && o.weights[0].iter().zip(&o.weights[4]).all(|(a, b)| (a - b).abs() < 1e-12);
     "bank-leans-money", crate::demos::bank::BankDemo, "in the money sentence, the first entry of bank's output is 1.5+",
         |p, o| p.sentence == "money" && o.output[0] >= 1.5;
+    "previous-token-99", TwoHeadsDemo, "head A gives every token after the first at least 99% on its predecessor",
+        |_p, o| (1..o.previous_token.len()).all(|i| o.previous_token[i][i - 1] >= 0.99);
+    "slowest-pair-turns", PeShiftDemo, "the slowest pair turns by at least 0.1 radians",
+        |_p, o| o.rotation.last().is_some_and(|r| r.abs() >= 0.1);
+    "spread-without-ffn", CollapseDemo, "after 48 layers without the feed-forward network, a spread of 0.15 or more",
+        |p, o| !p.ffn && p.layers == 48 && o.block.last().is_some_and(|s| *s >= 0.15);
+    "window-reaches-start", SlidingWindowDemo, "query 31 hears from token 0 through windows of at most 8",
+        |p, o| p.window <= 8 && o.query == 31 && o.first_layer.first().is_some_and(|l| l.is_some());
+    "batch-64-in-16-gib", KvCacheDemo, "32 layers, 32 heads of 128, 64 sequences of 8192 positions in 16 GiB",
+        |p, _o| p.layers == 32 && p.heads == 32 && p.head_size == 128 && p.context == 8192 && p.batch == 64
+            && kv_cache::shape(p).bytes() <= 16 << 30;
 }
