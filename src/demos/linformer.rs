@@ -6,8 +6,9 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use super::{spec, Demo, DemoSpec, Reader};
+use super::{spec, Demo, DemoSpec};
 use crate::gpt2::protocol::HeadQkv;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::gpt2::session::Session;
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
@@ -69,7 +70,9 @@ impl Demo for LinformerDemo {
 
     /// The page asks the worker's session for the head's Q, K and V; here the same session runs
     /// on the model files, and the same `analyze` follows.
-    fn load(p: &Params, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+    // Natively only: the page fetches and asks the worker; the engine stays out of the page.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
         let mut run = || {
             let dir = format!("models/{}", p.model.key());
             let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;

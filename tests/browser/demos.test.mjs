@@ -43,8 +43,6 @@ test("every demo: a control changes its plot and the URL, and its link restores 
     await page.waitForTimeout(300);
     const ids = await page.$$eval(".demo", (ds) => ds.map((d) => d.id));
     for (const id of ids) {
-      // GPT-2 loads a model in its worker first: gpt2.test.mjs walks it.
-      if (id === "gpt2") continue;
       demos++;
       await settled(page, id);
       const before = await snapshot(page, id);

@@ -2,8 +2,9 @@
 //! numbers come from the model in a Web Worker (`gpt2::session`); `data` here returns the query
 //! the page sends, and the view adds the worker's answer to "Download data".
 
-use super::{spec, to_json, Demo, DemoSpec, Reader};
+use super::{spec, to_json, Demo, DemoSpec};
 use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::gpt2::session::Session;
 
 pub mod status;
@@ -119,7 +120,9 @@ impl Demo for Gpt2Demo {
 
     /// A bundled model's real answer: the worker's session on the model files, on the CPU.
     /// (GPT-2 small and the reader's own checkpoints are fetched by the page only.)
-    fn load(p: &Params, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
+    // Natively only: the page fetches and asks the worker; the engine stays out of the page.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
         if !matches!(p.model, Model::Stories | Model::Induction) {
             return None;
         }
@@ -154,6 +157,7 @@ pub fn download(a: &Analysis, w: &Attention, layer: usize, head: usize) -> serde
 
 /// The value of a future that needs no waiting: the session on the CPU computes in its first
 /// poll (only the GPU path awaits the device). Anything else is an error, never a hang.
+#[cfg(not(target_arch = "wasm32"))]
 fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
     let mut fut = std::pin::pin!(fut);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
