@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::super::query;
+use super::super::{query, Model};
 use super::super::status::{plan_load, Event, Plan, Prompt, Status};
 use super::store::{Answer, Backend, Store};
-use crate::gpt2::protocol::{Reply, Request};
+use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
 use crate::kit::worker::Event as WorkerEvent;
 
@@ -140,23 +140,28 @@ pub fn generate(s: Store) {
 pub fn follow(s: Store) {
     // A fresh worker gets the backend and the model when it says it is ready; a listening one
     // gets each change (the first run of each effect only reads what it follows).
-    let choice = Memo::new(move |_| s.params.with(|p| p.backend.choice()));
-    Effect::new(move |first: Option<()>| {
-        choice.track();
-        if first.is_some() && s.listening.get_value() {
-            send_backend(s);
-        } else if first.is_some() {
-            revive(s);
+    // Each effect returns what it follows, so that its next run sees whether that changed.
+    Effect::new(move |before: Option<BackendChoice>| {
+        let now = s.params.with(|p| p.backend.choice());
+        if before.is_some_and(|b| b != now) {
+            if s.listening.get_value() {
+                send_backend(s);
+            } else {
+                revive(s);
+            }
         }
+        now
     });
-    let source = Memo::new(move |_| s.params.with(|p| (p.model, p.source())));
-    Effect::new(move |first: Option<()>| {
-        source.track();
-        if first.is_some() && s.listening.get_value() {
-            load(s, true);
-        } else if first.is_some() {
-            revive(s);
+    Effect::new(move |before: Option<(Model, Option<String>)>| {
+        let now = s.params.with(|p| (p.model, p.source()));
+        if before.as_ref().is_some_and(|b| *b != now) {
+            if s.listening.get_value() {
+                load(s, true);
+            } else {
+                revive(s);
+            }
         }
+        now
     });
     // Ask for an analysis whenever the query changes and a model is ready (and for the
     // comparison prompt, with the same settings, when there is one).
