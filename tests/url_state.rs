@@ -1,7 +1,8 @@
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
-use attention_live::demos::{find, DEMOS};
+use attention_live::demos::{find, nadaraya_watson as nw, self_attention, DEMOS};
 use attention_live::numerics::rng::Rng;
 use attention_live::state::query::{build_query, decode, encode, parse_query};
+use attention_live::state::Params as _;
 use attention_live::state::{format_value, Kind, Value, Values};
 
 fn pairs(s: &str) -> Vec<(String, String)> {
@@ -25,10 +26,11 @@ fn valid_values_are_read_and_others_fall_back_with_a_notice() {
     let url =
         "?nw.sigma=0.25&nw.n=abc&nw.kernel=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&nw.zzz=1&lookup.q=red&nw.q=99";
     let (v, notices) = Values::from_pairs(nw.id, nw.params, &pairs(url));
-    assert_eq!(v.float("sigma"), 0.25);
-    assert_eq!(v.int("n"), 40, "malformed n falls back to the default");
-    assert_eq!(v.text("kernel"), "gaussian");
-    assert_eq!(v.float("q"), 2.5, "out-of-range q falls back");
+    let p = nw::Params::read(&v);
+    assert_eq!(p.sigma, 0.25);
+    assert_eq!(p.n, 40, "malformed n falls back to the default");
+    assert_eq!(p.kernel, nw::KernelChoice::Gaussian);
+    assert_eq!(p.q, 2.5, "out-of-range q falls back");
     let keys: Vec<&str> = notices.iter().map(|n| n.key.as_str()).collect();
     assert_eq!(keys, ["nw.n", "nw.kernel", "nw.zzz", "nw.q"]);
     // The raw text is kept verbatim (the page renders it as text, never as HTML).
@@ -40,7 +42,7 @@ fn valid_values_are_read_and_others_fall_back_with_a_notice() {
 fn first_duplicate_wins() {
     let nw = find("nw").unwrap();
     let (v, notices) = Values::from_pairs(nw.id, nw.params, &pairs("nw.n=7&nw.n=9"));
-    assert_eq!(v.int("n"), 7);
+    assert_eq!(nw::Params::read(&v).n, 7);
     assert_eq!(notices.len(), 1);
 }
 
@@ -125,11 +127,11 @@ fn random_garbage_never_panics_and_always_yields_valid_state() {
 fn malformed_typed_cells_fall_back_with_a_notice() {
     let spec = find("self-attn").unwrap();
     let (v, notices) = Values::from_pairs(spec.id, spec.params, &pairs("self-attn.x=1,2;3,zz"));
-    assert_eq!(v.text("x"), "");
+    assert!(self_attention::Params::read(&v).x.is_empty());
     assert_eq!(notices.len(), 1);
     assert!(notices[0].message().contains("\"zz\" is not a number"), "{}", notices[0].message());
     let (v, notices) = Values::from_pairs(spec.id, spec.params, &pairs("self-attn.x=1,2;3,0.5"));
-    assert_eq!((v.text("x"), notices.len()), ("1,2;3,0.5", 0));
+    assert_eq!((self_attention::Params::read(&v).x, notices.len()), (vec![vec![1.0, 2.0], vec![3.0, 0.5]], 0));
 }
 
 /// Every link shared so far must open the same demo in the same state: the links in

@@ -107,35 +107,6 @@ impl Values {
         }
     }
 
-    pub fn float(&self, key: &str) -> f64 {
-        match self.get(key) {
-            Some(Value::Float(x)) => *x,
-            Some(Value::Int(x)) => *x as f64,
-            _ => 0.0,
-        }
-    }
-    pub fn int(&self, key: &str) -> i64 {
-        match self.get(key) {
-            Some(Value::Int(x)) => *x,
-            _ => 0,
-        }
-    }
-    pub fn text(&self, key: &str) -> &str {
-        match self.get(key) {
-            Some(Value::Text(s)) | Some(Value::Choice(s)) => s,
-            _ => "",
-        }
-    }
-    pub fn seed(&self, key: &str) -> u32 {
-        match self.get(key) {
-            Some(Value::Seed(s)) => *s,
-            _ => 0,
-        }
-    }
-    pub fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some(Value::Bool(true)))
-    }
-
     /// Every value as a JSON object, for "Download data".
     pub fn to_json(&self) -> serde_json::Value {
         let map = self.iter().map(|(p, v)| (p.key.to_string(), serde_json::to_value(v).unwrap_or_default())).collect();
