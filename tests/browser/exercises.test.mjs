@@ -152,3 +152,33 @@ test("an exercise's link opens the chapter at the exercise, with its demo as it 
   await other.context().close();
   await page.context().close();
 });
+
+test("print: the questions print, not the answers; ticking Print with solutions adds the answer sheet on its own page", async () => {
+  const page = await open("/scoring/");
+  // A reader's revealed hint and solution stay on screen only.
+  await page.click("#ex-scoring-row-softmax .ex-hint");
+  await page.click("#ex-scoring-row-softmax .ex-show-solution");
+  await page.emulateMedia({ media: "print" });
+  const printed = () => page.evaluate(() => {
+    const shown = (e) => getComputedStyle(e).display !== "none" && e.getClientRects().length > 0;
+    const sheet = document.querySelector(".ex-answers");
+    return {
+      questions: [...document.querySelectorAll(".exercise")].filter(shown).length,
+      help: [...document.querySelectorAll(".ex-help, .ex-solution, .ex-hints li")].filter(shown).length,
+      sheet: shown(sheet),
+      sheetItems: sheet.querySelectorAll("li").length,
+      newPage: getComputedStyle(sheet).breakBefore,
+    };
+  });
+  const without = await printed();
+  assert.equal(without.questions, 6, "every exercise prints");
+  assert.equal(without.help, 0, "no hint or solution prints");
+  assert.equal(without.sheet, false, "no answer sheet unless asked for");
+  await page.emulateMedia({ media: "screen" });
+  await page.check(".ex-print-toggle input");
+  await page.emulateMedia({ media: "print" });
+  const withSheet = await printed();
+  assert.deepEqual([withSheet.sheet, withSheet.sheetItems, withSheet.newPage], [true, 6, "page"]);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
