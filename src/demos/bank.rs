@@ -83,14 +83,13 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Bank, BankDemo, Demo, Params};
+    use super::{Bank, BankDemo};
     use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(BankDemo::compute));
+        let out = crate::demos::output::<BankDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         let label = "The sentence's tokens in the plane and the vector of bank before and after attention";

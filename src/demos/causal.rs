@@ -71,7 +71,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{Causal, CausalDemo, Demo, Params};
+    use super::{Causal, CausalDemo};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -83,8 +83,7 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(CausalDemo::compute));
+        let out = crate::demos::output::<CausalDemo>(ctx);
         let scores = Signal::derive(move || out.with(|o| mats(o).0));
         let weights = Signal::derive(move || out.with(|o| mats(o).1));
         view! {

@@ -146,7 +146,7 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, FlashSteps, FlashStepsDemo, Params, TOL};
+    use super::{FlashSteps, FlashStepsDemo, Params, TOL};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::DemoCtx;
 
@@ -302,8 +302,7 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(FlashStepsDemo::compute));
+        let out = crate::demos::output::<FlashStepsDemo>(ctx);
         let step_by = move |delta: i64| {
             let total = out.with_untracked(|o| o.steps.len()) as i64;
             ctx.set_params::<Params>(|p| p.step = (p.step as i64 + delta).clamp(0, total) as usize);

@@ -102,15 +102,14 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, GaussDot, GaussDotDemo, Params};
+    use super::{GaussDot, GaussDotDemo};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::plot::{area, batch_dots, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(GaussDotDemo::compute));
+        let out = crate::demos::output::<GaussDotDemo>(ctx);
         let plane = NodeRef::<Canvas>::new();
         let bars = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {

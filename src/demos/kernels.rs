@@ -60,15 +60,14 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, KernelCurves, KernelsDemo, Params};
+    use super::{KernelCurves, KernelsDemo};
     use crate::kit::number_table;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(KernelsDemo::compute));
+        let out = crate::demos::output::<KernelsDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         view! {

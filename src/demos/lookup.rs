@@ -43,7 +43,7 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, LookupDemo, Params};
+    use super::{LookupDemo, Params};
     use crate::kit::plot::{area, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
@@ -51,8 +51,7 @@ mod view {
     use crate::numerics::soft_lookup::{Lookup, COLOURS};
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(LookupDemo::compute));
+        let out = crate::demos::output::<LookupDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         let answer = move || {

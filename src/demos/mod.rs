@@ -41,6 +41,18 @@ pub trait Demo: 'static {
     fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView;
 }
 
+/// What a view draws: the demo's `compute` on its typed parameters, re-run when a control (or a
+/// link, or Reset) changes one; a memo, so that plots redraw only when the output changed.
+#[cfg(target_arch = "wasm32")]
+pub fn output<D: Demo>(ctx: crate::kit::DemoCtx) -> leptos::prelude::Memo<D::Output>
+where
+    D::Output: PartialEq + Send + Sync + 'static,
+{
+    use leptos::prelude::{Memo, With};
+    let params = ctx.params::<D::Params>();
+    Memo::new(move |_| params.with(D::compute))
+}
+
 /// Reads a file of the book's static folder by its path there (see [`Demo::load`]).
 pub type Reader<'a> = dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a;
 

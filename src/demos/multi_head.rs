@@ -86,7 +86,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{Demo, MultiHeadDemo, MultiHeadOut, Params};
+    use super::{MultiHeadDemo, MultiHeadOut};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -97,8 +97,7 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(MultiHeadDemo::compute));
+        let out = crate::demos::output::<MultiHeadDemo>(ctx);
         let heads = Signal::derive(move || out.with(|o| (0..o.h).map(|j| head(o, j)).collect::<Vec<_>>()));
         let concat = Signal::derive(move || {
             out.with(|o| {

@@ -131,7 +131,7 @@ mod view {
     use ndarray::Array1;
     use plotters::prelude::*;
 
-    use super::{training_data, Demo, NwDemo, NwOutput, Params};
+    use super::{training_data, NwDemo, NwOutput, Params};
     use crate::kit::controls::round_sig;
     use crate::kit::plot::heatmap::{draw_heatmap, CellRect, HeatmapSpec};
     use crate::kit::plot::{area, batch_dots, batch_segments, err, fit_canvas, legend_band, style_mesh, Frame, Mark};
@@ -144,8 +144,7 @@ mod view {
     const MAX_FIT_STEPS: usize = 80;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(NwDemo::compute));
+        let out = crate::demos::output::<NwDemo>(ctx);
         let main_c = NodeRef::<Canvas>::new();
         let row_c = NodeRef::<Canvas>::new();
         let heat_c = NodeRef::<Canvas>::new();

@@ -71,15 +71,14 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{Demo, Params, PeShift, PeShiftDemo};
+    use super::{PeShift, PeShiftDemo};
     use crate::kit::plot::fit_canvas_with;
     use crate::kit::plot::heatmap::context;
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(PeShiftDemo::compute));
+        let out = crate::demos::output::<PeShiftDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| canvas.get().map(|c| out.with(|o| draw(&c, pal, o))));
         let label = "One circle per frequency pair showing the rotation from position p to p + k";

@@ -105,14 +105,13 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{Demo, Params, RopeDemo, N};
+    use super::{RopeDemo, N};
     use crate::kit::plot::heatmap::{context, draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, fit_canvas};
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(RopeDemo::compute));
+        let out = crate::demos::output::<RopeDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;

@@ -133,15 +133,14 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, Histogram, Params, ScalingDemo};
+    use super::{Histogram, ScalingDemo};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::plot::{area, err, fit_canvas, style_mesh};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(ScalingDemo::compute));
+        let out = crate::demos::output::<ScalingDemo>(ctx);
         let (raw, scaled, soft) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
         ctx.paint(move |pal| {
             let (a, b, c) = (raw.get()?, scaled.get()?, soft.get()?);

@@ -88,13 +88,12 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{Demo, Params, ScorersDemo};
+    use super::ScorersDemo;
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(ScorersDemo::compute));
+        let out = crate::demos::output::<ScorersDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;

@@ -80,15 +80,14 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, Params, Sinusoidal, SinusoidalDemo};
+    use super::{Sinusoidal, SinusoidalDemo};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
     use crate::kit::DemoCtx;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(SinusoidalDemo::compute));
+        let out = crate::demos::output::<SinusoidalDemo>(ctx);
         let (table, lines, sim) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
         ctx.paint(move |pal| {
             let (t, l, s) = (table.get()?, lines.get()?, sim.get()?);

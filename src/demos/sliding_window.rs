@@ -92,7 +92,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{Demo, Params, SlidingWindow, SlidingWindowDemo};
+    use super::{SlidingWindow, SlidingWindowDemo};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -105,8 +105,7 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(SlidingWindowDemo::compute));
+        let out = crate::demos::output::<SlidingWindowDemo>(ctx);
         let grid = Signal::derive(move || {
             out.with(|o| {
                 let (a, b) = mats(o);

@@ -152,7 +152,7 @@ mod view {
     use leptos::prelude::*;
     use plotters::prelude::*;
 
-    use super::{Demo, Params, Temperature, TemperatureDemo};
+    use super::{Temperature, TemperatureDemo};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
@@ -160,8 +160,7 @@ mod view {
     use crate::numerics::format::num;
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(TemperatureDemo::compute));
+        let out = crate::demos::output::<TemperatureDemo>(ctx);
         let (bars, curves) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
         ctx.paint(move |pal| {
             let (b, c) = (bars.get()?, curves.get()?);

@@ -88,7 +88,7 @@ mod view {
 
     use leptos::prelude::*;
 
-    use super::{Demo, Params, TwoHeads, TwoHeadsDemo};
+    use super::{TwoHeads, TwoHeadsDemo};
     use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
     use crate::kit::DemoCtx;
 
@@ -100,8 +100,7 @@ mod view {
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let out = Memo::new(move |_| params.with(TwoHeadsDemo::compute));
+        let out = crate::demos::output::<TwoHeadsDemo>(ctx);
         let a = Signal::derive(move || out.with(|o| mats(o).0));
         let b = Signal::derive(move || out.with(|o| mats(o).1));
         let numbers = move || {

@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod controls;
 pub mod ctx;
+pub mod link_box;
 pub mod matrix_canvas;
 pub mod plot;
 pub mod seq2seq_models;

@@ -9,6 +9,7 @@ use super::app::AppCtx;
 use crate::demos::DemoSpec;
 use crate::kit::browser::{copy_text, download_canvas_png, download_text, location_origin};
 use crate::kit::controls::Control;
+use crate::kit::link_box::LinkBox;
 use crate::kit::DemoCtx;
 use crate::state::query::build_query;
 use crate::state::{Notice, Values};
@@ -170,18 +171,7 @@ pub fn DemoFrame(
             </div>
             {home.show_caption.then(|| view! { <p class="caption">{spec.caption}</p> })}
             <p class="demo-status" aria-live="polite">{move || status.get()}</p>
-            {move || link.get().map(|(what, url)| view! {
-                <label class="link-box">
-                    <span>{what}</span>
-                    <input type="text" readonly class="link-field" prop:value=url
-                        on:focus=move |ev| {
-                            let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-                            if let Some(t) = input {
-                                t.select();
-                            }
-                        } />
-                </label>
-            })}
+            {move || link.get().map(|(what, url)| view! { <LinkBox what=what url=url /> })}
         </section>
     }
 }

@@ -2,11 +2,11 @@
 //! the chapter at it, the question, the form of its kind, hints one at a time and the solution.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::ExerciseCtx;
 use crate::exercises::{Exercise, Task};
 use crate::kit::browser::{copy_text, location_origin};
+use crate::kit::link_box::LinkBox;
 use crate::state::query::build_query;
 
 /// The demo an exercise sets or reads, if any.
@@ -80,18 +80,7 @@ pub fn ExerciseCard(ex: &'static Exercise) -> impl IntoView {
             <div class="prose ex-question" inner_html=ex.question></div>
             {body}
             <p class="ex-status" aria-live="polite">{move || status.get()}</p>
-            {move || link.get().map(|url| view! {
-                <label class="link-box">
-                    <span>"Link"</span>
-                    <input type="text" readonly class="link-field" prop:value=url
-                        on:focus=move |ev| {
-                            let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-                            if let Some(t) = input {
-                                t.select();
-                            }
-                        } />
-                </label>
-            })}
+            {move || link.get().map(|url| view! { <LinkBox what="Link".to_string() url=url /> })}
         </section>
     }
 }
