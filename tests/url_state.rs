@@ -121,6 +121,36 @@ fn random_garbage_never_panics_and_always_yields_valid_state() {
     }
 }
 
+/// The demos that read a model file compute their real output from any state a link can give
+/// them: an answer, or a message saying what is wrong, never a panic.
+#[test]
+fn model_reading_demos_compute_from_random_link_states() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static");
+    let mut read = |path: &str| std::fs::read(root.join(path)).map_err(|e| format!("{path}: {e}"));
+    let mut rng = Rng::new(11);
+    let mut answered = 0;
+    for spec in DEMOS.iter().filter(|d| ["wpe", "linformer", "gpt2"].contains(&d.id)) {
+        for _ in 0..6 {
+            let mut v = Values::defaults(spec.params);
+            for (i, p) in spec.params.iter().enumerate() {
+                // The prompt stays short: a debug build runs the model slowly.
+                if !matches!(p.kind, Kind::Text { .. }) {
+                    v.set_at(i, random_value(p.kind, &mut rng));
+                }
+            }
+            match (spec.load)(&v, &mut read) {
+                Some(Ok(out)) => {
+                    assert!(out.is_object());
+                    answered += 1;
+                }
+                Some(Err(message)) => assert!(!message.is_empty(), "{}: {v:?}", spec.id),
+                None => {} // a model the page downloads (GPT-2 small, a URL, local files)
+            }
+        }
+    }
+    assert!(answered >= 6, "only {answered} of 18 random states computed");
+}
+
 /// A typed matrix in a link that cannot be read falls back to none (X drawn from the seed), and
 /// the notice says which cell is wrong.
 #[test]
