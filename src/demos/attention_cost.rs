@@ -195,6 +195,62 @@ mod view {
         }
     }
 
+    /// The readout: the run's progress or how to start one, the GPU used (or why none), and how
+    /// closely the GPU's output matched the CPU's.
+    fn status_text(r: &[AttentionRow], running: Option<(usize, Vec<usize>, usize)>) -> String {
+        let gpu = r.iter().find_map(|x| x.gpu_name.clone());
+        let note = r.iter().find_map(|x| x.gpu_note.clone());
+        let worst =
+            r.iter().filter_map(|x| x.gpu_max_diff).fold(None, |m: Option<f32>, e| Some(m.map_or(e, |m| m.max(e))));
+        let mut parts = Vec::new();
+        match (running, r.is_empty()) {
+            (Some((i, ns, _)), _) => {
+                parts.push(format!("Measuring n = {} ({} of {})…", ns.get(i).copied().unwrap_or(0), i + 1, ns.len()))
+            }
+            (None, true) => parts.push(
+                "Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU).".into(),
+            ),
+            (None, false) => {}
+        }
+        if let Some(g) = gpu {
+            parts.push(format!("GPU: {g}."));
+        } else if let Some(n) = note {
+            parts.push(format!("No GPU column: {n}."));
+        }
+        if let Some(e) = worst {
+            parts.push(format!(
+                "The GPU's output matches the naive CPU result to within {} (largest difference over every \
+                 output).",
+                crate::numerics::format::num(f64::from(e))
+            ));
+        }
+        parts.join(" ")
+    }
+
+    /// "Show numbers": the measured rows.
+    fn bench_table(r: &[AttentionRow]) -> impl IntoView {
+        let body = r
+            .iter()
+            .map(|x| {
+                vec![
+                    x.n.to_string(),
+                    format!("{:.1} ms", x.naive_ms),
+                    format!("{:.1} ms", x.tiled_ms),
+                    x.gpu_ms.map_or("—".into(), |m| format!("{m:.1} ms")),
+                    mb(x.naive_bytes),
+                    mb(x.tiled_bytes),
+                ]
+            })
+            .collect();
+        crate::kit::number_table(
+            "Measured: one head of causal self-attention".into(),
+            ["n", "naive CPU", "tiled CPU", "GPU fused", "naive: stored scores", "tiled: state per row"]
+                .map(String::from)
+                .to_vec(),
+            body,
+        )
+    }
+
     pub fn view(ctx: DemoCtx) -> AnyView {
         let params = ctx.params::<Params>();
         let formulas = Memo::new(move |_| params.with(AttentionCostDemo::compute));
@@ -294,65 +350,8 @@ mod view {
             ctx.computed.set((!r.is_empty()).then(|| serde_json::json!({ "benchmark": r })));
         });
 
-        let status = move || {
-            let r = rows.get();
-            let gpu = r.iter().find_map(|x| x.gpu_name.clone());
-            let note = r.iter().find_map(|x| x.gpu_note.clone());
-            let worst =
-                r.iter().filter_map(|x| x.gpu_max_diff).fold(None, |m: Option<f32>, e| Some(m.map_or(e, |m| m.max(e))));
-            let mut parts = Vec::new();
-            match (running.get(), r.is_empty()) {
-                (Some((i, ns, _)), _) => parts.push(format!(
-                    "Measuring n = {} ({} of {})…",
-                    ns.get(i).copied().unwrap_or(0),
-                    i + 1,
-                    ns.len()
-                )),
-                (None, true) => parts.push(
-                    "Press Run the benchmark to time attention on this computer (one head, causal, CPU and GPU)."
-                        .into(),
-                ),
-                (None, false) => {}
-            }
-            if let Some(g) = gpu {
-                parts.push(format!("GPU: {g}."));
-            } else if let Some(n) = note {
-                parts.push(format!("No GPU column: {n}."));
-            }
-            if let Some(e) = worst {
-                parts.push(format!(
-                    "The GPU's output matches the naive CPU result to within {} (largest difference over every \
-                     output).",
-                    crate::numerics::format::num(f64::from(e))
-                ));
-            }
-            parts.join(" ")
-        };
-        let table = move || {
-            let r = rows.get();
-            (!r.is_empty()).then(|| {
-                let body = r
-                    .iter()
-                    .map(|x| {
-                        vec![
-                            x.n.to_string(),
-                            format!("{:.1} ms", x.naive_ms),
-                            format!("{:.1} ms", x.tiled_ms),
-                            x.gpu_ms.map_or("—".into(), |m| format!("{m:.1} ms")),
-                            mb(x.naive_bytes),
-                            mb(x.tiled_bytes),
-                        ]
-                    })
-                    .collect();
-                crate::kit::number_table(
-                    "Measured: one head of causal self-attention".into(),
-                    ["n", "naive CPU", "tiled CPU", "GPU fused", "naive: stored scores", "tiled: state per row"]
-                        .map(String::from)
-                        .to_vec(),
-                    body,
-                )
-            })
-        };
+        let status = move || status_text(&rows.get(), running.get());
+        let table = move || rows.with(|r| (!r.is_empty()).then(|| bench_table(r)));
 
         view! {
             <div class="attention-cost" data-rows=move || rows.with(Vec::len).to_string()

@@ -245,8 +245,9 @@ mod view {
         }
     }
 
-    pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
+    /// The worker conversation: the model the controls name is loaded (and the one being
+    /// loaded is remembered), then the chosen head's Q, K and V asked for; older answers dropped.
+    fn ask(ctx: DemoCtx, params: Memo<Params>) -> (Names, Names, RwSignal<Option<HeadQkv>>) {
         // The model the worker holds, and the one being loaded.
         let loaded = RwSignal::new(None::<String>);
         let loading = RwSignal::new(None::<String>);
@@ -292,6 +293,66 @@ mod view {
                 worker.send(Request::Load { name, base, expect: None, cache: false, only_cached: false });
             }
         });
+        (loaded, loading, qkv)
+    }
+
+    /// A model's name, or none.
+    type Names = RwSignal<Option<String>>;
+
+    /// P or its rank-k rebuild, on one colour scale up to `vmax`.
+    fn heat(c: &HtmlCanvasElement, pal: &Palette, m: &[Vec<f64>], vmax: f64) -> Result<(), String> {
+        let n = m.len();
+        let f = crate::kit::plot::fit_canvas(c, 0.9, 240.0, 480.0);
+        let root = area(c, pal)?;
+        let value = |r: usize, col: usize| m[r][col];
+        let spec = HeatmapSpec {
+            rows: n,
+            cols: n,
+            value: &value,
+            vmin: 0.0,
+            vmax,
+            x_range: (0.0, n as f64),
+            y_range: (0.0, n as f64),
+            rows_down: true,
+            x_integer: true,
+            x_desc: "key position",
+            y_desc: "query position",
+            bar_label: "weight",
+        };
+        draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
+    }
+
+    /// The readout: the head, P's size, the errors at rank k, the rank for 1% output error.
+    fn status_text(h: &HeadQkv, r: &LowRank, k: usize, (want_l, want_h): (usize, usize)) -> String {
+        let n = r.sigma.len();
+        let k = k.min(n);
+        let clamped = if (want_l, want_h) != (h.layer, h.head) {
+            " (this model has fewer layers or heads than asked; showing its last)"
+        } else {
+            ""
+        };
+        let mut s = format!(
+            "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values \
+             leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
+            h.layer,
+            h.head,
+            n,
+            pct(r.matrix_error[k]),
+            pct(r.output_error[k]),
+            r.rank_for(0.01)
+        );
+        match &r.linformer_error {
+            Some(l) => s.push_str(&format!(" Linformer with {k} averaged positions: {} error.", pct(l[k - 1]))),
+            None => s.push_str(
+                " Linformer's curve needs the mask off: projecting the positions mixes future keys into the past.",
+            ),
+        }
+        s
+    }
+
+    pub fn view(ctx: DemoCtx) -> AnyView {
+        let params = ctx.params::<Params>();
+        let (loaded, loading, qkv) = ask(ctx, params);
 
         let report = RwSignal::new(None::<Arc<LowRank>>);
         // Memos, so that moving the k slider re-runs neither the analysis nor the drawing of P.
@@ -316,27 +377,6 @@ mod view {
         // P and its rank-k rebuild share one colour scale, up to P's largest weight, so that a
         // diffuse head is not drawn all dark. (P_k may dip slightly below 0: drawn as 0.)
         let (p_canvas, pk_canvas) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
-        let heat = move |c: &HtmlCanvasElement, pal: &Palette, m: &[Vec<f64>], vmax: f64| -> Result<(), String> {
-            let n = m.len();
-            let f = crate::kit::plot::fit_canvas(c, 0.9, 240.0, 480.0);
-            let root = area(c, pal)?;
-            let value = |r: usize, col: usize| m[r][col];
-            let spec = HeatmapSpec {
-                rows: n,
-                cols: n,
-                value: &value,
-                vmin: 0.0,
-                vmax,
-                x_range: (0.0, n as f64),
-                y_range: (0.0, n as f64),
-                rows_down: true,
-                x_integer: true,
-                x_desc: "key position",
-                y_desc: "query position",
-                bar_label: "weight",
-            };
-            draw_heatmap(c, &root, &f, pal, &spec).map(|_| ())
-        };
         let vmax = |r: &LowRank| r.weights.iter().flatten().fold(0.0f64, |a, &b| a.max(b)).max(1e-9);
         ctx.paint(move |pal| {
             let c = p_canvas.get()?;
@@ -401,31 +441,7 @@ mod view {
                 return "Loading the model in a Web Worker…".to_string();
             }
             let (Some(h), Some(r)) = (qkv.get(), report.get()) else { return "Computing…".into() };
-            let n = r.sigma.len();
-            let k = k().min(n);
-            let (want_l, want_h) = params.with(|p| (p.layer, p.head));
-            let clamped = if (want_l, want_h) != (h.layer, h.head) {
-                " (this model has fewer layers or heads than asked; showing its last)"
-            } else {
-                ""
-            };
-            let mut s = format!(
-                "Layer {} head {}{clamped}: {} tokens, so P is {n} × {n}. Keeping the {k} largest singular values \
-                 leaves {} of P and {} of the output. Rank needed for 1% output error: {}.",
-                h.layer,
-                h.head,
-                n,
-                pct(r.matrix_error[k]),
-                pct(r.output_error[k]),
-                r.rank_for(0.01)
-            );
-            match &r.linformer_error {
-                Some(l) => s.push_str(&format!(" Linformer with {k} averaged positions: {} error.", pct(l[k - 1]))),
-                None => s.push_str(
-                    " Linformer's curve needs the mask off: projecting the positions mixes future keys into the past.",
-                ),
-            }
-            s
+            status_text(&h, &r, k(), params.with(|p| (p.layer, p.head)))
         };
         view! {
             <p class="readout linformer-status" role="status">{status}</p>
