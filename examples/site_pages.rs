@@ -31,6 +31,21 @@ mod native {
                 std::process::exit(1);
             }
         };
+        // The policy and the wasm's integrity first: every page is made from this template.
+        let template = attention_live::chapters::security::harden(&template).unwrap_or_else(|e| {
+            eprintln!("site_pages: index.html: {e}");
+            std::process::exit(1);
+        });
+        let loader = dist.join("gpt2-worker_loader.js");
+        if let Ok(js) = std::fs::read_to_string(&loader) {
+            let fixed = attention_live::chapters::security::worker_loader(&js);
+            if fixed != js {
+                std::fs::write(&loader, fixed).unwrap_or_else(|e| {
+                    eprintln!("site_pages: {}: {e}", loader.display());
+                    std::process::exit(1);
+                });
+            }
+        }
         // Where the site will be served, if known: link previews then get absolute URLs and a picture.
         let site = std::env::var("SITE_URL").ok().filter(|s| !s.trim().is_empty());
         let mut written = 0;

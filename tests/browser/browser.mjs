@@ -17,9 +17,14 @@ export function launch(extraArgs = []) {
   });
 }
 
-/// A page that records console errors and uncaught exceptions into `errors`.
+/// A page that records console errors, uncaught exceptions and Content-Security-Policy
+/// violations (the site's policy is a meta tag: anything it blocks fails the test) into `errors`.
 export async function newPage(browser, opts = {}) {
   const context = await browser.newContext(opts);
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline code"}`));
+  });
   const page = await context.newPage();
   page.errors = [];
   page.on("console", (m) => { if (m.type() === "error") page.errors.push(m.text()); });

@@ -1,0 +1,105 @@
+//! The built site's defences, applied at build time to the `index.html` Trunk writes (by
+//! `examples/site_pages.rs`, before each route's page is made from it):
+//!
+//! - a Content-Security-Policy as a `<meta>` tag, since a static host may set no headers: scripts
+//!   only from the site itself or inline ones whose SHA-256 is listed (Trunk's start-up module and
+//!   the theme snippet), wasm compiled with `'wasm-unsafe-eval'` only, workers from the site,
+//!   connections to the site and to the model hosts a reader may choose (any https URL, and
+//!   127.0.0.1 / localhost for a reader's own server), no plugins, no `<base>` or form targets;
+//! - the wasm's integrity checked where it is fetched: Trunk puts the hash on a `<link
+//!   rel="preload" as="fetch">`, where Chromium ignores it (with a console warning on every page);
+//!   the hash moves into the start-up script's own `fetch(url, { integrity })`, which the browser
+//!   enforces, and the preload keeps the same request mode so it is still used;
+//! - the worker's loader calls wasm-bindgen's initialiser with an object, not a bare path (the
+//!   deprecated form, which warned in the console on the pages that start the worker).
+
+use sha2::{Digest, Sha256};
+
+/// What a host may add as real headers (the README says so): `frame-ancestors` only works there.
+pub const POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' {HASHES}; \
+style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self'; \
+connect-src 'self' https: http://127.0.0.1:* http://localhost:*; worker-src 'self'; \
+object-src 'none'; base-uri 'self'; form-action 'none'";
+
+/// Standard base64 (RFC 4648, with padding), as CSP hashes are written.
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { ABC[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// `'sha256-…'` of a script's text, as CSP matches inline scripts (the exact bytes between the tags).
+pub fn script_hash(text: &str) -> String {
+    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
+}
+
+/// The text of every inline `<script>` (one without `src`).
+pub fn inline_scripts(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<script") {
+        let after = &rest[start..];
+        let Some(open_end) = after.find('>') else { break };
+        let tag = &after[..open_end];
+        let body = &after[open_end + 1..];
+        let Some(close) = body.find("</script>") else { break };
+        if !tag.contains(" src=") {
+            out.push(&body[..close]);
+        }
+        rest = &body[close..];
+    }
+    out
+}
+
+/// Moves the wasm preload's integrity into the start-up script's fetch (see the module doc).
+fn wasm_integrity(html: &str) -> Result<String, String> {
+    let Some(at) = html.find("<link rel=\"preload\"") else { return Ok(html.to_string()) };
+    let end = at + html[at..].find('>').ok_or("an unclosed preload link")?;
+    let link = &html[at..end];
+    let attr = |name: &str| {
+        let key = format!(" {name}=\"");
+        link.find(&key).map(|i| {
+            let v = &link[i + key.len()..];
+            v[..v.find('"').unwrap_or(v.len())].to_string()
+        })
+    };
+    let (Some(href), Some(integrity)) = (attr("href"), attr("integrity")) else { return Ok(html.to_string()) };
+    let call = format!("init({{ module_or_path: '{href}' }})");
+    if !html.contains(&call) {
+        return Err(format!("the start-up script does not load {href} as expected: {call}"));
+    }
+    let checked = format!(
+        "init({{ module_or_path: fetch('{href}', {{ integrity: '{integrity}', credentials: 'same-origin' }}) }})"
+    );
+    let bare_link = link.replace(&format!(" integrity=\"{integrity}\""), "");
+    Ok(html.replacen(link, &bare_link, 1).replacen(&call, &checked, 1))
+}
+
+/// `index.html` with the policy and the wasm's integrity (idempotent: a page already done is
+/// returned unchanged).
+pub fn harden(html: &str) -> Result<String, String> {
+    if html.contains("http-equiv=\"Content-Security-Policy\"") {
+        return Ok(html.to_string());
+    }
+    let html = wasm_integrity(html)?;
+    let hashes: Vec<String> = inline_scripts(&html).into_iter().map(script_hash).collect();
+    let meta = format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        POLICY.replace("{HASHES}", &hashes.join(" "))
+    );
+    let anchor = "<meta charset=\"utf-8\">";
+    let at = html.find(anchor).ok_or("index.html has no <meta charset=\"utf-8\"> to put the policy after")?;
+    let at = at + anchor.len();
+    Ok(format!("{}\n  {meta}{}", &html[..at], &html[at..]))
+}
+
+/// The worker's loader (Trunk's shim) with wasm-bindgen's initialiser called the current way.
+pub fn worker_loader(js: &str) -> String {
+    js.replace("wasm_bindgen(\"./gpt2-worker_bg.wasm\")", "wasm_bindgen({ module_or_path: \"./gpt2-worker_bg.wasm\" })")
+}

@@ -1,0 +1,66 @@
+//! The built site's defences (`chapters::security`): the CSP hashes of inline scripts, the policy
+//! inserted once, the wasm's integrity moved to where the browser checks it, the worker loader.
+#![cfg(not(target_arch = "wasm32"))]
+
+use attention_live::chapters::security::{base64, harden, inline_scripts, script_hash, worker_loader};
+
+#[test]
+fn script_hashes_are_the_browsers() {
+    // `printf 'alert(1)' | openssl dgst -sha256 -binary | base64`
+    assert_eq!(script_hash("alert(1)"), "'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='");
+    // RFC 4648's test vectors.
+    let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")];
+    for (plain, coded) in cases {
+        assert_eq!(base64(plain.as_bytes()), coded);
+    }
+}
+
+const TRUNK: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <script>
+    try { var t = 1; } catch (e) {}
+  </script>
+<script type="module">
+import init, * as bindings from '/app-1.js';
+const wasm = await init({ module_or_path: '/app-1_bg.wasm' });
+</script>
+<link rel="modulepreload" href="/app-1.js" crossorigin="anonymous" integrity="sha384-JS">
+<link rel="preload" href="/app-1_bg.wasm" crossorigin="anonymous" integrity="sha384-WASM" as="fetch">
+</head>
+<body><script src="/x.js"></script></body>
+</html>"#;
+
+#[test]
+fn the_policy_lists_every_inline_script_and_the_wasm_is_checked_where_it_is_fetched() {
+    let out = harden(TRUNK).unwrap();
+    let inline = inline_scripts(&out);
+    assert_eq!(inline.len(), 2, "the external script is not an inline one");
+    let meta = out.lines().find(|l| l.contains("Content-Security-Policy")).expect("a policy");
+    for script in &inline {
+        assert!(meta.contains(&script_hash(script)), "{meta} lacks the hash of {script}");
+    }
+    assert!(
+        meta.contains("'wasm-unsafe-eval'")
+            && !meta.contains("'unsafe-eval'")
+            && !meta.contains("script-src 'self' 'unsafe-inline'")
+    );
+    assert!(out.contains("fetch('/app-1_bg.wasm', { integrity: 'sha384-WASM'"), "{out}");
+    assert!(!out.contains("integrity=\"sha384-WASM\""), "the preload no longer carries the ignored attribute");
+    assert!(out.contains("integrity=\"sha384-JS\""), "the module preload keeps its own");
+    // After the charset, once, however many times the build runs.
+    assert!(out.find("Content-Security-Policy").unwrap() > out.find("charset").unwrap());
+    assert_eq!(harden(&out).unwrap(), out);
+    // A start-up script in another form is an error, not a page whose wasm goes unchecked.
+    assert!(harden(&TRUNK.replace("init({ module_or_path: '/app-1_bg.wasm' })", "init('/app-1_bg.wasm')")).is_err());
+}
+
+#[test]
+fn the_worker_loader_calls_the_initialiser_with_an_object() {
+    let shim = r#"importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");"#;
+    assert_eq!(
+        worker_loader(shim),
+        r#"importScripts("./gpt2-worker.js");wasm_bindgen({ module_or_path: "./gpt2-worker_bg.wasm" });"#
+    );
+}
