@@ -108,14 +108,6 @@ fn a_config_that_contradicts_the_tensors_is_refused() {
     let relu = cfg.replace("gelu_new", "relu");
     assert!(matches!(err(&relu, &bytes), LoadError::Config(m) if m.contains("relu")));
     assert!(matches!(err("{", &bytes), LoadError::Config(_)));
-    // An lm_head that is not tied to wte.
-    let untied = rewritten(|t| {
-        let mut head = t[0].clone();
-        head.0 = "lm_head.weight".into();
-        head.2[0] += 1.0;
-        t.push(head);
-    });
-    assert!(matches!(err(&cfg, &untied), LoadError::Config(m) if m.contains("lm_head")));
 }
 
 #[test]
@@ -231,4 +223,166 @@ fn downloads_are_checked_against_the_pinned_size_and_sha256() {
     let m = gpt2_small();
     assert_eq!(m.model.size, 548_105_171);
     assert!(m.model.sha256.len() == 64 && m.config.sha256.len() == 64);
+}
+
+/// A file of one tensor `wte.weight` (shape, F32) at `offsets`, followed by `data` bytes.
+fn one_tensor(shape: &str, offsets: (u64, u64), data: usize) -> Vec<u8> {
+    let header =
+        format!(r#"{{"wte.weight":{{"dtype":"F32","shape":{shape},"data_offsets":[{},{}]}}}}"#, offsets.0, offsets.1);
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend(std::iter::repeat_n(0u8, data));
+    file
+}
+
+#[test]
+fn offsets_near_the_top_of_u64_are_refused_not_wrapped() {
+    // begin + data_start wraps past 2⁶⁴ (and, in the browser's 32-bit build, 2³² did the same).
+    for (begin, end) in [(u64::MAX - 7, u64::MAX - 3), (u64::MAX - 4, u64::MAX), ((1 << 32) - 4, 1 << 32)] {
+        let file = one_tensor("[1]", (begin, end), 16);
+        let e = SafeTensors::parse(&file).err().expect("refused");
+        assert!(matches!(e, LoadError::BadOffsets { .. } | LoadError::Truncated { .. }), "{e}");
+    }
+}
+
+#[test]
+fn overlapping_ranges_gaps_and_duplicate_keys_are_refused() {
+    let two = |a: (u64, u64), b: (u64, u64), data: usize| {
+        let entry =
+            |(begin, end): (u64, u64)| format!(r#"{{"dtype":"F32","shape":[2],"data_offsets":[{begin},{end}]}}"#);
+        let header = format!(r#"{{"a":{},"b":{}}}"#, entry(a), entry(b));
+        let mut file = (header.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(header.as_bytes());
+        file.extend(std::iter::repeat_n(0u8, data));
+        file
+    };
+    assert!(SafeTensors::parse(&two((0, 8), (8, 16), 16)).is_ok());
+    let e = SafeTensors::parse(&two((0, 8), (4, 12), 12)).err().expect("overlap refused");
+    assert!(e.to_string().contains("overlap"), "{e}");
+    let e = SafeTensors::parse(&two((0, 8), (0, 8), 8)).err().expect("the same range twice refused");
+    assert!(e.to_string().contains("overlap"), "{e}");
+    let e = SafeTensors::parse(&two((0, 8), (12, 20), 20)).err().expect("a gap refused");
+    assert!(e.to_string().contains("no tensor"), "{e}");
+    let entry = r#"{"dtype":"F32","shape":[1],"data_offsets":[0,4]}"#;
+    let header = format!(r#"{{"a":{entry},"a":{entry}}}"#);
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&[0; 4]);
+    let e = SafeTensors::parse(&file).err().expect("duplicate keys refused");
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[test]
+fn absurd_config_sizes_name_the_field_and_the_limit() {
+    let (cfg, bytes) = fixture();
+    for (from, to, field) in [
+        ("\"n_layer\": 2", "\"n_layer\": 100000000", "n_layer"),
+        ("\"n_embd\": 32", "\"n_embd\": 1073741824", "n_embd"),
+        ("\"n_embd\": 32", "\"n_embd\": 4611686018427387904", "n_embd"),
+        ("\"n_head\": 2", "\"n_head\": 4294967296", "n_head"),
+        ("\"n_positions\": 64", "\"n_positions\": 18446744073709551615", "n_positions"),
+        ("\"vocab_size\": 256", "\"vocab_size\": 4294967297", "vocab_size"),
+        ("\"n_inner\": null", "\"n_inner\": 1099511627776", "n_inner"),
+    ] {
+        let json = cfg.replace(from, to);
+        assert_ne!(json, cfg);
+        let e = err(&json, &bytes);
+        let text = e.to_string();
+        assert!(matches!(e, LoadError::Config(_)) && text.contains(field) && text.contains("at most"), "{text}");
+    }
+    for bad in ["-2", "2.5", "\"2\"", "0", "true"] {
+        let e = err(&cfg.replace("\"n_layer\": 2", &format!("\"n_layer\": {bad}")), &bytes);
+        assert!(e.to_string().contains("n_layer"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn nan_and_infinite_weights_are_refused_naming_the_tensor() {
+    let (cfg, _) = fixture();
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let file = rewritten(|t| t.iter_mut().find(|(n, _, _)| n == "h.1.mlp.c_fc.weight").unwrap().2[77] = bad);
+        let e = err(&cfg, &file);
+        assert!(e.to_string().contains("h.1.mlp.c_fc.weight"), "{e}");
+    }
+    let e = err(&cfg, &rewritten(|t| t[0].2[3] = f32::NAN));
+    assert!(e.to_string().contains("wte.weight") && e.to_string().contains("NaN"), "{e}");
+}
+
+#[test]
+fn an_untied_lm_head_blames_the_checkpoint_not_the_config() {
+    let (cfg, _) = fixture();
+    let untied = rewritten(|t| {
+        let mut head = t[0].clone();
+        head.0 = "lm_head.weight".into();
+        head.2[0] += 1.0;
+        t.push(head);
+    });
+    let text = err(&cfg, &untied).to_string();
+    assert!(text.contains("lm_head") && !text.contains("config.json"), "{text}");
+}
+
+#[test]
+fn ids_past_the_gpt2_tokenizer_are_labelled_not_empty() {
+    use attention_live::gpt2::tokenizer::Tokenizer;
+    let tok = Tokenizer::gpt2();
+    let hello = tok.encode("hello");
+    assert_eq!(tok.token_text(50300), "<50300>");
+    let mut ids = hello.clone();
+    ids.push(50300);
+    assert_eq!(tok.decode(&ids), "hello<50300>");
+}
+
+#[test]
+fn a_large_character_vocabulary_is_checked_in_linear_time() {
+    // 200,000 distinct characters: a pairwise check for repeats would take 2·10¹⁰ comparisons.
+    let vocab: String = (0x100u32..).filter_map(char::from_u32).take(200_000).collect();
+    let json = serde_json::json!({"vocab_size": 200_000, "n_positions": 8, "n_embd": 8, "n_layer": 1, "n_head": 2,
+        "char_vocab": vocab});
+    let t0 = std::time::Instant::now();
+    let cfg = Config::from_json(&json.to_string()).unwrap();
+    let tok = attention_live::gpt2::tokenizer::Tokenizer::chars(cfg.char_vocab.as_deref().unwrap());
+    let last: String = vocab.chars().rev().take(1).collect();
+    assert_eq!(tok.encode(&last.repeat(4000)), vec![199_999; 4000]);
+    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+    let twice = serde_json::json!({"vocab_size": 3, "n_positions": 8, "n_embd": 8, "n_layer": 1, "n_head": 2,
+        "char_vocab": "abа"}); // Latin a, b and Cyrillic а: distinct
+    assert!(Config::from_json(&twice.to_string()).is_ok());
+    let e = Config::from_json(&twice.to_string().replace("abа", "aba")).unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[test]
+fn limits_on_tensor_count_file_size_and_parameters_have_messages() {
+    use attention_live::formats::safetensors::{check_file_size, MAX_FILE_BYTES, MAX_TENSORS};
+    // One entry past the tensor limit and `__metadata__`: refused while the header is read.
+    let entries: Vec<String> = (0..MAX_TENSORS + 2).map(|i| format!(r#""t{i}":{{}}"#)).collect();
+    let header = format!("{{{}}}", entries.join(","));
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    let e = SafeTensors::parse(&file).err().expect("too many tensors refused");
+    assert!(e.to_string().contains(&format!("more than {}", MAX_TENSORS + 1)), "{e}");
+    // A file past the size limit, as a downloader asks before allocating it.
+    assert!(check_file_size(MAX_FILE_BYTES).is_ok());
+    let e = check_file_size(MAX_FILE_BYTES + 1).unwrap_err();
+    assert!(matches!(e, LoadError::TooLarge(_)) && e.to_string().contains("too large"), "{e}");
+    // Each size within its limit, but together past the parameter limit.
+    let (cfg, bytes) = fixture();
+    let huge = cfg.replace("\"n_layer\": 2", "\"n_layer\": 1024").replace("\"n_embd\": 32", "\"n_embd\": 65536");
+    let e = err(&huge, &bytes);
+    assert!(matches!(&e, LoadError::Config(m) if m.contains("parameters")), "{e}");
+}
+
+#[test]
+fn finite_weights_that_overflow_are_a_message_not_nan_probabilities() {
+    use attention_live::gpt2::protocol::Query;
+    use attention_live::gpt2::session::Session;
+    let (cfg, _) = fixture();
+    // Every weight finite, but the logits x·wteᵀ pass f32's range: ∞ − ∞ in the softmax is NaN.
+    let file = rewritten(|t| t[0].2.iter_mut().for_each(|v| *v = v.signum() * 3e38));
+    let session = Session::new(&cfg, &file).expect("finite weights load");
+    let q = Query { prompt: "a".into(), temperature: 1.0, top: 5, top_p: 1.0, ..Default::default() };
+    let e = pollster::block_on(session.analyze(&q)).expect_err("refused");
+    assert!(e.to_string().contains("NaN") || e.to_string().contains("infin"), "{e}");
+    let e = pollster::block_on(session.start_generation(&q)).err().expect("refused");
+    assert!(e.to_string().contains("weights"), "{e}");
 }

@@ -18,6 +18,12 @@ pub enum LoadError {
     Shape { tensor: String, expected: Vec<usize>, found: Vec<usize> },
     /// `config.json` is malformed or contradicts itself or the tensors.
     Config(String),
+    /// The tensors contradict each other (e.g. an `lm_head` that is not tied to `wte`).
+    Checkpoint(String),
+    /// A tensor holds a NaN or an infinity (`what`), first at flat index `index`.
+    NotFinite { tensor: String, index: usize, what: &'static str },
+    /// The file or the model is past a limit, refused before it is allocated.
+    TooLarge(String),
 }
 
 impl fmt::Display for LoadError {
@@ -36,6 +42,13 @@ impl fmt::Display for LoadError {
                 write!(f, "tensor `{tensor}` has shape {found:?}, but the config needs {expected:?}")
             }
             LoadError::Config(why) => write!(f, "config.json: {why}"),
+            LoadError::Checkpoint(why) => write!(f, "the checkpoint's tensors are inconsistent: {why}"),
+            LoadError::NotFinite { tensor, index, what } => write!(
+                f,
+                "tensor `{tensor}` holds {what} (at value {index}): the checkpoint is damaged, and a model \
+                 with such a weight computes nothing but NaN"
+            ),
+            LoadError::TooLarge(why) => write!(f, "the checkpoint is too large: {why}"),
         }
     }
 }

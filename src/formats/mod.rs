@@ -1,7 +1,9 @@
 //! File formats, below every model: the `.safetensors` container (a strict reader and writer,
-//! F32, F16 and BF16) and the error every checkpoint loader reports.
+//! F32, F16 and BF16), JSON read strictly (no duplicate keys), and the error every
+//! checkpoint loader reports.
 
 pub mod error;
+pub mod json;
 pub mod safetensors;
 
 pub use error::LoadError;

@@ -30,7 +30,7 @@ impl Dtype {
 pub struct TensorInfo {
     pub dtype: Dtype,
     pub shape: Vec<usize>,
-    /// Absolute byte range in the file.
+    /// Absolute byte range in the file, inside the data section.
     pub start: usize,
     pub end: usize,
 }
@@ -38,30 +38,78 @@ pub struct TensorInfo {
 /// A parsed file: the header's entries and the bytes they point into.
 pub struct SafeTensors<'a> {
     bytes: &'a [u8],
+    /// Where the data section begins (8 + the header's length): every tensor lies after it.
+    pub data_start: usize,
     pub tensors: BTreeMap<String, TensorInfo>,
     pub metadata: BTreeMap<String, String>,
 }
 
 /// Headers larger than this are refused before they are read (the real GPT-2 header is ~15 KB).
-const MAX_HEADER: u64 = 100 << 20;
+pub const MAX_HEADER: u64 = 100 << 20;
+/// More tensors than this are refused while the header is read (GPT-2 XL has 582).
+pub const MAX_TENSORS: usize = 1 << 16;
+/// The largest checkpoint file: in the browser's 32-bit build, what one allocation can hold
+/// (a slice is at most `isize::MAX` bytes; the widened weights need as much again); natively
+/// 64 GiB. A downloader checks a file's announced size against it before allocating.
+pub const MAX_FILE_BYTES: u64 = if cfg!(target_pointer_width = "32") { (1 << 31) - 1 } else { 1 << 36 };
+
+/// Refuses a file of `len` bytes past `MAX_FILE_BYTES`, with a message.
+pub fn check_file_size(len: u64) -> Result<(), LoadError> {
+    if len > MAX_FILE_BYTES {
+        return Err(LoadError::TooLarge(format!(
+            "the file is {len} bytes and this build reads at most {MAX_FILE_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// The absolute byte range `data_start + begin .. data_start + end` of tensor `name` in a file
+/// of `file_len` bytes, as indices of type `P`: `usize` in `parse`, so 32 bits in the browser;
+/// the tests pass `u32` to check that arithmetic natively. Every sum is done in u64 and
+/// checked, then compared with the file's length, and only then narrowed (`try_from`): an
+/// offset near 2³² or 2⁶⁴ is refused, never wrapped round into the header.
+pub fn byte_range<P: TryFrom<u64>>(
+    name: &str,
+    data_start: u64,
+    begin: u64,
+    end: u64,
+    file_len: u64,
+) -> Result<(P, P), LoadError> {
+    let bad = |reason: String| LoadError::BadOffsets { tensor: name.to_string(), reason };
+    if begin > end {
+        return Err(bad(format!("data_offsets [{begin}, {end}] end before they begin")));
+    }
+    let (Some(start), Some(stop)) = (data_start.checked_add(begin), data_start.checked_add(end)) else {
+        return Err(bad(format!("data_offsets [{begin}, {end}] point past the end of any file")));
+    };
+    if stop > file_len {
+        return Err(LoadError::Truncated { needed: stop, have: file_len });
+    }
+    match (P::try_from(start), P::try_from(stop)) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        _ => Err(bad(format!("bytes {start}..{stop} lie past what this build can address"))),
+    }
+}
 
 impl<'a> SafeTensors<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self, LoadError> {
-        let have = bytes.len() as u64;
-        if bytes.len() < 8 {
+        let have = bytes.len() as u64; // usize → u64 never loses bits
+        check_file_size(have)?;
+        if have < 8 {
             return Err(LoadError::Truncated { needed: 8, have });
         }
         let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
         if n > MAX_HEADER {
             return Err(LoadError::BadHeader(format!("it declares a {n}-byte header; is this a safetensors file?")));
         }
-        if 8 + n > have {
-            return Err(LoadError::Truncated { needed: 8 + n, have });
+        let data_start = 8 + n; // n ≤ MAX_HEADER: no overflow
+        if data_start > have {
+            return Err(LoadError::Truncated { needed: data_start, have });
         }
-        let data_start = 8 + n as usize;
-        let header = std::str::from_utf8(&bytes[8..data_start])
+        let start = usize::try_from(data_start).expect("within the slice's length");
+        let header = std::str::from_utf8(&bytes[8..start])
             .map_err(|_| LoadError::BadHeader("the header is not UTF-8 text".into()))?;
-        let json: Value = serde_json::from_str(header.trim_end())
+        let json = super::json::parse_strict(header.trim_end(), MAX_TENSORS + 1)
             .map_err(|e| LoadError::BadHeader(format!("not valid JSON ({e})")))?;
         let Value::Object(entries) = json else {
             return Err(LoadError::BadHeader("the header is not a JSON object".into()));
@@ -77,13 +125,53 @@ impl<'a> SafeTensors<'a> {
                 }
                 continue;
             }
-            let info = Self::entry(&name, &entry, data_start, bytes.len())?;
+            let info = Self::entry(&name, &entry, data_start, have)?;
             tensors.insert(name, info);
         }
-        Ok(SafeTensors { bytes, tensors, metadata })
+        Self::check_coverage(&tensors, start, bytes.len())?;
+        Ok(SafeTensors { bytes, data_start: start, tensors, metadata })
     }
 
-    fn entry(name: &str, entry: &Value, data_start: usize, file_len: usize) -> Result<TensorInfo, LoadError> {
+    /// The format forbids overlapping tensors and bytes that belong to no tensor: the ranges,
+    /// sorted, must tile the data section exactly (as the reference implementation checks).
+    fn check_coverage(tensors: &BTreeMap<String, TensorInfo>, data_start: usize, len: usize) -> Result<(), LoadError> {
+        let mut ranges: Vec<(usize, usize, &str)> = tensors.iter().map(|(n, t)| (t.start, t.end, n.as_str())).collect();
+        ranges.sort_unstable();
+        let (mut cursor, mut last) = (data_start, None::<&str>);
+        let rel = |x: usize| x - data_start;
+        for (start, end, name) in ranges {
+            if start < cursor {
+                let prev = last.unwrap_or_default();
+                return Err(LoadError::BadOffsets {
+                    tensor: name.to_string(),
+                    reason: format!(
+                        "its bytes {}..{} overlap tensor `{prev}`'s (the format forbids overlaps)",
+                        rel(start),
+                        rel(end)
+                    ),
+                });
+            }
+            if start > cursor {
+                return Err(LoadError::BadHeader(format!(
+                    "bytes {}..{} of the data belong to no tensor (the format forbids gaps)",
+                    rel(cursor),
+                    rel(start)
+                )));
+            }
+            if end > start {
+                (cursor, last) = (end, Some(name));
+            }
+        }
+        if cursor < len {
+            return Err(LoadError::BadHeader(format!(
+                "the last {} bytes of the file belong to no tensor (the format forbids gaps)",
+                len - cursor
+            )));
+        }
+        Ok(())
+    }
+
+    fn entry(name: &str, entry: &Value, data_start: u64, file_len: u64) -> Result<TensorInfo, LoadError> {
         let bad = |reason: String| LoadError::BadOffsets { tensor: name.to_string(), reason };
         let dtype_text = entry
             .get("dtype")
@@ -95,41 +183,55 @@ impl<'a> SafeTensors<'a> {
             "BF16" => Dtype::BF16,
             other => return Err(LoadError::UnknownDtype { tensor: name.to_string(), dtype: other.to_string() }),
         };
-        let as_usizes = |key: &str| -> Result<Vec<usize>, LoadError> {
+        let as_u64s = |key: &str| -> Result<Vec<u64>, LoadError> {
             entry
                 .get(key)
                 .and_then(Value::as_array)
-                .and_then(|a| {
-                    a.iter().map(|v| v.as_u64().and_then(|x| usize::try_from(x).ok())).collect::<Option<Vec<_>>>()
-                })
+                .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<_>>>())
                 .ok_or_else(|| LoadError::BadHeader(format!("tensor `{name}` has no valid `{key}`")))
         };
-        let shape = as_usizes("shape")?;
-        let offsets = as_usizes("data_offsets")?;
+        let shape = as_u64s("shape")?;
+        let offsets = as_u64s("data_offsets")?;
         let [begin, end] = offsets[..] else {
             return Err(bad("data_offsets must be [begin, end]".into()));
         };
-        let numel = shape
+        let want = shape
             .iter()
-            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(|| bad("its shape overflows".into()))?;
-        let want = numel.checked_mul(dtype.size()).ok_or_else(|| bad("its shape overflows".into()))?;
+            .try_fold(dtype.size() as u64, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| bad(format!("its shape {shape:?} overflows")))?;
         if begin > end || end - begin != want {
             return Err(bad(format!(
                 "shape {shape:?} of {dtype_text} needs {want} bytes but data_offsets span {}",
                 end.saturating_sub(begin)
             )));
         }
-        let (start, stop) = (data_start + begin, data_start + end);
-        if stop > file_len {
-            return Err(LoadError::Truncated { needed: stop as u64, have: file_len as u64 });
-        }
+        let (start, stop) = byte_range::<usize>(name, data_start, begin, end, file_len)?;
+        // Each dimension fits: the bytes fit, unless another dimension is 0.
+        let shape = shape
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad(format!("its shape {shape:?} does not fit this build's sizes")))?;
         Ok(TensorInfo { dtype, shape, start, end: stop })
     }
 
     /// The tensor's values as f32 (F16 and BF16 are widened exactly).
     pub fn to_f32(&self, info: &TensorInfo) -> Vec<f32> {
         Self::widen(&self.bytes[info.start..info.end], info.dtype)
+    }
+
+    /// The first value of the tensor that is a NaN or an infinity: its flat index and whether it
+    /// is a NaN. One pass over the raw bits (all-ones exponent), in blocks whose test the
+    /// compiler vectorises. Measured natively (x86-64, the `native` profile) on GPT-2 small's
+    /// 124,439,808 weights: 0.13 s in F32 (498 MB) and 0.05 s in F16, against 0.5 s and 0.7 s
+    /// to widen them into f32 for the model: the check adds about a quarter to reading F32.
+    pub fn first_non_finite(&self, info: &TensorInfo) -> Option<(usize, bool)> {
+        let raw = &self.bytes[info.start..info.end];
+        match info.dtype {
+            Dtype::F32 => first_special::<4>(raw, u32::from_le_bytes, 0x7f80_0000, 0x007f_ffff),
+            Dtype::F16 => first_special::<2>(raw, |b| u16::from_le_bytes(b) as u32, 0x7c00, 0x03ff),
+            Dtype::BF16 => first_special::<2>(raw, |b| u16::from_le_bytes(b) as u32, 0x7f80, 0x007f),
+        }
     }
 
     /// Calls `f` on each row (the last dimension) of the tensor, widened to f32, in order: for
@@ -150,6 +252,26 @@ impl<'a> SafeTensors<'a> {
             }
         }
     }
+}
+
+/// The first value whose exponent bits are all ones (a NaN or an infinity) among the `W`-byte
+/// values of `raw`, read by `bits`: (index, is a NaN).
+fn first_special<const W: usize>(
+    raw: &[u8],
+    bits: impl Fn([u8; W]) -> u32,
+    exp: u32,
+    frac: u32,
+) -> Option<(usize, bool)> {
+    const BLOCK: usize = 1024;
+    let value = |b: &[u8]| bits(b.try_into().expect("W bytes"));
+    for (k, block) in raw.chunks(BLOCK * W).enumerate() {
+        // Branch-free over the block (vectorised); the rare block with a hit is searched again.
+        if block.chunks_exact(W).fold(false, |any, b| any | (value(b) & exp == exp)) {
+            let (i, v) = block.chunks_exact(W).map(value).enumerate().find(|(_, v)| v & exp == exp)?;
+            return Some((k * BLOCK + i, v & frac != 0));
+        }
+    }
+    None
 }
 
 /// IEEE half → single, exactly (subnormals, infinities and NaN included).

@@ -1,8 +1,34 @@
 //! GPT-2's hyper-parameters, as Hugging Face's `config.json` writes them.
 
-use serde::Deserialize;
+use serde_json::Value;
 
 use super::LoadError;
+
+/// The largest sizes a config may give, far past any GPT-2 (XL: 48 layers of width 1,600 with
+/// 25 heads, 1,024 positions, 50,257 tokens) and small enough that every product of them
+/// (`4 · n_embd`, the parameter count) fits in a u64, and each dimension in a 32-bit usize.
+pub const MAX_LAYERS: usize = 1 << 10;
+pub const MAX_EMBD: usize = 1 << 16;
+pub const MAX_INNER: usize = 1 << 18;
+pub const MAX_HEADS: usize = 1 << 10;
+pub const MAX_POSITIONS: usize = 1 << 16;
+pub const MAX_VOCAB: usize = 1 << 20;
+/// The most parameters a model may have. In the browser's 32-bit build the f32 weights and the
+/// file share 4 GiB of memory: 2²⁹ (2 GiB of weights: GPT-2 medium, 355M, fits; large, 774M,
+/// is refused with this message rather than failing an allocation); natively 2³⁴.
+pub const MAX_PARAMS: u64 = if cfg!(target_pointer_width = "32") { 1 << 29 } else { 1 << 34 };
+
+/// The limit of a size field of `config.json`.
+fn limit(key: &str) -> usize {
+    match key {
+        "n_layer" => MAX_LAYERS,
+        "n_embd" => MAX_EMBD,
+        "n_inner" => MAX_INNER,
+        "n_head" => MAX_HEADS,
+        "vocab_size" => MAX_VOCAB,
+        _ => MAX_POSITIONS, // n_positions, n_ctx
+    }
+}
 
 /// The shape of a GPT-2 model. Field names follow `GPT2Config`.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +43,10 @@ pub struct Config {
     /// The MLP's hidden width (4C unless the config says otherwise).
     pub n_inner: usize,
     pub layer_norm_epsilon: f32,
+    /// A character vocabulary (`char_vocab`, not a `GPT2Config` key: the training lab writes it):
+    /// token i is its i-th character, and the model reads text one character per token. `None`:
+    /// GPT-2's BPE.
+    pub char_vocab: Option<String>,
 }
 
 impl Config {
@@ -30,7 +60,16 @@ impl Config {
     }
 
     pub fn new(vocab_size: usize, n_positions: usize, n_embd: usize, n_layer: usize, n_head: usize) -> Self {
-        Config { vocab_size, n_positions, n_embd, n_layer, n_head, n_inner: 4 * n_embd, layer_norm_epsilon: 1e-5 }
+        Config {
+            vocab_size,
+            n_positions,
+            n_embd,
+            n_layer,
+            n_head,
+            n_inner: n_embd.saturating_mul(4), // `validate` refuses a saturated one
+            layer_norm_epsilon: 1e-5,
+            char_vocab: None,
+        }
     }
 
     /// The width of one head, C / H.
@@ -38,30 +77,49 @@ impl Config {
         self.n_embd / self.n_head
     }
 
-    /// Reads `config.json`. Unknown keys are ignored; what the engine cannot run is refused.
+    /// Reads `config.json`. Unknown keys are ignored; what the engine cannot run is refused,
+    /// and so is a key written twice (two readers could take different ones).
     pub fn from_json(text: &str) -> Result<Self, LoadError> {
-        #[derive(Deserialize)]
-        struct Raw {
-            vocab_size: Option<usize>,
-            n_positions: Option<usize>,
-            n_ctx: Option<usize>,
-            n_embd: Option<usize>,
-            n_layer: Option<usize>,
-            n_head: Option<usize>,
-            n_inner: Option<usize>,
-            layer_norm_epsilon: Option<f32>,
-            activation_function: Option<String>,
-            model_type: Option<String>,
-            scale_attn_weights: Option<bool>,
-            scale_attn_by_inverse_layer_idx: Option<bool>,
-        }
-        let raw: Raw = serde_json::from_str(text).map_err(|e| LoadError::Config(format!("not valid JSON ({e})")))?;
-        if let Some(kind) = &raw.model_type {
+        let json = crate::formats::json::parse_strict(text, 10_000)
+            .map_err(|e| LoadError::Config(format!("not valid JSON ({e})")))?;
+        let Value::Object(raw) = json else {
+            return Err(LoadError::Config("it is not a JSON object".into()));
+        };
+        let text_field = |key: &str| -> Result<Option<&str>, LoadError> {
+            match raw.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(other) => Err(LoadError::Config(format!("`{key}` must be a string, not {other}"))),
+            }
+        };
+        let flag = |key: &str| -> Result<Option<bool>, LoadError> {
+            match raw.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Bool(b)) => Ok(Some(*b)),
+                Some(other) => Err(LoadError::Config(format!("`{key}` must be true or false, not {other}"))),
+            }
+        };
+        // A size: a whole number from 1 to its limit (sizes past the limits are refused here,
+        // before anything is allocated from them or multiplied by them).
+        let size = |key: &str| -> Result<Option<usize>, LoadError> {
+            let max = limit(key);
+            match raw.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => match v.as_u64() {
+                    Some(0) => Err(LoadError::Config(format!("`{key}` must be positive"))),
+                    Some(n) if n <= max as u64 => Ok(Some(n as usize)),
+                    _ => Err(LoadError::Config(format!(
+                        "`{key}` must be a whole number from 1 to at most {max}, not {v}"
+                    ))),
+                },
+            }
+        };
+        if let Some(kind) = text_field("model_type")? {
             if kind != "gpt2" {
                 return Err(LoadError::Config(format!("model_type is \"{kind}\"; this engine runs \"gpt2\" models")));
             }
         }
-        if let Some(act) = &raw.activation_function {
+        if let Some(act) = text_field("activation_function")? {
             // "gelu_new" and "gelu_pytorch_tanh" are the same tanh approximation GPT-2 uses.
             if act != "gelu_new" && act != "gelu_pytorch_tanh" {
                 return Err(LoadError::Config(format!(
@@ -69,19 +127,35 @@ impl Config {
                 )));
             }
         }
-        if raw.scale_attn_weights == Some(false) || raw.scale_attn_by_inverse_layer_idx == Some(true) {
+        if flag("scale_attn_weights")? == Some(false) || flag("scale_attn_by_inverse_layer_idx")? == Some(true) {
             return Err(LoadError::Config("only GPT-2's attention scaling (1/√d per head) is supported".into()));
         }
+        let char_vocab = match raw.get("char_vocab") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                return Err(LoadError::Config(format!(
+                    "char_vocab must be a string whose i-th character is token i, not {other}"
+                )))
+            }
+        };
+        let layer_norm_epsilon = match raw.get("layer_norm_epsilon") {
+            None | Some(Value::Null) => 1e-5,
+            Some(v) => v.as_f64().ok_or_else(|| {
+                LoadError::Config(format!("`layer_norm_epsilon` must be a small positive number, not {v}"))
+            })? as f32,
+        };
         let need = |v: Option<usize>, name: &str| v.ok_or_else(|| LoadError::Config(format!("`{name}` is missing")));
-        let n_embd = need(raw.n_embd, "n_embd")?;
+        let n_embd = need(size("n_embd")?, "n_embd")?;
         let cfg = Config {
-            vocab_size: need(raw.vocab_size, "vocab_size")?,
-            n_positions: need(raw.n_positions.or(raw.n_ctx), "n_positions")?,
+            vocab_size: need(size("vocab_size")?, "vocab_size")?,
+            n_positions: need(size("n_positions")?.or(size("n_ctx")?), "n_positions")?,
             n_embd,
-            n_layer: need(raw.n_layer, "n_layer")?,
-            n_head: need(raw.n_head, "n_head")?,
-            n_inner: raw.n_inner.unwrap_or(4 * n_embd),
-            layer_norm_epsilon: raw.layer_norm_epsilon.unwrap_or(1e-5),
+            n_layer: need(size("n_layer")?, "n_layer")?,
+            n_head: need(size("n_head")?, "n_head")?,
+            n_inner: size("n_inner")?.unwrap_or(4 * n_embd), // n_embd ≤ MAX_EMBD: no overflow
+            layer_norm_epsilon,
+            char_vocab,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -101,6 +175,18 @@ impl Config {
             if v == 0 {
                 return Err(LoadError::Config(format!("`{name}` must be positive")));
             }
+            if v > limit(name) {
+                return Err(LoadError::Config(format!("`{name}` = {v} is past the limit: at most {}", limit(name))));
+            }
+        }
+        match self.param_count() {
+            Some(n) if n <= MAX_PARAMS => {}
+            n => {
+                return Err(LoadError::Config(format!(
+                    "these sizes make a model of {} parameters; this build runs at most {MAX_PARAMS}",
+                    n.map_or("more than 2^64".to_string(), |n| n.to_string())
+                )))
+            }
         }
         if !self.n_embd.is_multiple_of(self.n_head) {
             return Err(LoadError::Config(format!(
@@ -111,13 +197,42 @@ impl Config {
         if !(self.layer_norm_epsilon > 0.0 && self.layer_norm_epsilon.is_finite()) {
             return Err(LoadError::Config("layer_norm_epsilon must be a small positive number".into()));
         }
+        if let Some(vocab) = &self.char_vocab {
+            let n = vocab.chars().count();
+            if n != self.vocab_size {
+                return Err(LoadError::Config(format!(
+                    "char_vocab has {n} characters but vocab_size is {}: token i is the i-th character, so \
+                     they must be as many",
+                    self.vocab_size
+                )));
+            }
+            // A set, not a pairwise search: a vocabulary may have up to MAX_VOCAB characters.
+            let mut seen = std::collections::HashSet::with_capacity(n);
+            if let Some((i, c)) = vocab.chars().enumerate().find(|&(_, c)| !seen.insert(c)) {
+                return Err(LoadError::Config(format!("char_vocab has {c:?} twice (again as token {i})")));
+            }
+        }
         Ok(())
     }
 
-    /// The number of distinct parameters (the LM head is tied to `wte`).
+    /// The number of distinct parameters (the LM head is tied to `wte`). `validate` bounds it,
+    /// so on a validated config this cannot overflow, even in a 32-bit build.
     pub fn n_params(&self) -> usize {
-        let (c, f) = (self.n_embd, self.n_inner);
-        let block = 2 * c + (c * 3 * c + 3 * c) + (c * c + c) + 2 * c + (c * f + f) + (f * c + c);
-        self.vocab_size * c + self.n_positions * c + self.n_layer * block + 2 * c
+        self.param_count().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX)
+    }
+
+    /// The parameter count in u64, every product checked: None if it overflows.
+    pub fn param_count(&self) -> Option<u64> {
+        let [v, p, c, f, l] =
+            [self.vocab_size, self.n_positions, self.n_embd, self.n_inner, self.n_layer].map(|x| x as u64);
+        // block = 2C (ln_1) + 3C² + 3C (c_attn) + C² + C (c_proj) + 2C (ln_2) + CF + F (c_fc) + FC + C (c_proj)
+        let c2 = c.checked_mul(c)?;
+        let cf = c.checked_mul(f)?;
+        let block =
+            c2.checked_mul(4)?.checked_add(cf.checked_mul(2)?)?.checked_add(c.checked_mul(9)?)?.checked_add(f)?;
+        v.checked_mul(c)?
+            .checked_add(p.checked_mul(c)?)?
+            .checked_add(l.checked_mul(block)?)?
+            .checked_add(c.checked_mul(2)?)
     }
 }

@@ -1,8 +1,9 @@
-//! Why a forward pass was refused: the caller's input, never the weights.
+//! Why a forward pass was refused: the caller's input, or weights whose numbers overflow.
 
 use std::fmt;
 
-/// Why a forward pass was refused (the caller's input, never the weights).
+/// Why a forward pass was refused: the caller's input, or (`NotFinite`) finite weights whose
+/// products overflow f32 (NaN and infinite weights are refused when the checkpoint loads).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunError {
     Empty,
@@ -16,6 +17,14 @@ pub enum RunError {
         len: usize,
         window: usize,
     },
+    /// Characters a character-vocabulary model has no token for (`found`, each once, in the
+    /// order they first appear), and the characters it reads (`allowed`, in id order).
+    NotInVocabulary {
+        found: String,
+        allowed: String,
+    },
+    /// The scores came out NaN or infinite.
+    NotFinite,
 }
 
 impl fmt::Display for RunError {
@@ -26,6 +35,21 @@ impl fmt::Display for RunError {
                 write!(f, "token id {id} is outside the model's vocabulary of {vocab}")
             }
             RunError::TooLong { len, window } => write!(f, "{len} tokens do not fit the model's window of {window}"),
+            RunError::NotFinite => write!(
+                f,
+                "the model computed NaN or infinite scores: its weights are finite but so large that \
+                 their products overflow 32-bit floats (the checkpoint is broken)"
+            ),
+            RunError::NotInVocabulary { found, allowed } => {
+                let listed: Vec<String> = found.chars().map(|c| format!("{c:?}")).collect();
+                let which = if listed.len() == 1 { "a character" } else { "characters" };
+                write!(
+                    f,
+                    "the prompt has {which} this model has no token for ({}): it reads only the characters \
+                     \"{allowed}\", one token each",
+                    listed.join(", ")
+                )
+            }
         }
     }
 }

@@ -7,6 +7,15 @@ use sha2::{Digest, Sha256};
 /// Where "GPT-2 small" is fetched from unless the reader gives another folder.
 pub const HUB_GPT2: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
 
+/// The browser's Cache Storage bucket that keeps models (the worker's downloads, and the
+/// training lab's model handed to the GPT-2 chapter).
+pub const MODEL_CACHE: &str = "attention-live-models";
+
+/// The folder of this site under which the training lab stores its trained model in
+/// [`MODEL_CACHE`] (`config.json`, `model.safetensors`). Nothing is served there: the files
+/// exist only in the browser that trained the model.
+pub const TRAINED_BASE: &str = "/models/trained/";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileCheck {
     pub size: u64,

@@ -33,13 +33,15 @@ pub struct Session {
 }
 
 impl Session {
+    /// Loads a checkpoint. Its tokenizer is GPT-2's BPE, or the character vocabulary its
+    /// `config.json` names (`char_vocab`).
     pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        Ok(Session {
-            model: Rc::new(Gpt2::load(config_json, safetensors)?),
-            tok: Tokenizer::gpt2(),
-            gpu: RefCell::new(None),
-            notice: RefCell::new(None),
-        })
+        let model = Gpt2::load(config_json, safetensors)?;
+        let tok = match &model.config.char_vocab {
+            Some(vocab) => Tokenizer::chars(vocab),
+            None => Tokenizer::gpt2(),
+        };
+        Ok(Session { model: Rc::new(model), tok, gpu: RefCell::new(None), notice: RefCell::new(None) })
     }
 
     pub fn config(&self) -> &Config {
@@ -56,6 +58,8 @@ impl Session {
             n_embd: c.n_embd,
             n_positions: c.n_positions,
             params: c.n_params(),
+            char_vocab: c.char_vocab.clone(),
+            load: 0,
         }
     }
 
@@ -130,6 +134,21 @@ impl Session {
         cache: &mut Cache,
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, RunError> {
+        let out = self.run_engine(history, tokens, cache, opts).await?;
+        // NaN scores would reach the page as JSON nulls ("unreadable reply"): say what is wrong.
+        if out.logits.iter().any(|x| !x.is_finite()) {
+            return Err(RunError::NotFinite);
+        }
+        Ok(out)
+    }
+
+    async fn run_engine(
+        &self,
+        history: &[u32],
+        tokens: &[u32],
+        cache: &mut Cache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, RunError> {
         let engine = self.engine();
         match engine.forward(&self.model, tokens, cache, opts).await {
             Ok(out) => Ok(out),
@@ -160,16 +179,25 @@ impl Session {
         }
     }
 
-    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped).
-    pub fn tokens(&self, prompt: &str) -> (Vec<u32>, usize) {
-        let mut ids = self.tok.encode(prompt);
+    /// The tokenizer the checkpoint asked for.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tok
+    }
+
+    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped). A
+    /// character-vocabulary model refuses a prompt with a character it has no token for.
+    pub fn tokens(&self, prompt: &str) -> Result<(Vec<u32>, usize), RunError> {
+        let mut ids = self.tok.encode_checked(prompt)?;
         if ids.is_empty() {
+            if self.tok.char_vocab().is_some() {
+                return Err(RunError::Empty); // no <|endoftext|> to start from
+            }
             ids.push(super::tokenizer::END_OF_TEXT); // an empty prompt starts from <|endoftext|>
         }
         let window = self.config().n_positions;
         let dropped = ids.len().saturating_sub(window);
         ids.drain(..dropped);
-        (ids, dropped)
+        Ok((ids, dropped))
     }
 
     fn token(&self, id: u32) -> Token {
@@ -193,9 +221,10 @@ impl Session {
     /// analysis holds their layout; the buffer travels beside it).
     pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
         let cfg = self.config();
-        let (ids, dropped) = self.tokens(&q.prompt);
+        let (ids, dropped) = self.tokens(&q.prompt)?;
         let t = ids.len();
-        let all = cfg.n_layer * cfg.n_head * t * t <= ALL_LAYERS_LIMIT;
+        // Saturating: L·H·T² passes a 32-bit usize long before it passes the limit's test.
+        let all = [cfg.n_head, t, t].iter().fold(cfg.n_layer, |a, &b| a.saturating_mul(b)) <= ALL_LAYERS_LIMIT;
         let layer = q.layer.min(cfg.n_layer - 1);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
         let thumbnails = (!all).then_some(THUMBNAIL);
@@ -226,7 +255,7 @@ impl Session {
 
     /// One head's Q, K and V for `prompt` (cut to the window like every prompt), on the CPU.
     pub fn head_qkv(&self, id: u64, prompt: &str, layer: usize, head: usize) -> Result<HeadQkv, RunError> {
-        let (ids, _) = self.tokens(prompt);
+        let (ids, _) = self.tokens(prompt)?;
         let cfg = self.config();
         let [q, k, v] = self.model.head_qkv(&ids, layer, head)?;
         let flat = |a: ndarray::Array2<f32>| a.into_iter().collect();
@@ -244,7 +273,7 @@ impl Session {
 
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.
     pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
-        let (ids, _) = self.tokens(&q.prompt);
+        let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
         let mut cache = self.engine().new_cache(self.config().n_positions);
         let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;

@@ -196,10 +196,28 @@ impl Weights {
                 }
             }
         }
+        // Every tensor the config calls for exists with its shape and holds only finite numbers,
+        // before anything is allocated from the config's sizes: a config cannot make the loader
+        // reserve what the file does not hold. A NaN or an infinity would turn every output into
+        // NaN; one pass over the weights finds it (see `first_non_finite` for its cost).
+        for (name, shape) in Weights::expected(cfg) {
+            let info = r.info(&name, &shape)?;
+            if let Some((index, nan)) = st.first_non_finite(info) {
+                let what = if nan { "a NaN" } else { "an infinity" };
+                return Err(LoadError::NotFinite { tensor: name, index, what });
+            }
+        }
         let wte = r.matrix("wte.weight", cfg.vocab_size, c)?;
         if let Some(info) = st.tensors.get("lm_head.weight") {
+            if info.shape != [cfg.vocab_size, c] {
+                return Err(LoadError::Shape {
+                    tensor: "lm_head.weight".into(),
+                    expected: vec![cfg.vocab_size, c],
+                    found: info.shape.clone(),
+                });
+            }
             if st.to_f32(info) != wte.as_slice().expect("standard layout") {
-                return Err(LoadError::Config("lm_head.weight differs from wte.weight; GPT-2 ties them".into()));
+                return Err(LoadError::Checkpoint("lm_head.weight differs from wte.weight; GPT-2 ties them".into()));
             }
         }
         let mut h = Vec::with_capacity(cfg.n_layer);
@@ -219,6 +237,29 @@ impl Weights {
             });
         }
         Ok(Weights { wte, wpe: r.matrix("wpe.weight", cfg.n_positions, c)?, h, ln_f: r.layer_norm("ln_f", c)? })
+    }
+
+    /// The tensors a config calls for, with their shapes, in the checkpoint's order (`named`).
+    pub fn expected(cfg: &Config) -> Vec<(String, Vec<usize>)> {
+        let (c, f) = (cfg.n_embd, cfg.n_inner);
+        let mut out =
+            vec![("wte.weight".into(), vec![cfg.vocab_size, c]), ("wpe.weight".into(), vec![cfg.n_positions, c])];
+        for l in 0..cfg.n_layer {
+            let p = format!("h.{l}");
+            for ln in ["ln_1", "ln_2"] {
+                out.push((format!("{p}.{ln}.weight"), vec![c]));
+                out.push((format!("{p}.{ln}.bias"), vec![c]));
+            }
+            for (name, n_in, n_out) in
+                [("attn.c_attn", c, 3 * c), ("attn.c_proj", c, c), ("mlp.c_fc", c, f), ("mlp.c_proj", f, c)]
+            {
+                out.push((format!("{p}.{name}.weight"), vec![n_in, n_out]));
+                out.push((format!("{p}.{name}.bias"), vec![n_out]));
+            }
+        }
+        out.push(("ln_f.weight".into(), vec![c]));
+        out.push(("ln_f.bias".into(), vec![c]));
+        out
     }
 
     /// Random weights in GPT-2's initialisation (normal, std 0.02; layer norms γ = 1, β = 0),

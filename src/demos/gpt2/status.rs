@@ -5,6 +5,18 @@
 use super::{model_base, Model};
 use crate::gpt2::protocol::{Phase, Reply, Request, Source};
 
+/// The longest prompt the demo keeps (its parameter's `max_len`): a longer one is cut here, with
+/// a notice, and a generation stops here.
+pub const PROMPT_MAX: usize = 4000;
+
+/// `text` cut to its first `max` characters, and whether it was cut.
+pub fn cut_text(text: &str, max: usize) -> (String, bool) {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => (text[..end].to_string(), true),
+        None => (text.to_string(), false),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Starting,
@@ -33,6 +45,8 @@ pub enum Status {
         n_head: usize,
         n_positions: usize,
         params: usize,
+        /// The characters a character-vocabulary model reads, one token each (None: GPT-2's BPE).
+        char_vocab: Option<String>,
     },
     Failed(String),
 }
@@ -50,6 +64,9 @@ pub enum Event<'a> {
     FilesSent,
     /// The reader cancelled the download (the page restarts the worker).
     Cancelled,
+    /// The page started a fresh worker (Retry after the last one died): it loads the model
+    /// when it is listening.
+    Restarting,
     /// Something failed on the page's side (files that could not be read), or the worker died
     /// (it could not start, or it crashed) and took its model with it.
     Failed(String),
@@ -65,13 +82,15 @@ pub fn next(status: &Status, event: Event) -> Status {
             Status::Loading { name, .. } => Status::Loading { name: name.clone(), phase, loaded, total, rate },
             _ => status.clone(),
         },
-        Event::Reply(&Reply::Progress { phase, loaded, total }) => {
+        Event::Reply(&Reply::Progress { phase, loaded, total, .. }) => {
             next(status, Event::Progress { phase, loaded, total, rate: None })
         }
-        Event::Reply(Reply::NotCached { name, size }) if !stale(name) => {
+        Event::Reply(Reply::NotCached { name, size, .. }) if !stale(name) => {
             Status::NotCached { name: name.clone(), size: *size }
         }
-        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, .. }) if !stale(name) => {
+        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, char_vocab, .. })
+            if !stale(name) =>
+        {
             Status::Ready {
                 name: name.clone(),
                 source: *source,
@@ -79,11 +98,12 @@ pub fn next(status: &Status, event: Event) -> Status {
                 n_head: *n_head,
                 n_positions: *n_positions,
                 params: *params,
+                char_vocab: char_vocab.clone(),
             }
         }
         // An error without a request id is about the model (loading it, or the worker itself);
         // a worker that crashed has lost its model.
-        Event::Reply(Reply::Error { id: None, message } | Reply::Crashed { message }) => {
+        Event::Reply(Reply::Error { id: None, message, .. } | Reply::Crashed { message }) => {
             Status::Failed(message.clone())
         }
         Event::Reply(_) => status.clone(),
@@ -99,6 +119,7 @@ pub fn next(status: &Status, event: Event) -> Status {
             Status::Failed("The download was cancelled.".into())
         }
         Event::Cancelled => status.clone(),
+        Event::Restarting => Status::Starting,
         Event::Failed(message) => Status::Failed(message),
     }
 }
@@ -144,7 +165,9 @@ pub enum Plan {
 /// The load for `model` (files from `base`, see [`model_base`]). A remote model is kept in the
 /// browser's storage, and with `only_cached` loaded only from there (else the worker answers
 /// `NotCached` and the reader decides). Local files cannot come from a link: the reader picks
-/// them, and a model loaded from them stays while "local files" stays chosen.
+/// them, and a model loaded from them stays while "local files" stays chosen. The trained model
+/// exists only in this browser's storage: it is never downloaded (the worker answers
+/// `NotCached` when the lab has stored none).
 pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -> Plan {
     if model == Model::File {
         let has_files = matches!(status, Status::Loading { name, .. } | Status::Ready { name, .. }
@@ -153,13 +176,42 @@ pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -
     }
     let Some(base) = model_base(model.key(), base) else { return Plan::NeedUrl };
     let remote = matches!(model, Model::Gpt2 | Model::Url);
+    let stored_only = model == Model::Trained;
     Plan::Send(Request::Load {
         name: model.key().into(),
         base,
         expect: (model == Model::Gpt2).then(crate::gpt2::manifest::gpt2_small),
-        cache: remote,
-        only_cached: remote && only_cached,
+        cache: remote || stored_only,
+        only_cached: (remote && only_cached) || stored_only,
+        load: 0,
     })
+}
+
+/// The page's loads, numbered: each load sent gets the next number ([`Loads::number`]), and a
+/// reply about any earlier load is stale (the reader chose another model since, or asked again)
+/// and is dropped, so a slow download that ends late never replaces what the page now shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loads {
+    current: u64,
+}
+
+impl Loads {
+    /// Gives a load request the next number (other requests are left as they are).
+    pub fn number(&mut self, req: &mut Request) {
+        if let Request::Load { load, .. } | Request::LoadBytes { load, .. } = req {
+            self.current += 1;
+            *load = self.current;
+        }
+    }
+    /// Whether a reply about load `load` is for the latest load (0: a reply about no load in
+    /// particular, such as a message the worker could not read, always is).
+    pub fn wants(&self, load: u64) -> bool {
+        load == 0 || load == self.current
+    }
+    /// Whether `reply` should reach the status: not when it reports on a superseded load.
+    pub fn wants_reply(&self, reply: &Reply) -> bool {
+        self.wants(reply.load())
+    }
 }
 
 /// Which prompt an analysis answers.
@@ -249,4 +301,38 @@ pub fn source_note(source: Source) -> &'static str {
         }
         Source::Network => "",
     }
+}
+
+/// One model kept in this browser's storage, for the "Stored in this browser" list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredModel {
+    /// What the reader knows it as: the trained model, GPT-2 small from the hub, or its folder URL.
+    pub label: String,
+    /// The folder its files were fetched from (or stored under).
+    pub base: String,
+    pub bytes: u64,
+}
+
+/// Groups stored files `(URL, bytes)` by folder into models, in the order first seen. `origin`
+/// is this site's (the trained model's files are kept under its `TRAINED_BASE`).
+pub fn stored_models(files: &[(String, u64)], origin: &str) -> Vec<StoredModel> {
+    use crate::gpt2::manifest::{HUB_GPT2, TRAINED_BASE};
+    let mut models: Vec<StoredModel> = Vec::new();
+    for (url, bytes) in files {
+        let base = url.rfind('/').map_or(url.as_str(), |i| &url[..=i]);
+        if let Some(m) = models.iter_mut().find(|m| m.base == base) {
+            m.bytes = m.bytes.saturating_add(*bytes);
+            continue;
+        }
+        let local = base.strip_prefix(origin).unwrap_or(base);
+        let label = if local == TRAINED_BASE {
+            Model::Trained.label().to_string()
+        } else if base == HUB_GPT2 {
+            "GPT-2 small, from the Hugging Face hub".to_string()
+        } else {
+            base.to_string()
+        };
+        models.push(StoredModel { label, base: base.to_string(), bytes: *bytes });
+    }
+    models
 }

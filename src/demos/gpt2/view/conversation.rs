@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::super::{query, Model};
-use super::super::status::{plan_load, Event, Plan, Prompt, Status};
+use super::super::status::{cut_text, plan_load, Event, Plan, Prompt, Status, PROMPT_MAX};
+use super::super::{query, trained, Model};
 use super::store::{Answer, Backend, Store};
 use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
@@ -25,18 +25,27 @@ pub fn on_event(s: Store, event: WorkerEvent) {
             send_backend(s);
             load(s, true);
         }
-        WorkerEvent::Progress(p) => {
+        WorkerEvent::Progress(p) if s.loads.get_value().wants(p.load) => {
             s.advance(Event::Progress { phase: p.phase, loaded: p.loaded, total: p.total, rate: p.rate })
         }
+        WorkerEvent::Progress(_) => {} // a superseded load's
         WorkerEvent::Analysis(a, w) => {
-            let target = match s.asked.get_value().route(a.id) {
+            let prompt = s.asked.get_value().route(a.id);
+            let target = match prompt {
                 Some(Prompt::Main) => s.result,
                 Some(Prompt::Compare) => s.result_b,
                 None => return, // a stale answer
             };
+            // This prompt was refused before (a character the model has no token for) and is fixed.
+            if prompt.is_some() && s.error_for.get_value() == prompt {
+                s.error_for.set_value(None);
+                s.ctx.error.set(None);
+            }
             target.set(Some(Arc::new(Answer { a, w })));
         }
         WorkerEvent::Reply(reply) => on_reply(s, reply),
+        // The training lab's events: never sent to this demo's worker.
+        WorkerEvent::Snapshot(..) | WorkerEvent::Checkpoint { .. } => {}
         WorkerEvent::Died(why) => {
             s.listening.set_value(false);
             s.died.set_value(true);
@@ -47,12 +56,23 @@ pub fn on_event(s: Store, event: WorkerEvent) {
 }
 
 fn on_reply(s: Store, reply: Reply) {
+    if !s.loads.get_value().wants_reply(&reply) {
+        return; // about a superseded load
+    }
     s.advance(Event::Reply(&reply));
     match reply {
+        Reply::Loaded { name, n_positions, char_vocab: Some(vocab), .. } => fit_prompts(s, &name, &vocab, n_positions),
         Reply::Generated { text, done, .. } => {
             if let Some(base) = s.generating.get_untracked() {
-                s.set(|p| p.prompt = format!("{base}{text}"));
-                if done {
+                // The prompt keeps at most PROMPT_MAX characters: the generation stops there, with a note.
+                let (prompt, cut) = cut_text(&format!("{base}{text}"), PROMPT_MAX);
+                s.set(|p| p.prompt = prompt.clone());
+                if cut {
+                    s.worker.send(Request::Stop);
+                    let note = format!("The generation stopped at the prompt's limit of {PROMPT_MAX} characters.");
+                    s.replaced.set(Some((note, prompt)));
+                }
+                if done || cut {
                     generation_ended(s);
                 }
             }
@@ -64,11 +84,14 @@ fn on_reply(s: Store, reply: Reply) {
                 s.backend_notice.set(notice);
             }
         }
-        Reply::Error { id: Some(_), message } => {
+        Reply::Error { id: Some(id), message, .. } => {
             s.generating.set(None);
-            s.ctx.error.set(Some(message));
+            let prompt = s.asked.get_value().route(id);
+            s.error_for.set_value(prompt);
+            let which = if prompt == Some(Prompt::Compare) { "The second prompt: " } else { "" };
+            s.ctx.error.set(Some(format!("{which}{message}")));
         }
-        // The status took these; the benchmark and Q/K/V replies are for other demos' workers,
+        // The status took these; the benchmark, Q/K/V and training replies are for other demos' workers,
         // and the client turns the rest into events of their own.
         Reply::Progress { .. }
         | Reply::Loaded { .. }
@@ -76,10 +99,34 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::Error { id: None, .. }
         | Reply::AttentionBench { .. }
         | Reply::HeadQkv(_)
+        | Reply::TrainProgress { .. }
+        | Reply::TrainSnapshot { .. }
+        | Reply::TrainStopped { .. }
+        | Reply::TrainCheckpoint { .. }
         | Reply::Ready
         | Reply::Analysis(_)
         | Reply::Crashed { .. } => {}
     }
+}
+
+/// A character-vocabulary model (the training lab's) cannot read the default English prompts:
+/// prompts with characters outside its vocabulary are replaced, with a note.
+fn fit_prompts(s: Store, name: &str, vocab: &str, n_positions: usize) {
+    if !s.status.with_untracked(|st| matches!(st, Status::Ready { name: n, .. } if n == name)) {
+        return; // a stale reply
+    }
+    let (prompt, compare) = s.params.with_untracked(|p| (p.prompt.clone(), p.compare.clone()));
+    let Some((new, new_compare)) = trained::prompts_for_vocab(vocab, n_positions, &prompt, &compare) else { return };
+    let cleared = if new_compare != compare { " (and the second prompt cleared)" } else { "" };
+    let note = format!(
+        "This model reads only the characters “{vocab}”, one token each: the prompt was replaced by a sequence of \
+         them{cleared}."
+    );
+    s.replaced.set(Some((note, new.clone())));
+    s.set(|p| {
+        p.prompt = new;
+        p.compare = new_compare;
+    });
 }
 
 fn generation_ended(s: Store) {
@@ -92,13 +139,14 @@ fn generation_ended(s: Store) {
 pub fn load(s: Store, only_cached: bool) {
     s.result.set(None);
     s.moved.set(None);
+    s.replaced.set(None);
     // An analysis still under way is of the model being replaced: its answer is stale.
     s.asked.update_value(|a| a.record(Prompt::Main, None));
     let (model, base) = s.params.with_untracked(|p| (p.model, p.base.clone()));
     let plan = s.status.with_untracked(|st| plan_load(model, &base, only_cached, st));
     s.advance(Event::Planned(&plan));
     if let Plan::Send(req) = plan {
-        s.worker.send(req);
+        s.send_load(req, None);
     }
 }
 
@@ -116,6 +164,19 @@ fn revive(s: Store) {
     if s.died.get_value() {
         s.died.set_value(false);
         s.worker.start();
+    }
+}
+
+/// Loads the chosen model again after a failure: in a fresh worker when the last one died (or
+/// was stopped), else in the one listening.
+pub fn retry(s: Store) {
+    if s.died.get_value() || !s.listening.get_value() {
+        s.died.set_value(false);
+        s.listening.set_value(false);
+        s.advance(Event::Restarting);
+        s.worker.start(); // it loads the model when it says it is ready
+    } else {
+        load(s, true);
     }
 }
 

@@ -5,11 +5,12 @@ use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::super::status::{loading_line, mb, model_label, source_note, Event, Status};
+use super::super::status::{loading_line, mb, model_label, source_note, stored_models, Event, Status, StoredModel};
 use super::super::Model;
-use super::conversation::{cancel, load};
+use super::conversation::{cancel, load, retry};
 use super::store::{store, Store};
 use crate::gpt2::protocol::{self, Phase, Request};
+use crate::kit::stored::{clear_stored, stored_files};
 
 /// What the model is doing, with the reader's next step when there is one.
 #[component]
@@ -31,11 +32,25 @@ pub fn ModelStatus() -> impl IntoView {
             }
             .into_any()
         }
+        // Nothing to download: the trained model exists only where the lab stored it.
+        Status::NotCached { name, .. } if Model::named(&name) == Some(Model::Trained) => view! {
+            <div class="model-status not-cached no-trained" role="status">
+                <p>"No trained model in this browser: train one in the "
+                    <a href="/training/">"Watching attention learn"</a>" chapter, then open it here from the lab."</p>
+            </div>
+        }
+        .into_any(),
         Status::NotCached { name, size } => {
             let size_note = size.map(|s| format!(" ({})", mb(s))).unwrap_or_default();
+            // Only GPT-2 small has pinned hashes; another URL's files are checked only by loading them.
+            let checked = if Model::named(&name) == Some(Model::Gpt2) {
+                ", checked against the pinned SHA-256 of OpenAI's GPT-2 small,"
+            } else {
+                " (nothing pins what this address serves: load only models from sources you trust),"
+            };
             let text = format!(
-                "{} is not stored in this browser yet. It will be downloaded from {}{size_note}, checked, and \
-                 kept in this browser's storage so the next visit needs no network.",
+                "{} is not stored in this browser yet. It will be downloaded from {}{size_note}{checked} and \
+                 kept in this browser's storage once it has loaded, so the next visit needs no network.",
                 model_label(&name),
                 url.get()
             );
@@ -58,10 +73,12 @@ pub fn ModelStatus() -> impl IntoView {
                 Hugging Face GPT-2 layout (the server must allow cross-origin reads)."</p>
         }
         .into_any(),
-        Status::Ready { name, source, n_layer, n_head, n_positions, params } => {
+        Status::Ready { name, source, n_layer, n_head, n_positions, params, char_vocab } => {
+            let chars =
+                char_vocab.map(|v| format!(" It reads the characters “{v}”, one token each.")).unwrap_or_default();
             let text = format!(
                 "{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens, in a Web \
-                 Worker on this computer.{}",
+                 Worker on this computer.{}{chars}",
                 model_label(&name),
                 params as f64 / 1e6,
                 source_note(source)
@@ -69,7 +86,10 @@ pub fn ModelStatus() -> impl IntoView {
             view! { <p class="model-status ready">{text}</p> }.into_any()
         }
         Status::Failed(e) => view! {
-            <div class="notice error" role="alert">{format!("The model could not be loaded: {e}")}</div>
+            <div class="notice error model-failed" role="alert">
+                <p>{format!("The model could not be loaded: {e}")}</p>
+                <button type="button" class="retry" on:click=move |_| retry(s)>"Retry"</button>
+            </div>
         }
         .into_any(),
     }
@@ -92,6 +112,69 @@ pub fn BackendLine() -> impl IntoView {
         s.backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> })
     };
     view! { {line}{notice} }
+}
+
+/// The models kept in this browser's storage (downloads and the training lab's model), with
+/// their sizes, and a button that removes them all. Read again whenever the status moves on (a
+/// model just kept, or a kept one removed because it failed to load).
+#[component]
+pub fn StoredList() -> impl IntoView {
+    let s = store();
+    let list = RwSignal::new(None::<Result<Vec<StoredModel>, String>>);
+    let note = RwSignal::new(None::<String>);
+    let refresh = move || {
+        leptos::task::spawn_local(async move {
+            let origin = window().location().origin().unwrap_or_default();
+            let read = stored_files().await.map(|files| stored_models(&files, &origin));
+            list.try_set(Some(read));
+        });
+    };
+    let key = Memo::new(move |_| s.status.with(Status::key));
+    // The effect reads the key (a memo only tracked, never read, is never recomputed) and
+    // looks again whenever the model's status changes: a load may have stored or evicted files.
+    Effect::new(move |_| {
+        let k = key.get();
+        refresh();
+        k
+    });
+    let clear = move |_| {
+        leptos::task::spawn_local(async move {
+            let done = match clear_stored().await {
+                Ok(()) => "Removed. A model loaded now stays until the page closes; the next visit downloads it \
+                           again."
+                    .to_string(),
+                Err(e) => format!("Could not remove them: {e}."),
+            };
+            note.try_set(Some(done));
+            refresh();
+        });
+    };
+    let models = move || list.get().and_then(Result::ok).unwrap_or_default();
+    let summary = move || match list.get() {
+        None => "Stored in this browser: …".to_string(),
+        Some(Err(e)) => format!("Stored in this browser: unknown ({e})"),
+        Some(Ok(m)) if m.is_empty() => "Stored in this browser: nothing".to_string(),
+        Some(Ok(m)) => {
+            let total = m.iter().fold(0u64, |t, m| t.saturating_add(m.bytes));
+            let n = if m.len() == 1 { "1 model".to_string() } else { format!("{} models", m.len()) };
+            format!("Stored in this browser: {n}, {}", mb(total))
+        }
+    };
+    view! {
+        <div class="stored-models" data-count=move || models().len().to_string()>
+            <p class="stored-summary">{summary}" "
+                <button type="button" class="clear-stored" disabled=move || models().is_empty() on:click=clear>
+                    "Clear"
+                </button>
+            </p>
+            <ul>
+                {move || models().into_iter().map(|m| view! {
+                    <li title=m.base.clone()><bdi>{m.label.clone()}</bdi>{format!(": {}", mb(m.bytes))}</li>
+                }).collect_view()}
+            </ul>
+            {move || note.get().map(|n| view! { <p class="muted" role="status">{n}</p> })}
+        </div>
+    }
 }
 
 /// The file picker for a local checkpoint (files can also be dropped on the whole demo).
@@ -118,7 +201,7 @@ pub fn load_files(s: Store, files: Option<web_sys::FileList>) {
             Ok((config, bytes)) => {
                 s.advance(Event::FilesSent);
                 s.set(|p| p.model = Model::File);
-                s.worker.send_with(Request::LoadBytes { name: Model::File.key().into(), config }, Some(bytes));
+                s.send_load(Request::LoadBytes { name: Model::File.key().into(), config, load: 0 }, Some(bytes));
             }
             Err(e) => s.advance(Event::Failed(e)),
         }
@@ -136,6 +219,8 @@ async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), Strin
         .iter()
         .find(|f| f.name().ends_with(".safetensors"))
         .ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
+    // A file too large for the worker's memory is refused before it is read into the page's.
+    crate::gpt2::download::check_declared(&model.name(), Some(model.size() as u64))?;
     let text =
         JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
     let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;

@@ -39,5 +39,13 @@ pub fn Notes() -> impl IntoView {
         (!msg.is_empty())
             .then(|| view! { <p class="notice" role="status">{format!("Knock-outs: {}.", msg.join("; "))}</p> })
     };
-    view! { {dropped}<MovedNote/>{bad_ablate} }
+    let replaced = move || {
+        let prompt = s.params.with(|p| p.prompt.clone());
+        s.replaced.with(|r| {
+            r.as_ref()
+                .filter(|(_, now)| *now == prompt)
+                .map(|(note, _)| view! { <p class="notice" role="status">{note.clone()}</p> })
+        })
+    };
+    view! { {replaced}{dropped}<MovedNote/>{bad_ablate} }
 }

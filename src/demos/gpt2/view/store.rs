@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::super::status::{next, Asked, Event, Status};
+use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::{fit_selection, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
@@ -56,6 +56,10 @@ pub struct Store {
     pub result: RwSignal<Option<Arc<Answer>>>,
     pub result_b: RwSignal<Option<Arc<Answer>>>,
     pub asked: StoredValue<Asked>,
+    /// The loads sent, numbered: replies about a superseded one are dropped.
+    pub loads: StoredValue<Loads>,
+    /// Which prompt's analysis the error shown was the answer to (its next answer clears it).
+    pub error_for: StoredValue<Option<Prompt>>,
     /// The prompt a generation in progress started from.
     pub generating: RwSignal<Option<String>>,
     /// When the last generation started and how long it took (for the benchmark).
@@ -63,6 +67,9 @@ pub struct Store {
     pub gen_ms: RwSignal<f64>,
     /// A layer or head moved to fit a newly loaded model: (what the note says, where it moved to).
     pub moved: RwSignal<Option<(String, (usize, usize))>>,
+    /// The prompt was replaced to fit a character-vocabulary model: (what the note says, the
+    /// prompt it became; the note shows while that is the prompt).
+    pub replaced: RwSignal<Option<(String, String)>>,
     pub sel: Memo<Selection>,
     /// The knocked-out heads that parse.
     pub knocked: Memo<Vec<(usize, usize)>>,
@@ -102,10 +109,13 @@ impl Store {
             result,
             result_b: RwSignal::new(None),
             asked: StoredValue::new(Asked::default()),
+            loads: StoredValue::new(Loads::default()),
+            error_for: StoredValue::new(None),
             generating: RwSignal::new(None),
             gen_start: StoredValue::new(0.0),
             gen_ms: RwSignal::new(0.0),
             moved: RwSignal::new(None),
+            replaced: RwSignal::new(None),
             sel,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
             worker,
@@ -120,6 +130,12 @@ impl Store {
         if self.status.with_untracked(|s| *s != now) {
             self.status.set(now);
         }
+    }
+
+    /// Sends a load request, numbered (see [`Loads`]), with `data` beside it.
+    pub fn send_load(self, mut req: protocol::Request, data: Option<wasm_bindgen::JsValue>) {
+        self.loads.update_value(|l| l.number(&mut req));
+        self.worker.send_with(req, data);
     }
 
     /// Changes the parameters (the link follows).
