@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod numerics;
 pub mod seq2seq;
 pub mod state;
+pub mod train;
 
 #[cfg(target_arch = "wasm32")]
 pub mod kit;

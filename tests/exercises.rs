@@ -841,3 +841,51 @@ fn the_gpt2_live_exercises_quote_their_keys() {
         assert!(eval_key(bad).is_err(), "{bad}");
     }
 }
+
+/// The training chapter's exercises, worked from the definitions: the scored positions and the
+/// sequence lengths of each task, the parameter list with its shapes, and the two head scores.
+#[test]
+fn the_training_exercises_quote_their_keys() {
+    // Copy: scored inputs t = n + 1 ..= 2n − 1; sort and reverse: T = 2n + 1, scored t = n + 1 ..= 2n.
+    let copy_scored = |n: usize| (n + 1..2 * n).count();
+    assert_eq!((copy_scored(8), copy_scored(4)), (7, 3));
+    assert_eq!(key("7"), copy_scored(8) as f64);
+    let sorted_t = |n: usize| 2 * n + 2 - 1;
+    assert_eq!((sorted_t(5), (5 + 1..=2 * 5).count()), (11, 5));
+    // Parameters by name: V = 28, learned positions, MLP off.
+    let params = |t: usize, layers: usize, c: usize| {
+        let layer = [2 * c, c * 3 * c + 3 * c, c * c + c]; // ln_1, c_attn, c_proj
+        28 * c + t * c + layers * layer.iter().sum::<usize>() + 2 * c // wte, wpe, h.*, ln_f
+    };
+    assert_eq!(params(11, 2, 16), 2896);
+    assert_eq!(key("28*16 + 11*16 + 2*(16 + 16 + 16*48 + 48 + 16*16 + 16) + 16 + 16"), 2896.0);
+    // The head scores, as the lab defines them; A is lower-triangular, row t over keys 0..=t.
+    let prev = |a: &[&[f64]]| (1..a.len()).map(|t| a[t][t - 1]).sum::<f64>() / (a.len() - 1) as f64;
+    let induction = |a: &[&[f64]], tok: &[char]| {
+        let sums: Vec<f64> = (0..a.len())
+            .filter_map(|t| {
+                let s: Vec<usize> = (1..t).filter(|&j| tok[j - 1] == tok[t]).collect();
+                (!s.is_empty()).then(|| s.iter().map(|&j| a[t][j]).sum::<f64>())
+            })
+            .collect();
+        sums.iter().sum::<f64>() / sums.len() as f64
+    };
+    let a: [&[f64]; 4] = [&[1.0], &[0.9, 0.1], &[0.1, 0.6, 0.3], &[0.1, 0.2, 0.3, 0.4]];
+    assert!(close(prev(&a), key("(0.9 + 0.6 + 0.3)/3")) && close(prev(&a), 0.6));
+    let rest = [0.25, 0.25, 0.25, 0.25];
+    let b: [&[f64]; 6] = [
+        &[1.0],
+        &[0.5, 0.5],
+        &[1.0 / 3.0; 3],
+        &rest,
+        &[0.05, 0.10, 0.70, 0.05, 0.10],
+        &[0.02, 0.03, 0.05, 0.80, 0.05, 0.05],
+    ];
+    assert!(b.iter().all(|row| (row.iter().sum::<f64>() - 1.0).abs() < 1e-9));
+    let probe: Vec<char> = "^cafca".chars().collect();
+    assert!(close(induction(&b, &probe), key("(0.70 + 0.80)/2")) && close(induction(&b, &probe), 0.75));
+    // Reverse, n = 4, "^ b o g e > e g o b": position t reads 2n + 1 − t; at 6 that is the g.
+    let rev: Vec<char> = "^boge>egob".chars().collect();
+    assert_eq!((rev[9 - 6], rev[7]), ('g', 'g'));
+    assert!((5..=8).all(|t| rev[9 - t] == rev[t + 1]));
+}

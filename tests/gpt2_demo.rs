@@ -4,7 +4,9 @@
 //! clipped so they never run together.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::demos::gpt2::status::{loading_line, next, plan_load, Asked, Event, Plan, Prompt, Status};
+use attention_live::demos::gpt2::status::{
+    cut_text, loading_line, next, plan_load, Asked, Event, Loads, Plan, Prompt, Status, PROMPT_MAX,
+};
 use attention_live::demos::gpt2::{
     clip_label, fit_selection, label_stride, next_rows, query, slider_max, Gpt2Demo, Model, Moved, Params, Prob,
 };
@@ -121,6 +123,8 @@ fn loaded(name: &str) -> Reply {
         n_embd: 64,
         n_positions: 256,
         params: 500_000,
+        char_vocab: None,
+        load: 0,
     }
 }
 
@@ -136,7 +140,7 @@ fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
     let (plan, s) = choose(Model::Stories, "", true, &Status::Starting);
     // Bundled models come from the site, never from the browser's storage, and are not asked first.
     match &plan {
-        Plan::Send(Request::Load { name, base, cache, only_cached, expect }) => {
+        Plan::Send(Request::Load { name, base, cache, only_cached, expect, .. }) => {
             assert_eq!((name.as_str(), base.as_str()), ("stories", "/models/stories/"));
             assert!(!cache && !only_cached && expect.is_none());
         }
@@ -153,7 +157,7 @@ fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
     let s = next(&s, progress(Phase::Verify, 0, Some(4_000_000), Some(3_000.0)));
     assert!(matches!(s, Status::Loading { phase: Phase::Verify, loaded: 0, rate: Some(_), .. }), "{s:?}");
     // Progress as the wire carries it (the client adds the rate) shows too, without a rate.
-    let wire = Reply::Progress { phase: Phase::Parse, loaded: 0, total: None };
+    let wire = Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load: 0 };
     assert!(matches!(next(&s, Event::Reply(&wire)), Status::Loading { phase: Phase::Parse, rate: None, .. }));
     let s = next(&s, Event::Reply(&loaded("stories")));
     assert_eq!(s.dims(), Some((4, 4)));
@@ -166,7 +170,7 @@ fn a_bundled_model_goes_from_loading_through_progress_to_ready() {
 fn gpt2_small_is_asked_of_the_browser_cache_first_and_downloaded_on_the_readers_go() {
     let (plan, s) = choose(Model::Gpt2, "", true, &Status::Starting);
     assert!(matches!(&plan, Plan::Send(Request::Load { cache: true, only_cached: true, expect: Some(_), .. })));
-    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: Some(548_000_000) }));
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: Some(548_000_000), load: 0 }));
     assert_eq!(s, Status::NotCached { name: "gpt2".into(), size: Some(548_000_000) });
     assert_eq!(s.key(), "not-cached");
     // "Download": the same load, now allowed to go to the network.
@@ -188,11 +192,11 @@ fn cancelling_a_download_fails_it_and_a_cancel_when_nothing_loads_does_nothing()
 #[test]
 fn an_error_about_the_model_fails_the_load_and_an_error_about_a_request_does_not() {
     let (_, s) = choose(Model::Induction, "", true, &Status::Starting);
-    let failed = next(&s, Event::Reply(&Reply::Error { id: None, message: "no such file".into() }));
+    let failed = next(&s, Event::Reply(&Reply::Error { id: None, message: "no such file".into(), load: 0 }));
     assert_eq!(failed, Status::Failed("no such file".into()));
     assert_eq!(failed.key(), "failed");
     let ready = next(&s, Event::Reply(&loaded("induction")));
-    let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into() }));
+    let after = next(&ready, Event::Reply(&Reply::Error { id: Some(7), message: "bad prompt".into(), load: 0 }));
     assert_eq!(after, ready, "an analysis that fails leaves the model loaded");
     let crashed = next(&ready, Event::Reply(&Reply::Crashed { message: "out of memory".into() }));
     assert_eq!(crashed, Status::Failed("out of memory".into()), "a crashed worker has lost its model");
@@ -205,7 +209,7 @@ fn a_reply_about_a_model_no_longer_wanted_is_stale() {
     let (_, s) = choose(Model::Induction, "", true, &s);
     let s = next(&s, Event::Reply(&loaded("stories")));
     assert!(matches!(&s, Status::Loading { name, .. } if name == "induction"), "{s:?}");
-    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None }));
+    let s = next(&s, Event::Reply(&Reply::NotCached { name: "gpt2".into(), size: None, load: 0 }));
     assert_eq!(s.key(), "loading");
     assert_eq!(next(&s, Event::Reply(&loaded("induction"))).dims(), Some((4, 4)));
     // A load that finishes after something else failed on the page (files that could not be
@@ -274,4 +278,105 @@ fn the_typed_parameters_make_the_query_the_worker_gets() {
     assert_eq!(Params::read(&v), p);
     let data = Gpt2Demo::data(&p).unwrap();
     assert_eq!((data["model"].as_str(), data["query"]["top_k"].as_u64()), (Some("stories"), Some(5)));
+}
+
+#[test]
+fn a_slow_download_that_ends_after_another_model_was_chosen_is_dropped() {
+    let mut loads = Loads::default();
+    // The reader asks for a URL model (load 1), then, while it downloads, the bundled stories
+    // model (load 2), which loads first.
+    let mut slow = match plan_load(Model::Url, "https://slow.example/m/", false, &Status::Starting) {
+        Plan::Send(req) => req,
+        other => panic!("{other:?}"),
+    };
+    loads.number(&mut slow);
+    let s = next(&Status::Starting, Event::Planned(&Plan::Send(slow.clone())));
+    let (plan, _) = choose(Model::Stories, "", true, &s);
+    let Plan::Send(mut quick) = plan else { panic!("{plan:?}") };
+    loads.number(&mut quick);
+    let (Request::Load { load: first, .. }, Request::Load { load: second, .. }) = (&slow, &quick) else {
+        panic!("{slow:?} {quick:?}")
+    };
+    assert!(second > first, "every load gets a later number");
+    let s = next(&s, Event::Planned(&Plan::Send(quick.clone())));
+    let mut stories = loaded("stories");
+    if let Reply::Loaded { load, .. } = &mut stories {
+        *load = *second;
+    }
+    assert!(loads.wants_reply(&stories));
+    let s = next(&s, Event::Reply(&stories));
+    assert!(matches!(&s, Status::Ready { name, .. } if name == "stories"));
+    // 9 s later the slow download's model, progress and errors arrive: all dropped, the page
+    // keeps saying (and running) the stories model.
+    let mut late = loaded("url");
+    if let Reply::Loaded { load, .. } = &mut late {
+        *load = *first;
+    }
+    assert!(!loads.wants_reply(&late), "a superseded load's model is not shown");
+    let progress = Reply::Progress { phase: Phase::Download, loaded: 9, total: None, load: *first };
+    assert!(!loads.wants_reply(&progress) && !loads.wants(*first));
+    assert!(!loads.wants_reply(&Reply::Error { id: None, message: "x".into(), load: *first }));
+    // A message about no load in particular still counts.
+    assert!(loads.wants_reply(&Reply::Error { id: None, message: "unreadable".into(), load: 0 }));
+    // Other requests are not numbered.
+    let mut stop = Request::Stop;
+    loads.number(&mut stop);
+    assert!(loads.wants(*second));
+    // Local files are numbered too.
+    let mut files = Request::LoadBytes { name: "file".into(), config: "{}".into(), load: 0 };
+    loads.number(&mut files);
+    assert!(matches!(files, Request::LoadBytes { load, .. } if load == second + 1));
+    assert!(!loads.wants(*second));
+}
+
+#[test]
+fn a_worker_that_dies_while_preparing_the_model_leaves_a_failed_status_not_a_spinner() {
+    let (_, s) = choose(Model::Stories, "", true, &Status::Starting);
+    let s = next(&s, Event::Reply(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load: 1 }));
+    assert!(matches!(s, Status::Loading { phase: Phase::Parse, .. }));
+    let died = next(&s, Event::Failed("the compute worker stopped: RuntimeError: unreachable".into()));
+    assert_eq!(died.key(), "failed");
+    // Retry with a dead worker starts a fresh one: the status says so until it loads the model.
+    assert_eq!(next(&died, Event::Restarting), Status::Starting);
+    // Retry plans the same load again from the failed state.
+    let again = plan_load(Model::Stories, "", true, &died);
+    assert!(matches!(again, Plan::Send(Request::Load { .. })));
+    assert_eq!(next(&died, Event::Planned(&again)).key(), "loading");
+}
+
+#[test]
+fn a_prompt_past_the_limit_is_cut_to_its_first_characters() {
+    assert_eq!(PROMPT_MAX, 4000);
+    let long: String = "ab€".repeat(2000); // 6000 characters, some of 3 bytes
+    let (cut, was) = cut_text(&long, PROMPT_MAX);
+    assert!(was);
+    assert_eq!(cut.chars().count(), PROMPT_MAX);
+    assert!(long.starts_with(&cut));
+    assert_eq!(cut_text("short", PROMPT_MAX), ("short".to_string(), false));
+    let exact = "x".repeat(PROMPT_MAX);
+    assert_eq!(cut_text(&exact, PROMPT_MAX), (exact.clone(), false));
+    // The demo's prompt parameter has the same limit.
+    let table = <Params as attention_live::state::Params>::TABLE;
+    let p = table.iter().find(|p| p.key == "prompt").expect("a prompt parameter");
+    assert!(matches!(p.kind, attention_live::state::Kind::Text { max_len: PROMPT_MAX, .. }));
+}
+
+#[test]
+fn stored_files_are_listed_as_models_with_their_sizes() {
+    use attention_live::demos::gpt2::status::stored_models;
+    let hub = attention_live::gpt2::manifest::HUB_GPT2;
+    let files = vec![
+        (format!("{hub}config.json"), 665),
+        (format!("{hub}model.safetensors"), 548_105_171),
+        ("http://127.0.0.1:8080/models/trained/config.json".to_string(), 300),
+        ("http://127.0.0.1:8080/models/trained/model.safetensors".to_string(), 1_000_000),
+        ("https://mirror.example/gpt2/model.safetensors".to_string(), 7),
+    ];
+    let models = stored_models(&files, "http://127.0.0.1:8080");
+    assert_eq!(models.len(), 3);
+    assert_eq!((models[0].label.as_str(), models[0].bytes), ("GPT-2 small, from the Hugging Face hub", 548_105_836));
+    assert_eq!(models[1].label, Model::Trained.label(), "the training lab's model is listed too");
+    assert_eq!(models[1].bytes, 1_000_300);
+    assert_eq!(models[2].label, "https://mirror.example/gpt2/");
+    assert!(stored_models(&[], "http://x").is_empty());
 }

@@ -33,7 +33,7 @@ fn phases_sources_and_backends_keep_their_wire_names() {
         (Phase::Parse, "parse"),
         (Phase::Gpu, "gpu"),
     ] {
-        let r = Reply::Progress { phase, loaded: 3, total: Some(9) };
+        let r = Reply::Progress { phase, loaded: 3, total: Some(9), load: 2 };
         assert_eq!(json(&r)["phase"], name);
         assert_eq!(phase.as_str(), name);
         assert_eq!(over_the_wire(&r), r);
@@ -53,7 +53,10 @@ fn phases_sources_and_backends_keep_their_wire_names() {
             n_embd: 128,
             n_positions: 128,
             params: 1,
+            char_vocab: None,
+            load: 1,
         };
+        assert!(json(&r).get("char_vocab").is_none(), "GPT-2's replies are as before");
         assert_eq!(json(&r)["source"], name);
         assert_eq!(source.as_str(), name);
         assert_eq!(over_the_wire(&r), r);
@@ -77,8 +80,15 @@ fn phases_sources_and_backends_keep_their_wire_names() {
 fn requests_round_trip_and_carry_their_ids() {
     let q = Query { id: 4, prompt: "Q F K".into(), layer: 1, ablate: vec![(1, 3)], top: 10, ..Default::default() };
     let mut all = vec![
-        Request::Load { name: "gpt2".into(), base: "/m/".into(), expect: None, cache: true, only_cached: true },
-        Request::LoadBytes { name: "file".into(), config: "{}".into() },
+        Request::Load {
+            name: "gpt2".into(),
+            base: "/m/".into(),
+            expect: None,
+            cache: true,
+            only_cached: true,
+            load: 3,
+        },
+        Request::LoadBytes { name: "file".into(), config: "{}".into(), load: 4 },
         Request::Backend { choice: BackendChoice::Webgpu, fault: false },
         Request::Analyze(q.clone()),
         Request::Generate { query: q.clone(), steps: 20 },
@@ -182,4 +192,53 @@ fn a_buffer_that_does_not_fit_its_layout_is_refused_with_a_reason() {
     assert_eq!(Attention::decode(none.layout().clone(), Vec::new()).unwrap(), none);
     let one = Attention::encode(1, 1, 2, &[Some(Array3::from_elem((1, 2, 2), 0.5))], &[]);
     assert_eq!(one.weight(0, 0, 1, 1), Some(0.5));
+}
+
+#[test]
+fn load_numbers_cross_the_wire_and_older_messages_still_read() {
+    // A page or worker from before load numbers sends none: they read as 0 (no load in particular).
+    let old = r#"{"type":"load","name":"stories","base":"/models/stories/"}"#;
+    assert!(matches!(Request::decode(old), Ok(Request::Load { load: 0, .. })));
+    let old = r#"{"type":"error","id":null,"message":"x"}"#;
+    assert_eq!(Reply::decode(old).map(|r| r.load()), Ok(0));
+    let r = Reply::Progress { phase: Phase::Download, loaded: 1, total: None, load: 7 };
+    assert_eq!(over_the_wire(&r).load(), 7);
+    let r = Reply::Error { id: None, message: "bad".into(), load: 9 };
+    assert_eq!(over_the_wire(&r).load(), 9);
+    // Replies about no load say 0.
+    assert_eq!(Reply::Stopped { id: 3 }.load(), 0);
+}
+
+#[test]
+fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
+    use attention_live::gpt2::download::*;
+    // The reservation is capped whatever a server declares (3.25 GB, 2^64 - 1): it fits in 32 bits.
+    assert_eq!(reserve_for(Some(3_250_000_000)), MAX_RESERVE_BYTES as usize);
+    assert_eq!(reserve_for(Some(u64::MAX)), MAX_RESERVE_BYTES as usize);
+    assert_eq!(reserve_for(Some(1000)), 1000);
+    assert_eq!(reserve_for(None), 0);
+    assert!(MAX_RESERVE_BYTES <= u32::MAX as u64 && MAX_FILE_BYTES < 1 << 32);
+    // gpt2-large (3.25 GB) is refused before downloading, with the limit stated.
+    let e = check_declared("https://h/large/model.safetensors", Some(3_250_000_000)).unwrap_err();
+    assert!(e.contains("3.25 GB") && e.contains("1.6 GB at most"), "{e}");
+    assert!(check_declared("u", Some(548_105_171)).is_ok() && check_declared("u", None).is_ok());
+    // Without a Content-Length, the limit holds on the bytes received.
+    assert!(check_received("u", MAX_FILE_BYTES + 1, None).is_err());
+    assert!(check_received("u", MAX_FILE_BYTES, None).is_ok());
+    // A body longer than declared is refused as it arrives; a shorter one at its end.
+    assert!(check_received("u", 101, Some(100)).unwrap_err().contains("more than the 100 bytes"));
+    assert!(check_received("u", 100, Some(100)).is_ok());
+    assert!(check_complete("u", 60, Some(100)).unwrap_err().contains("closed early"));
+    assert!(check_complete("u", 100, Some(100)).is_ok() && check_complete("u", 5, None).is_ok());
+    // Sizes past 2^32 are compared as they are, not wrapped.
+    assert!(check_received("u", (1 << 32) + 5, Some(5)).is_err());
+    // An HTML page served with status 200, by its type or by its first bytes.
+    assert!(is_web_page(Some("text/html; charset=utf-8"), b""));
+    assert!(is_web_page(Some("Text/HTML"), b""));
+    assert!(is_web_page(None, b"\n  <!DOCTYPE html><html>"));
+    assert!(is_web_page(Some("application/octet-stream"), b"<html><body>404</body></html>"));
+    assert!(!is_web_page(Some("application/json"), b"{\"n_layer\": 4}"));
+    assert!(!is_web_page(None, &[0x40, 0, 0, 0, 0, 0, 0, 0, b'{', b'"']));
+    assert!(!is_web_page(None, b""));
+    assert!(web_page_error("https://h/m/").contains("the server sent a web page, not a model file"));
 }

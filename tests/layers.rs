@@ -3,7 +3,8 @@
 //! ```text
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
-//!   -> gpt2, seq2seq                the models (gpt2 runs on the backend too)
+//!   -> train                        the training lab's engine (writes GPT-2 checkpoints)
+//!   -> gpt2, seq2seq                the models (gpt2 runs on the backend too; its worker protocol trains)
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
 //!   -> exercises                    checked exercises: answer keys, checks, goals on demos
@@ -23,20 +24,46 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
         "numerics" | "formats" | "state" => &[],
         "gpu" => &["numerics", "formats"],
-        "gpt2" => &["numerics", "formats", "gpu"],
+        "gpt2" => &["numerics", "formats", "gpu", "train"],
         "seq2seq" => &["numerics", "formats"],
-        "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
-        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit"],
-        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "demos"],
+        "train" => &["numerics", "formats"],
+        "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train"],
+        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train", "kit"],
+        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train", "demos"],
         "chapters" => &["numerics", "formats", "state", "demos", "exercises"],
-        "ui" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "exercises", "chapters"],
-        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq"],
+        "ui" => &[
+            "numerics",
+            "formats",
+            "state",
+            "gpu",
+            "gpt2",
+            "seq2seq",
+            "train",
+            "kit",
+            "demos",
+            "exercises",
+            "chapters",
+        ],
+        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train"],
         _ => return None,
     })
 }
 
-const MODULES: [&str; 12] =
-    ["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "kit", "demos", "exercises", "chapters", "ui", "worker"];
+const MODULES: [&str; 13] = [
+    "numerics",
+    "formats",
+    "state",
+    "gpu",
+    "gpt2",
+    "seq2seq",
+    "train",
+    "kit",
+    "demos",
+    "exercises",
+    "chapters",
+    "ui",
+    "worker",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {

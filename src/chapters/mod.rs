@@ -6,6 +6,8 @@ pub mod plain;
 pub mod render;
 pub mod search;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod security;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod static_pages;
 
 /// A piece of a chapter's body.

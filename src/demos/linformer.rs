@@ -290,7 +290,7 @@ mod view {
                 let Some(base) = model_base(model, "") else { return };
                 loading.set(Some(model.to_string()));
                 let name = model.to_string();
-                worker.send(Request::Load { name, base, expect: None, cache: false, only_cached: false });
+                worker.send(Request::Load { name, base, expect: None, cache: false, only_cached: false, load: 0 });
             }
         });
         (loaded, loading, qkv)

@@ -131,6 +131,7 @@ registry! {
     rope,
     wpe,
     collapse,
+    train_lab,
     gpt2,
     attention_cost,
     sliding_window,

@@ -16,9 +16,10 @@
 //! code in a Web Worker.
 
 pub mod config;
+pub mod download;
 pub mod engine;
 pub mod error;
-pub mod gelu;
+pub use crate::numerics::gelu;
 pub mod gpu;
 pub mod manifest;
 pub mod model;

@@ -10,12 +10,21 @@
 //! - the worker starts with `Ready` (messages sent before it would be lost);
 //! - `Load` / `LoadBytes`: `Progress` in phase order (`Cache` or `Download` then `Verify` per
 //!   file, `Parse`, `Gpu` unless the CPU was chosen), then `Backend` and `Loaded`; or
-//!   `NotCached` (with `only_cached`), or `Error { id: None }`;
+//!   `NotCached` (with `only_cached`), or `Error { id: None }`. Each of these carries the
+//!   request's `load` number: a later load supersedes an earlier one, whose model the worker
+//!   drops instead of installing, and whose replies the page ignores (a download that ends late
+//!   never replaces the model chosen after it);
 //! - `Backend`: `Backend` (also sent on its own, with a `notice`, when a GPU failure moved the
 //!   model to the CPU);
 //! - `Analyze`: `Analysis` with the attention buffer; `Generate`: one `Generated` per token
 //!   (`done` on the last) or `Stopped` after `Stop`; `AttentionBench`, `HeadQkv`: their reply;
 //!   each of these, when it fails, `Error` with its id;
+//! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
+//!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
+//!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
+//!   stops; then `TrainStopped` (paused, reached `until`, or diverged), or `Error` with its id
+//!   for a refused config. `TrainPause` and `TrainReset` stop it; `TrainExport`:
+//!   `TrainCheckpoint` with the safetensors bytes beside it;
 //! - a panic anywhere: `Crashed`, and nothing more from that worker.
 
 use ndarray::{Array3, ArrayView2};
@@ -23,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
 use super::Sampling;
+use crate::train::{HeadSnapshot, StepStats, TrainConfig};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -39,12 +49,18 @@ pub enum Request {
         cache: bool,
         #[serde(default)]
         only_cached: bool,
+        /// The page's number for this load: its replies carry it, and a load the page asked for
+        /// later supersedes it (the worker drops its result instead of installing it).
+        #[serde(default)]
+        load: u64,
     },
     /// A model from local files: `config` is config.json's text; the safetensors bytes travel
     /// beside the JSON as an ArrayBuffer.
     LoadBytes {
         name: String,
         config: String,
+        #[serde(default)]
+        load: u64,
     },
     /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
     /// on purpose, to show the fallback (tests only).
@@ -75,6 +91,20 @@ pub enum Request {
         layer: usize,
         head: usize,
     },
+    /// Train the lab's model with `config` until `until` steps are done.
+    Train {
+        id: u64,
+        config: TrainConfig,
+        until: usize,
+    },
+    /// Stop the run in progress (it can go on with another `Train`).
+    TrainPause,
+    /// Stop and forget the run.
+    TrainReset,
+    /// The trained model as a GPT-2 checkpoint.
+    TrainExport {
+        id: u64,
+    },
 }
 
 impl Request {
@@ -82,8 +112,16 @@ impl Request {
     pub fn id(&self) -> Option<u64> {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => Some(q.id),
-            Request::AttentionBench { id, .. } | Request::HeadQkv { id, .. } => Some(*id),
-            Request::Load { .. } | Request::LoadBytes { .. } | Request::Backend { .. } | Request::Stop => None,
+            Request::AttentionBench { id, .. }
+            | Request::HeadQkv { id, .. }
+            | Request::Train { id, .. }
+            | Request::TrainExport { id } => Some(*id),
+            Request::Load { .. }
+            | Request::LoadBytes { .. }
+            | Request::Backend { .. }
+            | Request::Stop
+            | Request::TrainPause
+            | Request::TrainReset => None,
         }
     }
 
@@ -91,8 +129,16 @@ impl Request {
     pub fn set_id(&mut self, new: u64) {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => q.id = new,
-            Request::AttentionBench { id, .. } | Request::HeadQkv { id, .. } => *id = new,
-            Request::Load { .. } | Request::LoadBytes { .. } | Request::Backend { .. } | Request::Stop => {}
+            Request::AttentionBench { id, .. }
+            | Request::HeadQkv { id, .. }
+            | Request::Train { id, .. }
+            | Request::TrainExport { id } => *id = new,
+            Request::Load { .. }
+            | Request::LoadBytes { .. }
+            | Request::Backend { .. }
+            | Request::Stop
+            | Request::TrainPause
+            | Request::TrainReset => {}
         }
     }
 
@@ -170,6 +216,19 @@ pub struct HeadQkv {
     pub q: Vec<f32>,
     pub k: Vec<f32>,
     pub v: Vec<f32>,
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TrainStop {
+    /// The page asked (`TrainPause`, `TrainReset`, or a new `Train`).
+    Paused,
+    /// `until` steps are done.
+    Reached,
+    /// The loss or a gradient stopped being finite: the message says where; the weights are
+    /// those of the last good step.
+    Diverged { message: String },
 }
 
 /// The reader's choice of backend (part of the demo's URL state).
@@ -293,20 +352,30 @@ pub enum Reply {
         phase: Phase,
         loaded: u64,
         total: Option<u64>,
+        /// The load it reports on (`Request::Load::load`).
+        #[serde(default)]
+        load: u64,
     },
     Loaded {
         name: String,
+        #[serde(default)]
+        load: u64,
         source: Source,
         n_layer: usize,
         n_head: usize,
         n_embd: usize,
         n_positions: usize,
         params: usize,
+        /// The model's character vocabulary (`Config::char_vocab`); absent for GPT-2's BPE.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        char_vocab: Option<String>,
     },
     /// The model is not in the browser's cache (answer to `only_cached`).
     NotCached {
         name: String,
         size: Option<u64>,
+        #[serde(default)]
+        load: u64,
     },
     /// The analysis; its attention weights travel beside it (see `Analysis::attention`).
     Analysis(Analysis),
@@ -327,6 +396,10 @@ pub enum Reply {
     Error {
         id: Option<u64>,
         message: String,
+        /// The load that failed (with `id: None`); 0 when the error is about no load in
+        /// particular (a message the worker could not read).
+        #[serde(default)]
+        load: u64,
     },
     /// What runs the model now: `detail` the adapter's name or why the CPU; `notice` set when a
     /// GPU failure just moved the model to the CPU.
@@ -340,6 +413,28 @@ pub enum Reply {
         row: crate::gpu::bench::AttentionRow,
     },
     HeadQkv(HeadQkv),
+    /// The steps done in one slice of a run, and the slice's speed.
+    TrainProgress {
+        id: u64,
+        steps: Vec<StepStats>,
+        steps_per_s: f64,
+    },
+    /// The heads after `snapshot.step` steps; their attention (L, H, T, T) travels beside it.
+    TrainSnapshot {
+        id: u64,
+        snapshot: HeadSnapshot,
+    },
+    /// The run stopped after `step` steps.
+    TrainStopped {
+        id: u64,
+        step: usize,
+        reason: TrainStop,
+    },
+    /// `config.json`; the safetensors bytes travel beside it.
+    TrainCheckpoint {
+        id: u64,
+        config_json: String,
+    },
     /// The worker panicked: what it held is lost and it answers nothing more (the page starts
     /// a fresh one).
     Crashed {
@@ -353,7 +448,13 @@ impl Reply {
         match self {
             Reply::Analysis(a) => Some(a.id),
             Reply::HeadQkv(h) => Some(h.id),
-            Reply::Generated { id, .. } | Reply::Stopped { id } | Reply::AttentionBench { id, .. } => Some(*id),
+            Reply::Generated { id, .. }
+            | Reply::Stopped { id }
+            | Reply::AttentionBench { id, .. }
+            | Reply::TrainProgress { id, .. }
+            | Reply::TrainSnapshot { id, .. }
+            | Reply::TrainStopped { id, .. }
+            | Reply::TrainCheckpoint { id, .. } => Some(*id),
             Reply::Error { id, .. } => *id,
             Reply::Ready
             | Reply::Progress { .. }
@@ -364,11 +465,23 @@ impl Reply {
         }
     }
 
+    /// The load a reply about loading reports on (0 for the others, and for replies of a worker
+    /// that predates load numbers).
+    pub fn load(&self) -> u64 {
+        match self {
+            Reply::Progress { load, .. }
+            | Reply::Loaded { load, .. }
+            | Reply::NotCached { load, .. }
+            | Reply::Error { load, .. } => *load,
+            _ => 0,
+        }
+    }
+
     /// The JSON text; a reply that cannot be written becomes an `Error` that can.
     pub fn encode(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
             let message = format!("the worker could not write its reply: {e}");
-            serde_json::to_string(&Reply::Error { id: self.id(), message }).unwrap_or_default()
+            serde_json::to_string(&Reply::Error { id: self.id(), message, load: self.load() }).unwrap_or_default()
         })
     }
 

@@ -57,6 +57,20 @@ pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), Strin
     r
 }
 
+/// Saves bytes as a file through a Blob URL.
+pub fn download_bytes(filename: &str, mime: &str, bytes: &[u8]) -> Result<(), String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    let blob =
+        web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &opts).map_err(|_| "cannot create the file")?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "cannot create a download URL")?;
+    let r = download_url(filename, &url);
+    let _ = web_sys::Url::revoke_object_url(&url);
+    r
+}
+
 /// Saves a canvas as a PNG file.
 pub fn download_canvas_png(filename: &str, canvas: &web_sys::HtmlCanvasElement) -> Result<(), String> {
     let url = canvas.to_data_url_with_type("image/png").map_err(|_| "the canvas cannot be exported")?;

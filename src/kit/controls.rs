@@ -116,13 +116,21 @@ pub fn Control(
             </select>
         }
         .into_any(),
-        // Long texts (prompts) get a text area.
-        Kind::Text { max_len, .. } if max_len > 1000 => view! {
-            <textarea id=id.clone() maxlength=max_len rows="3" spellcheck="false"
-                prop:value=move || display(&current())
-                on:input=move |ev| set(Value::Text(event_target_value(&ev)))></textarea>
+        // Long texts (prompts) get a text area; the browser cuts a paste at `max_len`, and the note says so.
+        Kind::Text { max_len, .. } if max_len > 1000 => {
+            let full = move || matches!(current(), Value::Text(t) if t.chars().count() >= max_len);
+            view! {
+                <textarea id=id.clone() maxlength=max_len rows="3" spellcheck="false"
+                    prop:value=move || display(&current())
+                    on:input=move |ev| set(Value::Text(event_target_value(&ev)))></textarea>
+                {move || full().then(|| view! {
+                    <p class="muted text-limit" role="status">
+                        {format!("At the limit of {max_len} characters: longer text is cut there.")}
+                    </p>
+                })}
+            }
+            .into_any()
         }
-        .into_any(),
         Kind::Text { max_len, .. } => view! {
             <input type="text" id=id.clone() maxlength=max_len autocomplete="off" spellcheck="false"
                 prop:value=move || display(&current())

@@ -8,6 +8,7 @@ pub mod link_box;
 pub mod matrix_canvas;
 pub mod plot;
 pub mod seq2seq_models;
+pub mod stored;
 pub mod table;
 pub mod theme;
 pub mod worker;

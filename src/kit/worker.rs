@@ -20,6 +20,7 @@ use web_sys::{MessageEvent, Worker};
 
 use super::browser::now_ms;
 use crate::gpt2::protocol::{Analysis, Attention, Phase, Reply, Request};
+use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).
 const SCRIPT: &str = "/gpt2-worker_loader.js";
@@ -35,6 +36,10 @@ pub enum Event {
     Progress(Progress),
     /// An analysis with its attention weights, decoded.
     Analysis(Analysis, Attention),
+    /// The training lab's heads at a step, their attention decoded.
+    Snapshot(u64, HeadSnapshot),
+    /// The trained model as a GPT-2 checkpoint: `config.json` and the safetensors bytes.
+    Checkpoint { id: u64, config_json: String, safetensors: Vec<u8> },
     /// Any other reply. (A reply the page cannot read arrives as `Reply::Error { id: None }`.)
     Reply(Reply),
     /// The worker stopped (it panicked, its script failed, or the browser could not start it):
@@ -50,6 +55,8 @@ pub struct Progress {
     pub total: Option<u64>,
     /// Bytes a second since the phase began (once it has run long enough to say).
     pub rate: Option<f64>,
+    /// The load it reports on (`Request::Load::load`).
+    pub load: u64,
 }
 
 /// A started worker.
@@ -164,7 +171,7 @@ impl ComputeWorker {
         let json = match req.encode() {
             Ok(json) => json,
             Err(message) => {
-                self.emit(Event::Reply(Reply::Error { id, message }));
+                self.emit(Event::Reply(Reply::Error { id, message, load: 0 }));
                 return id;
             }
         };
@@ -201,7 +208,7 @@ impl ComputeWorker {
         let json = Reflect::get(&msg, &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
         let reply = match Reply::decode(&json) {
             Ok(r) => r,
-            Err(message) => return self.emit(Event::Reply(Reply::Error { id: None, message })),
+            Err(message) => return self.emit(Event::Reply(Reply::Error { id: None, message, load: 0 })),
         };
         match reply {
             Reply::Ready => {
@@ -219,7 +226,7 @@ impl ComputeWorker {
                     }
                 }
             }
-            Reply::Progress { phase, loaded, total } => {
+            Reply::Progress { phase, loaded, total, load } => {
                 let now = now_ms();
                 let began = self
                     .0
@@ -233,7 +240,7 @@ impl ComputeWorker {
                     .unwrap_or(now);
                 let secs = (now - began) / 1e3;
                 let rate = (secs > 0.2).then(|| loaded as f64 / secs);
-                self.emit(Event::Progress(Progress { phase, loaded, total, rate }));
+                self.emit(Event::Progress(Progress { phase, loaded, total, rate, load }));
             }
             Reply::Analysis(a) => {
                 let data = Reflect::get(&msg, &"data".into())
@@ -243,8 +250,24 @@ impl ComputeWorker {
                     .unwrap_or_default();
                 match Attention::decode(a.attention.clone(), data) {
                     Ok(w) => self.emit(Event::Analysis(a, w)),
-                    Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(a.id), message })),
+                    Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(a.id), message, load: 0 })),
                 }
+            }
+            Reply::TrainSnapshot { id, mut snapshot } => {
+                snapshot.attention = Reflect::get(&msg, &"data".into())
+                    .ok()
+                    .and_then(|d| d.dyn_into::<Float32Array>().ok())
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default();
+                self.emit(Event::Snapshot(id, snapshot))
+            }
+            Reply::TrainCheckpoint { id, config_json } => {
+                let safetensors = Reflect::get(&msg, &"data".into())
+                    .ok()
+                    .and_then(|d| d.dyn_into::<js_sys::Uint8Array>().ok())
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default();
+                self.emit(Event::Checkpoint { id, config_json, safetensors })
             }
             Reply::Crashed { message } => self.died(format!("the compute worker stopped: {message}")),
             other => self.emit(Event::Reply(other)),

@@ -4,6 +4,7 @@ pub mod block;
 pub mod f4;
 pub mod flash;
 pub mod format;
+pub mod gelu;
 pub mod kernel_regression;
 pub mod kv_cache;
 pub mod low_rank;

@@ -33,7 +33,13 @@ impl PackedMatrix {
     /// Packs W (in, out).
     pub fn pack(w: ArrayView2<f32>) -> PackedMatrix {
         let (rows, cols) = w.dim();
-        PackedMatrix::from_rows(rows, cols, |f| w.rows().into_iter().for_each(|r| f(&r.to_vec())))
+        match w.as_slice() {
+            // Row-major already (a product's right operand on every call in the browser, such as
+            // the gradient dy of a weight's dW = xᵀ dy): its rows are read in place, not copied
+            // out one allocation per row.
+            Some(all) if cols > 0 => PackedMatrix::from_rows(rows, cols, |f| all.chunks_exact(cols).for_each(f)),
+            _ => PackedMatrix::from_rows(rows, cols, |f| w.rows().into_iter().for_each(|r| f(&r.to_vec()))),
+        }
     }
 
     /// Packs W (in, out) from its rows in order, which `each` hands to the callback it is given

@@ -43,20 +43,37 @@ impl Values {
                     key: key.clone(),
                     raw: raw.clone(),
                     reason: "this demo has no such setting".into(),
+                    cut: false,
                 }),
                 Some(i) if seen[i] => notices.push(Notice {
                     key: key.clone(),
                     raw: raw.clone(),
                     reason: "given twice; the first value is used".into(),
+                    cut: false,
                 }),
                 Some(i) => {
                     seen[i] = true;
-                    match params[i].parse(raw) {
-                        Ok(v) => values.vals[i] = v,
-                        Err(reason) => notices.push(Notice {
+                    match (params[i].parse(raw), params[i].cut_text(raw)) {
+                        (Ok(v), _) => values.vals[i] = v,
+                        // A text too long is kept up to its limit (a long prompt loses its end, not all of it).
+                        (Err(reason), Some(v)) => {
+                            values.vals[i] = v;
+                            let kept = match params[i].kind {
+                                Kind::Text { max_len, .. } => max_len,
+                                _ => 0,
+                            };
+                            notices.push(Notice {
+                                key: key.clone(),
+                                raw: raw.clone(),
+                                reason: format!("{reason}; its first {kept} characters are used"),
+                                cut: true,
+                            })
+                        }
+                        (Err(reason), None) => notices.push(Notice {
                             key: key.clone(),
                             raw: raw.clone(),
                             reason: format!("{reason}; using the default {}", format_value(&params[i].default_value())),
+                            cut: false,
                         }),
                     }
                 }

@@ -55,17 +55,28 @@ pub struct Notice {
     pub key: String,
     pub raw: String,
     pub reason: String,
+    /// The value was used cut to its allowed length (a long text), not ignored.
+    pub cut: bool,
 }
 
 impl Notice {
     /// One sentence for the page. `raw` is shortened so a huge URL cannot flood the page;
     /// it is displayed as text by the UI, never interpreted as HTML.
     pub fn message(&self) -> String {
+        let (before, raw, after) = self.parts();
+        format!("{before}{raw}{after}")
+    }
+
+    /// [`Notice::message`] in three parts: the text before the quoted value, the value from the
+    /// link (shortened), and the text after it. The page isolates the value (`<bdi>`), so that
+    /// direction marks in a link cannot reorder the sentence around it.
+    pub fn parts(&self) -> (String, String, String) {
         let mut raw: String = self.raw.chars().take(40).collect();
         if self.raw.chars().count() > 40 {
             raw.push('…');
         }
-        format!("Ignored {}=\"{}\" from the link: {}.", self.key, raw, self.reason)
+        let verb = if self.cut { "Cut" } else { "Ignored" };
+        (format!("{verb} {}=\"", self.key), raw, format!("\" from the link: {}.", self.reason))
     }
 }
 
@@ -145,7 +156,10 @@ impl Param {
                 if raw.chars().count() > max_len {
                     return Err(format!("longer than {max_len} characters"));
                 }
-                if raw.chars().any(|c| c.is_control()) {
+                // Long texts are edited in a text area (prompts): line breaks and tabs belong there
+                // (a model may generate them); other control characters never do.
+                let multiline = max_len > 1000;
+                if raw.chars().any(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\r' | '\t'))) {
                     return Err("contains control characters".into());
                 }
                 Ok(Value::Text(raw.to_string()))
@@ -166,11 +180,23 @@ impl Param {
         }
     }
 
-    /// Clamps or snaps a value coming from a control (not from a URL) into range.
+    /// A text too long for this parameter, cut to its first `max_len` characters, when that is
+    /// a value it accepts (`None` for other kinds, or text that is not too long).
+    pub fn cut_text(&self, raw: &str) -> Option<Value> {
+        let Kind::Text { max_len, .. } = self.kind else { return None };
+        let (end, _) = raw.char_indices().nth(max_len)?;
+        self.parse(&raw[..end]).ok()
+    }
+
+    /// Clamps or snaps a value coming from a control (not from a URL) into range. A text that is
+    /// too long (a paste, a generation that ran on) is cut to its allowed length.
     pub fn sanitize(&self, v: Value) -> Value {
         match (self.kind, v) {
             (Kind::Float { min, max, .. }, Value::Float(x)) if x.is_finite() => Value::Float(x.clamp(min, max)),
             (Kind::Int { min, max, .. }, Value::Int(x)) => Value::Int(x.clamp(min, max)),
+            (Kind::Text { .. }, Value::Text(t)) if self.cut_text(&t).is_some() => {
+                self.cut_text(&t).unwrap_or(Value::Text(t))
+            }
             (_, v) if self.parse(&format_value(&v)).is_ok() => v,
             _ => self.default_value(),
         }

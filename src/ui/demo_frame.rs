@@ -149,7 +149,7 @@ pub fn DemoFrame(
                 let ns = notices.get();
                 (!ns.is_empty()).then(|| view! {
                     <div class="notice url-notice" role="status">
-                        <ul>{ns.iter().map(|n| view! { <li>{n.message()}</li> }).collect_view()}</ul>
+                        <ul>{ns.iter().map(notice_item).collect_view()}</ul>
                         <button type="button" class="dismiss" on:click=move |_| notices.set(Vec::new())>
                             "Dismiss"
                         </button>
@@ -202,4 +202,11 @@ fn stack_canvases(list: &[web_sys::HtmlCanvasElement]) -> Result<web_sys::HtmlCa
         y += ch;
     }
     Ok(out)
+}
+
+/// One notice about a link value: the value, which comes from the link, in a `<bdi>`, so that
+/// right-to-left or override characters in it cannot reorder the sentence around it.
+pub fn notice_item(n: &Notice) -> impl IntoView {
+    let (before, raw, after) = n.parts();
+    view! { <li>{before}<bdi class="link-value">{raw}</bdi>{after}</li> }
 }

@@ -272,7 +272,12 @@ fn mount_demos(ids: &[&'static str], search: &str) -> (Vec<Mounted>, Vec<Notice>
         .iter()
         .filter(|(k, _)| !matches!(k.as_str(), "demo" | "caption"))
         .filter(|(k, _)| !mounted.iter().any(|m| k.split_once('.').map(|(d, _)| d) == Some(m.spec.id)))
-        .map(|(k, v)| Notice { key: k.clone(), raw: v.clone(), reason: "no demo on this page has that setting".into() })
+        .map(|(k, v)| Notice {
+            key: k.clone(),
+            raw: v.clone(),
+            reason: "no demo on this page has that setting".into(),
+            cut: false,
+        })
         .collect();
     (mounted, stray)
 }
@@ -297,7 +302,7 @@ fn notice_box(stray: Vec<Notice>) -> impl IntoView {
     (!stray.is_empty()).then(|| {
         view! {
             <div class="notice url-notice" role="status">
-                <ul>{stray.iter().map(|n| view! { <li>{n.message()}</li> }).collect_view()}</ul>
+                <ul>{stray.iter().map(crate::ui::demo_frame::notice_item).collect_view()}</ul>
             </div>
         }
     })

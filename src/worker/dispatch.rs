@@ -15,7 +15,7 @@ use crate::gpt2::session::Session;
 use crate::gpu::{Gpu, GpuError};
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled).
-async fn yield_now() {
+pub(super) async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
     });
@@ -37,6 +37,11 @@ pub struct Worker {
     gpu: RefCell<Option<Result<Rc<Gpu>, GpuError>>>,
     /// Turns on the model's backend: (next ticket, ticket being served). See `Worker::turn`.
     turns: Cell<(u64, u64)>,
+    /// The training lab's run.
+    runs: super::train::Runs,
+    /// The latest load the page asked for: an earlier one still under way is superseded, and
+    /// its model is dropped instead of installed (what runs is what the page chose last).
+    latest_load: Cell<u64>,
 }
 
 /// The right to run on the model's backend until dropped.
@@ -121,39 +126,72 @@ impl Worker {
         }
     }
 
+    /// Whether load `load` is still the one the page wants.
+    fn current(&self, load: u64) -> bool {
+        self.latest_load.get() == load
+    }
+
     /// A new model: put it on the chosen backend first, so the page's first analysis runs there.
-    async fn loaded(&self, s: Session, name: &str, source: Source) {
-        let reply = s.loaded(name, source);
+    /// A superseded load's model is dropped.
+    async fn loaded(&self, s: Session, name: &str, source: Source, load: u64) {
+        if !self.current(load) {
+            return;
+        }
+        let mut reply = s.loaded(name, source);
+        if let Reply::Loaded { load: l, .. } = &mut reply {
+            *l = load;
+        }
         *self.session.borrow_mut() = Some(Rc::new(s));
         if self.choice.get() != BackendChoice::Cpu {
-            post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None }, None);
+            post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None, load }, None);
         }
         self.apply_backend().await;
         post(&reply, None);
     }
+
+    /// Parses fetched files into a model; on success keeps the downloaded ones in Cache
+    /// Storage, on failure removes the stored ones (a file that does not load is never kept).
+    async fn load_files(&self, name: &str, files: fetch::Files, load: u64) {
+        if !self.current(load) {
+            return;
+        }
+        post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
+        match Session::new(&files.config, &files.model) {
+            Ok(s) => {
+                let source = files.keep().await;
+                drop(files);
+                self.loaded(s, name, source, load).await
+            }
+            Err(e) => {
+                files.evict().await;
+                load_error(load, format!("{name}: {e}"))
+            }
+        }
+    }
+}
+
+/// A load failed: the page shows `message` unless a later load superseded this one.
+fn load_error(load: u64, message: String) {
+    post(&Reply::Error { id: None, message, load }, None);
 }
 
 pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
     match req {
-        Request::Load { name, base, expect, cache, only_cached } => {
-            match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached).await {
-                Ok(Some((config, bytes, source))) => {
-                    post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None }, None);
-                    match Session::new(&config, &bytes) {
-                        Ok(s) => w.loaded(s, &name, source).await,
-                        Err(e) => error(None, format!("{name}: {e}")),
-                    }
-                }
+        Request::Load { name, base, expect, cache, only_cached, load } => {
+            w.latest_load.set(load);
+            match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached, load).await {
+                Ok(Some(files)) => w.load_files(&name, files, load).await,
                 Ok(None) => {}
-                Err(e) => error(None, e),
+                Err(e) => load_error(load, e),
             }
         }
-        Request::LoadBytes { name, config } => {
+        Request::LoadBytes { name, config, load } => {
+            w.latest_load.set(load);
             let bytes =
                 data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
             match Session::new(&config, &bytes) {
-                Ok(s) => w.loaded(s, &name, Source::File).await,
-                Err(e) => error(None, format!("{name}: {e}")),
+                Ok(s) => w.loaded(s, &name, Source::File, load).await,
+                Err(e) => load_error(load, format!("{name}: {e}")),
             }
         }
         Request::Backend { choice, fault } => {
@@ -219,6 +257,10 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
             post(&Reply::AttentionBench { id, row }, None);
         }
+        Request::Train { id, config, until } => w.runs.train(id, config, until).await,
+        Request::TrainPause => w.runs.pause(),
+        Request::TrainReset => w.runs.reset(),
+        Request::TrainExport { id } => w.runs.export(id),
         Request::HeadQkv { id, prompt, layer, head } => {
             let Some(s) = w.session.borrow().clone() else { return error(Some(id), "no model is loaded yet".into()) };
             match s.head_qkv(id, &prompt, layer, head) {

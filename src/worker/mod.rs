@@ -15,6 +15,7 @@ use crate::gpt2::protocol::{Reply, Request};
 
 mod dispatch;
 mod fetch;
+mod train;
 
 fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
@@ -35,8 +36,17 @@ fn post(reply: &Reply, data: Option<Vec<f32>>) {
     };
 }
 
+/// Posts a reply with bytes beside it (a checkpoint), transferred.
+fn post_bytes(reply: &Reply, bytes: Vec<u8>) {
+    let msg = Object::new();
+    let _ = Reflect::set(&msg, &"json".into(), &reply.encode().into());
+    let arr = js_sys::Uint8Array::from(&bytes[..]);
+    let _ = Reflect::set(&msg, &"data".into(), &arr);
+    let _ = scope().post_message_with_transfer(&msg, &js_sys::Array::of1(&arr.buffer()));
+}
+
 fn error(id: Option<u64>, message: String) {
-    post(&Reply::Error { id, message }, None);
+    post(&Reply::Error { id, message, load: 0 }, None);
 }
 
 fn js_err(e: JsValue) -> String {
@@ -54,8 +64,28 @@ fn report_panics() {
     }));
 }
 
+/// A trap that is not a panic (running out of memory aborts with `unreachable`) inside an async
+/// task surfaces as an unhandled rejection, or as an uncaught error, of a WebAssembly
+/// `RuntimeError`: reported as a crash too, since the page otherwise hears nothing from a
+/// worker that can no longer answer. Other stray rejections (a cancelled stream's) are not fatal.
+fn report_traps() {
+    let crashed = Closure::<dyn FnMut(JsValue)>::new(|ev: JsValue| {
+        let field = |k: &str| Reflect::get(&ev, &k.into()).ok().filter(|v| !v.is_undefined() && !v.is_null());
+        let Some(error) = field("reason").or_else(|| field("error")) else { return };
+        let name = Reflect::get(&error, &"name".into()).ok().and_then(|n| n.as_string());
+        if name.as_deref() == Some("RuntimeError") {
+            post(&Reply::Crashed { message: format!("RuntimeError: {}", js_err(error)) }, None);
+        }
+    });
+    let f: &js_sys::Function = crashed.as_ref().unchecked_ref();
+    let _ = scope().add_event_listener_with_callback("unhandledrejection", f);
+    let _ = scope().add_event_listener_with_callback("error", f);
+    crashed.forget();
+}
+
 pub fn start() {
     report_panics();
+    report_traps();
     let state = Rc::new(dispatch::Worker::default());
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let text = Reflect::get(&ev.data(), &"json".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();

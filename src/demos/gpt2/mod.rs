@@ -8,15 +8,18 @@ use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query
 use crate::gpt2::session::Session;
 
 pub mod status;
+pub mod trained;
 
 crate::options! {
-    /// Which model runs: two bundled ones, GPT-2 small from the hub, or a checkpoint of the reader's.
+    /// Which model runs: two bundled ones, GPT-2 small from the hub, a checkpoint of the reader's,
+    /// or the model the training lab handed over (kept in this browser only: see `trained`).
     pub enum Model {
         Stories = ("stories", "Pet stories (4 layers, bundled)"),
         Induction = ("induction", "Induction (2 layers, bundled)"),
         Gpt2 = ("gpt2", "GPT-2 small, 124M (download 548 MB)"),
         Url = ("url", "GPT-2 checkpoint from a URL"),
         File = ("file", "GPT-2 checkpoint from local files"),
+        Trained = ("trained", "Your trained model (from the lab)"),
     }
 }
 
@@ -187,7 +190,8 @@ pub fn format_ablate(pairs: &[(usize, usize)]) -> String {
 }
 
 /// Where a model's files are fetched from: the bundled folder, the hub (or the reader's
-/// folder for the same files), or the reader's URL. `None` for local files or a missing URL.
+/// folder for the same files), the reader's URL, or the trained model's folder in this
+/// browser's storage. `None` for local files or a missing URL.
 pub fn model_base(model: &str, base: &str) -> Option<String> {
     let base = base.trim();
     let with_slash = |b: &str| if b.ends_with('/') { b.to_string() } else { format!("{b}/") };
@@ -195,6 +199,7 @@ pub fn model_base(model: &str, base: &str) -> Option<String> {
         "gpt2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_GPT2.to_string()),
         "gpt2" | "url" if !base.is_empty() => Some(with_slash(base)),
         "stories" | "induction" => Some(format!("/models/{model}/")),
+        "trained" => Some(crate::gpt2::manifest::TRAINED_BASE.to_string()),
         _ => None,
     }
 }

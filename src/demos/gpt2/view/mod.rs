@@ -26,7 +26,7 @@ use chips::TokenChips;
 use compare::Comparison;
 use head_view::HeadView;
 use heatmap::Heatmap;
-use loader::{BackendLine, FilePick, ModelStatus};
+use loader::{BackendLine, FilePick, ModelStatus, StoredList};
 use model_view::ModelView;
 use next_tokens::{NextNumbers, NextTokens};
 use notes::Notes;
@@ -65,6 +65,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             <Comparison/>
             <Heatmap/>
             <NextNumbers/>
+            // Below the plots: on a phone the model's panels come first.
+            <StoredList/>
         </div>
     }
     .into_any()

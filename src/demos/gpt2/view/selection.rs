@@ -32,7 +32,7 @@ pub fn keep_inside(s: Store) {
         for m in &fit.moved {
             if from_link.contains(&m.key) {
                 let reason = format!("{}; showing {} {}", m.why, m.key, m.now);
-                notes.push(Notice { key: format!("gpt2.{}", m.key), raw: m.wanted.to_string(), reason });
+                notes.push(Notice { key: format!("gpt2.{}", m.key), raw: m.wanted.to_string(), reason, cut: false });
             } else if m.key != "token" {
                 switched.push(format!("{} {} (was {})", m.key, m.now, m.wanted));
             }

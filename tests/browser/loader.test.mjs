@@ -1,0 +1,137 @@
+// The model loader against bad servers and races: a host on another 127.0.0.1 port serves the
+// bundled induction model correctly, and also as an HTML page with status 200, cut short (with and
+// without Content-Length), truncated, and slowly. Each bad download gets a message and a Retry,
+// nothing bad stays in Cache Storage, the stored list shows and clears what is kept, a slow
+// download never replaces the model chosen after it, and a link's long prompt is cut with a notice.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import { startServer } from "./static-server.mjs";
+import { launch, newPage } from "./browser.mjs";
+
+const root = new URL("../..", import.meta.url).pathname;
+const config = fs.readFileSync(`${root}static/models/induction/config.json`);
+const model = fs.readFileSync(`${root}static/models/induction/model.safetensors`);
+let server, base, host, hostUrl, browser;
+
+// Folder -> how model.safetensors is served (config.json is always served well, except for /html/).
+const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" };
+function serve(req, res) {
+  const [, folder, file] = new URL(req.url, "http://x").pathname.split("/");
+  const body = file === "config.json" ? config : model;
+  const octets = { ...cors, "Content-Type": "application/octet-stream" };
+  if (folder === "html") {
+    const page = "<!DOCTYPE html><html><body>Sign in to continue</body></html>";
+    res.writeHead(200, { ...cors, "Content-Type": "text/html" }).end(page);
+  } else if (file === "config.json" || folder === "good") {
+    res.writeHead(200, { ...octets, "Content-Length": body.length }).end(body);
+  } else if (folder === "short") {
+    // Announces the whole file, sends a third, and closes.
+    res.writeHead(200, { ...octets, "Content-Length": body.length });
+    res.write(body.subarray(0, body.length / 3), () => res.socket.destroy());
+  } else if (folder === "noclen") {
+    // No Content-Length (chunked), a third, then the connection closes.
+    res.writeHead(200, octets);
+    res.write(body.subarray(0, body.length / 3), () => res.socket.destroy());
+  } else if (folder === "truncated") {
+    // A complete response whose file is cut: the header promises more tensors than follow.
+    const cut = body.subarray(0, body.length / 2);
+    res.writeHead(200, { ...octets, "Content-Length": cut.length }).end(cut);
+  } else if (folder === "slow") {
+    setTimeout(() => res.writeHead(200, { ...octets, "Content-Length": body.length }).end(body), 4000);
+  } else {
+    res.writeHead(404, cors).end("not found");
+  }
+}
+
+before(async () => {
+  ({ server, url: base } = await startServer(`${root}dist`));
+  host = http.createServer(serve);
+  await new Promise((r) => host.listen(0, "127.0.0.1", r));
+  hostUrl = `http://127.0.0.1:${host.address().port}`;
+  browser = await launch();
+});
+after(async () => { await browser?.close(); server?.close(); host?.close(); });
+
+const status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
+const link = (folder, extra = "") =>
+  `${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(`${hostUrl}/${folder}/`)}${extra}`;
+const stored = (page) => page.evaluate(async () => {
+  if (!(await caches.has("attention-live-models"))) return [];
+  const c = await caches.open("attention-live-models");
+  return (await c.keys()).map((r) => r.url);
+});
+
+test("bad downloads get a message and a Retry, and none is kept", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const cases = [
+    ["html", /the server sent a web page, not a model file/],
+    ["short", /closed early|broke off/],
+    ["noclen", /broke off|closed early/],
+    ["truncated", /model\.safetensors|truncated|shorter|bytes/],
+  ];
+  for (const [folder, why] of cases) {
+    await page.goto(link(folder));
+    await page.waitForSelector("#gpt2 .download-model", { timeout: 15000 });
+    // Not pinned: the consent does not claim the files are checked.
+    assert.doesNotMatch(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /checked/);
+    await page.click("#gpt2 .download-model");
+    await page.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 15000 });
+    assert.match(await page.$eval("#gpt2 .model-failed", (e) => e.textContent), why, folder);
+    assert.deepEqual((await stored(page)).filter((u) => u.includes(`/${folder}/`)), [], `${folder}: nothing kept`);
+    // Retry asks again (the model is not stored), and the worker still answers.
+    await page.click("#gpt2 .model-failed .retry");
+    await page.waitForSelector("#gpt2 .download-model", { timeout: 15000 });
+  }
+  assert.deepEqual(page.errors.filter((e) => !/Failed to load resource|ERR_/.test(e)), []);
+  await page.context().close();
+});
+
+test("a good download is kept, listed with its size, and Clear removes it", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(link("good"));
+  await page.waitForSelector("#gpt2 .download-model", { timeout: 15000 });
+  await page.click("#gpt2 .download-model");
+  await page.waitForSelector("#gpt2 .gpt2[data-status=ready]", { timeout: 30000 });
+  assert.equal((await stored(page)).length, 2);
+  await page.waitForSelector("#gpt2 .stored-models[data-count='1']");
+  assert.match(await page.$eval("#gpt2 .stored-models", (e) => e.textContent), /\/good\/: 6\.6 MB/);
+  await page.click("#gpt2 .clear-stored");
+  await page.waitForSelector("#gpt2 .stored-models[data-count='0']");
+  assert.deepEqual(await stored(page), []);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("a slow download that ends after the bundled model was chosen does not replace it", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(link("slow"));
+  await page.waitForSelector("#gpt2 .download-model", { timeout: 15000 });
+  await page.click("#gpt2 .download-model");
+  await page.selectOption("#gpt2 select", "stories");
+  await page.waitForSelector("#gpt2 .gpt2[data-status=ready]", { timeout: 30000 });
+  await page.waitForTimeout(5000); // the slow file arrives meanwhile
+  assert.equal(await status(page), "ready");
+  assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /^Pet stories.*4 layers/);
+  // The link names the bundled model (the default one, so by leaving the key out).
+  assert.ok([null, "stories"].includes(new URL(page.url()).searchParams.get("gpt2.model")));
+  // What runs is the 4-layer model: the model view has 4 rows of heads.
+  assert.deepEqual(await stored(page), [], "the superseded download was not kept either");
+  await page.context().close();
+});
+
+test("a link's long prompt keeps its first 4000 characters, and link text is isolated", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const long = "Once upon a time ".repeat(300);
+  await page.goto(`${base}/gpt2-live/?gpt2.prompt=${encodeURIComponent(long)}&gpt2.zz=%E2%80%AEevil#gpt2`);
+  await page.waitForSelector("#gpt2 .url-notice");
+  const value = await page.$eval("#gpt2 textarea", (t) => t.value);
+  assert.equal(value.length, 4000);
+  assert.ok(long.startsWith(value));
+  const notice = await page.$eval("#gpt2 .url-notice", (e) => e.textContent);
+  assert.match(notice, /Cut gpt2\.prompt=.*its first 4000 characters are used/);
+  assert.deepEqual(await page.$$eval("#gpt2 .url-notice bdi", (b) => b.map((x) => x.textContent).filter((t) => t.includes("\u202e"))), ["\u202eevil"]);
+  await page.waitForSelector("#gpt2 .text-limit");
+  await page.context().close();
+});

@@ -1,0 +1,126 @@
+// The training lab as a reader uses it: train and see the loss fall; pause, scrub back, resume;
+// the link reproduces the same loss at the same step in a fresh browser; a refused setting says
+// why; the checkpoint downloads as a safetensors file and the trained model opens in the GPT-2
+// chapter. Small models and few steps, so the whole file runs in well under a minute.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { newPage, serveBook, closeBook, settledUrl } from "./browser.mjs";
+
+let server, base, browser;
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
+
+const SMALL = { task: "copy", n: 4, layers: 2, heads: 2, width: 16, batch: 8, lr: 0.01 };
+const query = (p) => Object.entries(p).map(([k, v]) => `train-lab.${k}=${v}`).join("&");
+
+async function open(p, opts = { viewport: { width: 1280, height: 900 } }) {
+  const page = await newPage(browser, opts);
+  await page.goto(`${base}/training/?${query(p)}`);
+  await page.waitForSelector(".train-lab .train-main");
+  return page;
+}
+
+const status = (page) =>
+  page.$eval(".train-status", (e) => ({ ...e.dataset, text: e.textContent, step: Number(e.dataset.step) }));
+const waitPhase = (page, re, timeout = 60000) =>
+  page.waitForFunction((r) => new RegExp(r).test(document.querySelector(".train-status")?.dataset.phase), re.source, { timeout });
+
+test("train: the loss falls, the link holds the step, and a fresh browser retrains to the same loss", async () => {
+  const page = await open({ ...SMALL, steps: 80 });
+  // Before training: the untrained model's heads.
+  await page.waitForFunction(() => document.querySelector(".train-heads")?.height > 0);
+  assert.equal((await status(page)).phase, "idle");
+  await page.click(".train-main");
+  await waitPhase(page, /^done$/);
+  const s = await status(page);
+  assert.equal(s.step, 80);
+  assert.ok(Number(s.loss) < Number(s.firstLoss) - 0.3, `the loss fell: ${s.firstLoss} -> ${s.loss}`);
+  assert.match(s.text, /Done: 80 steps/);
+  assert.match(s.text, /snapshots kept \(every 1 steps/);
+  assert.ok(await page.$eval(".train-heads", (c) => c.height > 0), "the heads are drawn");
+  const url = await settledUrl(page);
+  assert.match(url, /train-lab\.step=80/);
+  assert.deepEqual(page.errors, []);
+
+  // The link in a fresh context: retrained from the same seed to the same step, bit for bit.
+  const fresh = await newPage(browser, { viewport: { width: 390, height: 844 } });
+  await fresh.goto(url);
+  await fresh.waitForSelector(".train-status");
+  await fresh.waitForFunction(() => /Retraining to step 80|Paused at step 80|Done/.test(document.querySelector(".train-status").textContent));
+  await waitPhase(fresh, /^(paused|done)$/);
+  const r = await status(fresh);
+  assert.equal(r.step, 80);
+  assert.equal(r.loss, s.loss, "the same loss at the same step");
+  assert.deepEqual(fresh.errors, []);
+  await fresh.context().close();
+  await page.context().close();
+});
+
+test("pause, scrub back to an earlier step's heads, and resume", async () => {
+  const page = await open({ ...SMALL, steps: 3000 });
+  await page.click(".train-main");
+  await page.waitForFunction(() => Number(document.querySelector(".train-status").dataset.step) > 60, null, { timeout: 30000 });
+  assert.equal(await page.innerText(".train-main"), "Pause");
+  await page.click(".train-main");
+  await waitPhase(page, /^paused$/);
+  const paused = (await status(page)).step;
+  await page.waitForTimeout(500);
+  assert.equal((await status(page)).step, paused, "no step while paused");
+  assert.equal(await page.innerText(".train-main"), "Resume");
+  assert.match(await settledUrl(page), new RegExp(`train-lab\\.step=${paused}\\b`));
+  // Snapshots every 30 steps (3000 / 100): step 45 shows the heads of step 30.
+  await page.$eval("#train-lab-step", (el) => {
+    el.value = "45";
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+  await page.waitForFunction(() => /Heads shown at step 30;/.test(document.querySelector(".train-status").textContent));
+  await page.click(".train-main");
+  await page.waitForFunction((p) => Number(document.querySelector(".train-status").dataset.step) > p, paused, { timeout: 30000 });
+  assert.equal((await status(page)).phase, "training");
+  assert.match(await settledUrl(page), /^(?!.*train-lab\.step=[1-9])/, "following the run again: no step in the link");
+  await page.click(".train-reset");
+  await waitPhase(page, /^idle$/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("a setting that does not fit is refused, naming the constraint", async () => {
+  const page = await open({ ...SMALL, heads: 3, steps: 50 });
+  assert.match(await page.innerText(".train-sizes"), /heads must divide the width: 3 heads do not divide 16/);
+  assert.equal(await page.$eval(".train-main", (b) => b.disabled), true);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("the checkpoint downloads as safetensors and the trained model opens in the GPT-2 chapter", async () => {
+  const page = await open({ ...SMALL, steps: 40 });
+  await page.click(".train-main");
+  await waitPhase(page, /^done$/);
+  const files = {};
+  page.on("download", async (d) => (files[d.suggestedFilename()] = await d.path()));
+  await page.click(".train-export");
+  for (let i = 0; i < 50 && Object.keys(files).length < 2; i++) await page.waitForTimeout(200);
+  await page.waitForTimeout(300);
+  assert.deepEqual(Object.keys(files).sort(), ["config.json", "model.safetensors"]);
+  const config = JSON.parse(fs.readFileSync(files["config.json"], "utf8"));
+  assert.equal(config.char_vocab, "0123456789abcdefghijklmnop>^");
+  assert.equal(config.n_positions, 8);
+  // The safetensors layout: an 8-byte little-endian header length, the JSON header, the data.
+  const bytes = fs.readFileSync(files["model.safetensors"]);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + n).toString("utf8"));
+  assert.deepEqual(header["wte.weight"].shape, [28, 16]);
+  assert.equal(header["wte.weight"].dtype, "F32");
+  const end = Math.max(...Object.values(header).filter((t) => t.data_offsets).map((t) => t.data_offsets[1]));
+  assert.equal(bytes.length, 8 + n + end, "the data section is exactly as long as the header says");
+
+  await page.click(".train-open");
+  await page.waitForURL(/\/gpt2-live\/.*gpt2\.model=trained/, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 60000 });
+  const probe = await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip .chip-text", (cs) => cs.map((c) => c.textContent).join(""));
+  assert.equal(probe.length, 8, `the lab's probe as characters: ${probe}`);
+  assert.match(probe, /^\^[a-p]{7}$/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

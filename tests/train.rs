@@ -1,0 +1,355 @@
+//! The training lab's engine against PyTorch (fixtures written by scripts/train/make_fixtures.py:
+//! loss, every gradient, and the parameters after three AdamW steps), finite differences,
+//! determinism, refusals, divergence, and the exported checkpoint.
+#![cfg(not(target_arch = "wasm32"))]
+
+use attention_live::formats::safetensors::SafeTensors;
+use attention_live::train::adamw::{clip_grad_norm, AdamW};
+use attention_live::train::model::Model;
+use attention_live::train::task::{self, Batch, Task};
+use attention_live::train::{ModelConfig, Positions, TrainConfig, Trainer};
+
+struct Fixture {
+    model: Model,
+    batch: Batch,
+    wd: f32,
+    lr: f32,
+    json: serde_json::Value,
+    bytes: Vec<u8>,
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/train/");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}{name}.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(format!("{dir}{name}.safetensors")).unwrap();
+    let c = &json["config"];
+    let positions = match c["positions"].as_str().unwrap() {
+        "learned" => Positions::Learned,
+        "sinusoidal" => Positions::Sinusoidal,
+        "rope" => Positions::Rope,
+        _ => Positions::None,
+    };
+    let n = |k: &str| c[k].as_u64().unwrap() as usize;
+    let cfg = ModelConfig {
+        n_layer: n("n_layer"),
+        n_head: n("n_head"),
+        n_embd: n("n_embd"),
+        vocab: n("vocab"),
+        n_positions: n("n_positions"),
+        mlp: c["mlp"].as_bool().unwrap(),
+        positions,
+    };
+    let mut model = Model::zeros(&cfg).unwrap();
+    let st = SafeTensors::parse(&bytes).unwrap();
+    for e in model.entries.clone() {
+        let info = &st.tensors[&format!("init.{}", e.name)];
+        assert_eq!(info.shape, e.shape, "{}", e.name);
+        model.set(&e.name, &st.to_f32(info)).unwrap();
+    }
+    let rows = |k: &str| -> Vec<Vec<i64>> {
+        json[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect())
+            .collect()
+    };
+    let (ids, targets) = (rows("ids"), rows("targets"));
+    let batch = Batch {
+        b: ids.len(),
+        t: ids[0].len(),
+        ids: ids.concat().iter().map(|&v| v as u32).collect(),
+        targets: targets.concat().iter().map(|&v| v as i32).collect(),
+    };
+    let (wd, lr) = (c["weight_decay"].as_f64().unwrap() as f32, c["lr"].as_f64().unwrap() as f32);
+    Fixture { model, batch, wd, lr, json, bytes }
+}
+
+/// The largest |ours − theirs| over a tensor, relative to the tensor's largest |theirs|: the
+/// reference is f64 rounded to f32, ours is f32 throughout, so single entries near 0 carry the
+/// rounding of the tensor's large entries.
+fn rel_err(ours: &[f32], theirs: &[f32]) -> f32 {
+    assert_eq!(ours.len(), theirs.len());
+    let scale = theirs.iter().fold(0.0f32, |m, v| m.max(v.abs())).max(1e-12);
+    ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max) / scale
+}
+
+const FIXTURES: [&str; 4] = ["learned", "rope", "sinusoidal", "none"];
+
+#[test]
+fn loss_and_every_gradient_match_pytorch() {
+    for name in FIXTURES {
+        let f = fixture(name);
+        let st = SafeTensors::parse(&f.bytes).unwrap();
+        let fwd = f.model.forward(&f.batch).unwrap();
+        let want = f.json["loss"].as_f64().unwrap() as f32;
+        assert!((fwd.loss - want).abs() <= 1e-5 * want, "{name}: loss {} vs PyTorch {want}", fwd.loss);
+        let grad = f.model.backward(&f.batch, &fwd);
+        let norm = grad.iter().map(|&g| (g as f64).powi(2)).sum::<f64>().sqrt();
+        let want_norm = f.json["grad_norm"].as_f64().unwrap();
+        assert!((norm - want_norm).abs() <= 1e-5 * want_norm, "{name}: gradient norm {norm} vs {want_norm}");
+        for e in &f.model.entries {
+            let theirs = st.to_f32(&st.tensors[&format!("grad.{}", e.name)]);
+            let err = rel_err(&grad[e.range()], &theirs);
+            assert!(err < 1e-5, "{name}: gradient of {} off by {err:e} (relative to its largest entry)", e.name);
+        }
+    }
+}
+
+#[test]
+fn three_adamw_steps_match_pytorch() {
+    for name in FIXTURES {
+        let mut f = fixture(name);
+        let st = SafeTensors::parse(&f.bytes).unwrap();
+        let mut opt = AdamW::new(f.model.params.len(), f.lr);
+        let groups = f.model.decay_groups(f.wd);
+        let losses: Vec<f32> =
+            f.json["losses"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+        for (step, want) in losses.iter().take(3).enumerate() {
+            let fwd = f.model.forward(&f.batch).unwrap();
+            assert!(
+                (fwd.loss - want).abs() <= 1e-5 * want,
+                "{name}: loss before step {} is {}, not {want}",
+                step + 1,
+                fwd.loss
+            );
+            let mut grad = f.model.backward(&f.batch, &fwd);
+            clip_grad_norm(&mut grad, 1.0);
+            opt.step(&mut f.model.params, &grad, &groups);
+        }
+        let last = f.model.forward(&f.batch).unwrap().loss;
+        assert!((last - losses[3]).abs() <= 1e-5 * losses[3], "{name}: loss after 3 steps {last} vs {}", losses[3]);
+        for e in &f.model.entries {
+            let mut theirs = st.to_f32(&st.tensors[&format!("after3.{}", e.name)]);
+            let mut ours = f.model.params[e.range()].to_vec();
+            if e.name.ends_with("attn.c_attn.bias") {
+                // The keys' bias (the middle third) adds q·b_k to every score of a row, which the
+                // softmax cancels: its gradient is exactly 0, so both gradients are rounding noise
+                // (1e-9 in f32, 1e-17 in f64) that Adam divides by its own size, moving each entry
+                // by up to ±lr a step in a direction set by the noise. Check that bound instead.
+                let c = ours.len() / 3;
+                let init = st.to_f32(&st.tensors[&format!("init.{}", e.name)]);
+                for j in c..2 * c {
+                    assert!((ours[j] - init[j]).abs() <= 3.0 * f.lr * 1.01, "{name}: key bias moved too far");
+                }
+                theirs.drain(c..2 * c);
+                ours.drain(c..2 * c);
+            }
+            let err = rel_err(&ours, &theirs);
+            assert!(err < 1e-5, "{name}: {} after 3 steps off by {err:e}", e.name);
+        }
+    }
+}
+
+/// Central differences on a tiny model in f32: (L(θ + h) − L(θ − h)) / 2h with h = 2e-3 is
+/// accurate to O(h²) plus f32 rounding of the loss (≈ 3e-7 / h ≈ 2e-4): 2% + 5e-4 is ample,
+/// and a wrong gradient (a sign, a missing term) is off by far more.
+#[test]
+fn gradients_match_finite_differences() {
+    for positions in [Positions::Learned, Positions::Rope, Positions::Sinusoidal, Positions::None] {
+        let cfg =
+            ModelConfig { n_layer: 2, n_head: 2, n_embd: 8, vocab: task::VOCAB, n_positions: 6, mlp: true, positions };
+        let mut model = Model::init(&cfg, 7).unwrap();
+        // Larger weights than GPT-2's init, so every path carries a visible gradient.
+        for (i, v) in model.params.iter_mut().enumerate() {
+            *v += 0.3 * ((i as f32 * 0.7).sin());
+        }
+        let batch = Task::Copy.batch(3, 2, &mut attention_live::numerics::rng::Rng::new(3));
+        let fwd = model.forward(&batch).unwrap();
+        let grad = model.backward(&batch, &fwd);
+        let mut checked = 0;
+        for e in model.entries.clone() {
+            // Three entries of every tensor: first, middle, last.
+            let r = e.range();
+            for i in [r.start, (r.start + r.end) / 2, r.end - 1] {
+                let h = 2e-3;
+                let keep = model.params[i];
+                model.params[i] = keep + h;
+                let up = model.forward(&batch).unwrap().loss;
+                model.params[i] = keep - h;
+                let down = model.forward(&batch).unwrap().loss;
+                model.params[i] = keep;
+                let numeric = (up - down) / (2.0 * h);
+                let tol = 0.02 * numeric.abs().max(grad[i].abs()) + 5e-4;
+                assert!(
+                    (numeric - grad[i]).abs() <= tol,
+                    "{positions:?} {}[{}]: backward {} vs finite difference {numeric}",
+                    e.name,
+                    i - r.start,
+                    grad[i]
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 30);
+    }
+}
+
+#[test]
+fn the_same_seed_gives_bit_identical_losses_and_another_seed_does_not() {
+    let cfg = TrainConfig { steps: 20, n_embd: 16, batch: 8, ..TrainConfig::default() };
+    let run = |cfg: &TrainConfig| {
+        let mut t = Trainer::new(cfg.clone()).unwrap();
+        (0..12).map(|_| t.step().unwrap().loss.to_bits()).collect::<Vec<u32>>()
+    };
+    assert_eq!(run(&cfg), run(&cfg));
+    assert_ne!(run(&cfg), run(&TrainConfig { seed: 2, ..cfg.clone() }));
+}
+
+#[test]
+fn sizes_that_do_not_fit_are_refused_naming_the_constraint() {
+    let bad = |c: TrainConfig| Trainer::new(c).err().expect("refused");
+    let base = TrainConfig::default();
+    assert!(bad(TrainConfig { n_head: 3, n_embd: 32, ..base.clone() }).contains("heads must divide the width"));
+    assert!(bad(TrainConfig { n_head: 8, n_embd: 24, positions: Positions::Rope, ..base.clone() }).contains("even"));
+    assert!(bad(TrainConfig { length: 40, ..base.clone() }).contains("length"));
+    assert!(bad(TrainConfig { n_layer: 9, ..base.clone() }).contains("layers"));
+    assert!(bad(TrainConfig { lr: f32::NAN, ..base.clone() }).contains("learning rate"));
+    assert!(bad(TrainConfig { batch: 0, ..base.clone() }).contains("batch"));
+    // A sequence longer than the positions, given to the model directly.
+    let model = Model::init(&base.model(), 1).unwrap();
+    let long = vec![0u32; base.model().n_positions + 1];
+    assert!(model.attention_on(&long).unwrap_err().contains("does not fit"));
+    assert!(model.attention_on(&[99]).unwrap_err().contains("outside the vocabulary"));
+}
+
+#[test]
+fn a_diverging_step_stops_with_a_message_and_keeps_the_last_good_weights() {
+    let mut t = Trainer::new(TrainConfig { n_embd: 16, batch: 4, ..TrainConfig::default() }).unwrap();
+    t.step().unwrap();
+    let good = t.model().params.clone();
+    t.poison_for_tests();
+    let err = t.step().unwrap_err();
+    assert!(err.contains("diverged at step 2"), "{err}");
+    assert_eq!(t.step_count(), 1);
+    assert!(t.model().params.iter().zip(&good).filter(|(a, b)| a.to_bits() != b.to_bits()).count() == 1);
+}
+
+#[test]
+fn tasks_build_the_sequences_the_prose_describes() {
+    let mut rng = attention_live::numerics::rng::Rng::new(5);
+    let text = |v: &[u32]| v.iter().map(|&i| task::token_char(i)).collect::<String>();
+    let copy = Task::Copy.example(4, &mut rng);
+    let s = text(&copy);
+    assert_eq!((s.len(), &s[..1], s[1..5] == s[5..]), (9, "^", true), "{s}");
+    assert_eq!(s[1..5].chars().collect::<std::collections::BTreeSet<_>>().len(), 4, "distinct letters: {s}");
+    let sort = text(&Task::Sort.example(5, &mut rng));
+    let mut digits: Vec<char> = sort[1..6].chars().collect();
+    digits.sort();
+    assert_eq!((&sort[6..7], sort[7..].chars().collect::<Vec<_>>()), (">", digits), "{sort}");
+    let rev = text(&Task::Reverse.example(3, &mut rng));
+    assert_eq!(rev[5..].chars().collect::<String>(), rev[1..4].chars().rev().collect::<String>(), "{rev}");
+    // Scored targets: copy n − 1, sort and reverse n, each the next token of the example.
+    for (task, n, scored) in [(Task::Copy, 8, 7), (Task::Sort, 5, 5), (Task::Reverse, 6, 6)] {
+        let b = task.batch(n, 3, &mut rng);
+        assert_eq!((b.t, b.targets.iter().filter(|&&x| x >= 0).count()), (task.input_len(n), 3 * scored));
+    }
+}
+
+#[test]
+fn head_scores_follow_their_definitions() {
+    use attention_live::train::trainer::head_scores;
+    // Tokens a b c a b: query 3 (a) has S₃ = {1} (just after the earlier a), query 4 (b) has S₄ = {2}.
+    let tokens = [10, 11, 12, 10, 11];
+    let head = |cols: [usize; 5]| {
+        let mut att = vec![0.0f32; 25];
+        for (t, &j) in cols.iter().enumerate() {
+            att[t * 5 + j] = 1.0;
+        }
+        att
+    };
+    // A perfect previous-token head: every row t ≥ 1 on t − 1; on the repeat it looks at 2 and 3,
+    // not at S₃ or S₄.
+    assert_eq!(head_scores(&head([0, 0, 1, 2, 3]), &tokens), (1.0, 0.0));
+    // A perfect induction head: rows 3 and 4 on S₃ and S₄; of the rows 1–4 only row 1 is on t − 1.
+    assert_eq!(head_scores(&head([0, 0, 2, 1, 2]), &tokens), (0.25, 1.0));
+}
+
+#[test]
+fn the_exported_checkpoint_loads_in_the_books_gpt2_and_gives_the_same_attention() {
+    use attention_live::gpt2::Config;
+    let cfg = TrainConfig { n_embd: 16, mlp: false, positions: Positions::Sinusoidal, ..TrainConfig::default() };
+    let mut t = Trainer::new(cfg.clone()).unwrap();
+    for _ in 0..5 {
+        t.step().unwrap();
+    }
+    let ck = attention_live::train::export::checkpoint(t.model()).unwrap();
+    let config = Config::from_json(&ck.config_json).unwrap();
+    assert_eq!((config.n_layer, config.n_embd, config.vocab_size), (2, 16, task::VOCAB));
+    let gpt2 = attention_live::gpt2::model::Gpt2::load(&ck.config_json, &ck.safetensors).unwrap();
+    let probe = t.probe().to_vec();
+    let ours = t.model().attention_on(&probe).unwrap();
+    let opts = attention_live::gpt2::model::ForwardOptions {
+        capture: attention_live::gpt2::model::Capture::All,
+        ..Default::default()
+    };
+    let out = gpt2.forward(&probe, &mut gpt2.new_cache(), &opts).unwrap();
+    let theirs: Vec<f32> = out.attentions.iter().flat_map(|a| a.as_ref().unwrap().iter().copied()).collect();
+    assert_eq!(ours.len(), theirs.len());
+    let err = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(err < 1e-5, "the exported model's attention differs by {err}");
+    let rope = TrainConfig { positions: Positions::Rope, ..cfg };
+    let msg = attention_live::train::export::checkpoint(Trainer::new(rope).unwrap().model()).err().unwrap();
+    assert!(msg.contains("RoPE"), "{msg}");
+}
+
+#[test]
+fn the_pages_record_keeps_its_runs_replies_in_order_and_finds_the_step_shown() {
+    use attention_live::demos::train_lab::run::{MainAction, Phase, RunLog};
+    use attention_live::gpt2::protocol::{Reply, TrainStop};
+    use attention_live::train::{HeadSnapshot, StepStats};
+    let cfg = TrainConfig { steps: 50, ..TrainConfig::default() };
+    let mut log = RunLog::default();
+    assert_eq!(log.main_action(50), MainAction::Train);
+    // The untrained heads being prepared (step 0): Train, not Pause, for a reader who presses it at once.
+    log.start(&cfg, Some(6), 0);
+    assert_eq!((log.main_action(50), log.training()), (MainAction::Train, false));
+    log.start(&cfg, Some(7), 50);
+    assert_eq!(log.main_action(50), MainAction::Pause);
+    let stats = |step: usize, loss: f32| StepStats { step, loss, accuracy: 0.0, grad_norm: 0.0 };
+    let progress = |id: u64, steps: Vec<StepStats>| Reply::TrainProgress { id, steps, steps_per_s: 10.0 };
+    assert!(log.apply(&progress(7, (1..=30).map(|s| stats(s, 2.0)).collect())));
+    // Another request's replies, a repeated step and a gap are not recorded.
+    assert!(!log.apply(&progress(6, vec![stats(31, 0.1)])));
+    log.apply(&progress(7, vec![stats(30, 9.0), stats(32, 9.0)]));
+    assert_eq!((log.done(), log.history[29].loss), (30, 2.0));
+    log.apply(&progress(7, (31..=50).map(|s| stats(s, 0.1)).collect()));
+    // The loss averaged over the 20 steps ending at a step: at 46, (4 × 2 + 16 × 0.1) / 20 = 0.48 < 0.5;
+    // at 45, (5 × 2 + 15 × 0.1) / 20 = 0.575.
+    assert_eq!(log.first_below(0.5), Some(46));
+    for step in [0, 15, 30, 45, 50] {
+        let snap =
+            HeadSnapshot { step, attention: vec![0.0; 4], previous: vec![0.0], induction: vec![0.0], probe_loss: 0.0 };
+        log.snapshot(7, snap);
+    }
+    log.snapshot(3, HeadSnapshot { step: 20, attention: vec![], previous: vec![], induction: vec![], probe_loss: 0.0 });
+    let at = |s: usize| log.at(s).map(|x| x.step);
+    assert_eq!(
+        (at(0), at(14), at(15), at(29), at(49), at(9999)),
+        (Some(50), Some(0), Some(15), Some(15), Some(45), Some(50))
+    );
+    assert!(log.apply(&Reply::TrainStopped { id: 7, step: 50, reason: TrainStop::Reached }));
+    assert_eq!((&log.phase, log.main_action(50), log.main_action(80)), (&Phase::Done, MainAction::Trained, MainAction::Resume));
+    // More steps planned: the same run goes on; another seed is another run.
+    log.start(&TrainConfig { steps: 80, ..cfg.clone() }, Some(8), 80);
+    assert_eq!(log.done(), 50);
+    log.start(&TrainConfig { seed: 9, ..cfg.clone() }, Some(9), 50);
+    assert_eq!((log.done(), log.snapshots.len()), (0, 0));
+    assert!(
+        cfg.same_run(&TrainConfig { steps: 3, ..cfg.clone() })
+            && !cfg.same_run(&TrainConfig { lr: 0.1, ..cfg.clone() })
+    );
+}
+
+#[test]
+fn a_fresh_model_starts_near_the_uniform_loss_the_chapter_quotes() {
+    let chapter = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/chapters/training.md")).unwrap();
+    let uniform = (task::VOCAB as f32).ln();
+    assert!(chapter.contains(&format!("$\\ln {} \\approx {:.2}$", task::VOCAB, uniform)), "the chapter quotes ln 28");
+    for t in [Task::Copy, Task::Sort, Task::Reverse] {
+        let loss = Trainer::new(TrainConfig { task: t, ..TrainConfig::default() }).unwrap().step().unwrap().loss;
+        // "About": small random weights give nearly, not exactly, uniform predictions.
+        assert!((loss - uniform).abs() < 0.1, "{t:?}: first loss {loss} vs ln 28 = {uniform}");
+    }
+}
