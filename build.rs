@@ -69,4 +69,32 @@ fn main() {
     writeln!(code, "pub static HOME_HTML: &str = {home_html:?};").unwrap();
     let out = Path::new(&env::var("OUT_DIR").unwrap()).join("chapters_gen.rs");
     fs::write(out, code).unwrap();
+    bundled_files();
+}
+
+/// The size and SHA-256 of every file under `static/models` (the bundled models the site
+/// serves), as `formats::bundled::FILES`: the page refuses a served file that differs.
+fn bundled_files() {
+    use sha2::{Digest, Sha256};
+    println!("cargo:rerun-if-changed=static/models");
+    let mut files = Vec::new();
+    let mut dirs = vec![Path::new("static/models").to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                println!("cargo:rerun-if-changed={}", path.display());
+                dirs.push(path);
+            } else {
+                println!("cargo:rerun-if-changed={}", path.display());
+                let bytes = fs::read(&path).unwrap();
+                let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+                let site_path = path.strip_prefix("static").unwrap().to_string_lossy().replace('\\', "/");
+                files.push(format!("    (\"/{site_path}\", {}, \"{hash}\"),\n", bytes.len()));
+            }
+        }
+    }
+    files.sort();
+    let code = format!("pub static FILES: &[(&str, u64, &str)] = &[\n{}];\n", files.concat());
+    fs::write(Path::new(&env::var("OUT_DIR").unwrap()).join("bundled_gen.rs"), code).unwrap();
 }

@@ -38,12 +38,27 @@ mod native {
         });
         let loader = dist.join("gpt2-worker_loader.js");
         if let Ok(js) = std::fs::read_to_string(&loader) {
-            let fixed = attention_live::chapters::security::worker_loader(&js);
-            if fixed != js {
-                std::fs::write(&loader, fixed).unwrap_or_else(|e| {
+            let read = |name: &str| {
+                std::fs::read(dist.join(name)).unwrap_or_else(|e| {
+                    eprintln!("site_pages: {name}: {e}");
+                    std::process::exit(1);
+                })
+            };
+            match attention_live::chapters::security::worker_loader(
+                &js,
+                &read("gpt2-worker.js"),
+                &read("gpt2-worker_bg.wasm"),
+            ) {
+                Some(checked) => std::fs::write(&loader, checked).unwrap_or_else(|e| {
                     eprintln!("site_pages: {}: {e}", loader.display());
                     std::process::exit(1);
-                });
+                }),
+                // Already rewritten (the build is re-run), or Trunk's shim changed: say so.
+                None if js.contains("integrity") => {}
+                None => {
+                    eprintln!("site_pages: {} is not the loader shim expected; it is left unchecked", loader.display());
+                    std::process::exit(1);
+                }
             }
         }
         // Where the site will be served, if known: link previews then get absolute URLs and a picture.

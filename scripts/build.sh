@@ -15,6 +15,10 @@ cargo run --quiet --locked --example site_pages -- dist
 if [ "${THUMBS:-1}" != 0 ] && [ -f scripts/thumbs.mjs ]; then
   node scripts/thumbs.mjs dist || echo "[build] demo thumbnails not made (the demo index shows live previews instead)"
 fi
+# A wasm the browser would refuse (a build racing another over the same target folder can leave
+# one) stops the build here rather than as a blank page.
+node -e 'const fs = require("fs");
+  for (const f of process.argv.slice(1)) if (!WebAssembly.validate(fs.readFileSync(f))) { console.error(`[build] ${f} is not valid WebAssembly: build again`); process.exit(1); }' dist/*.wasm
 for wasm in dist/*.wasm; do
   printf '[build] %s: %s bytes, %s bytes gzipped\n' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9c "$wasm" | wc -c)"
 done

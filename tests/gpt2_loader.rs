@@ -225,6 +225,44 @@ fn downloads_are_checked_against_the_pinned_size_and_sha256() {
     assert!(m.model.sha256.len() == 64 && m.config.sha256.len() == 64);
 }
 
+#[test]
+fn bundled_files_are_checked_against_the_hashes_the_build_recorded() {
+    use attention_live::formats::bundled::{check, expected, FILES};
+    use attention_live::gpt2::manifest::{bundled, sha256_hex};
+    // Every file under static/models is recorded, with its size and hash as on disk.
+    let mut on_disk = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models"))];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let site = format!("/models{}", path.to_string_lossy().split("/static/models").nth(1).unwrap());
+                let bytes = std::fs::read(&path).unwrap();
+                assert_eq!(expected(&site), Some((bytes.len() as u64, sha256_hex(&bytes).as_str())), "{site}");
+                assert_eq!(check(&site, &bytes), Ok(()));
+                on_disk.push(site);
+            }
+        }
+    }
+    assert_eq!(on_disk.len(), FILES.len());
+    // One byte changed, or a file cut short: refused, naming the file.
+    let path = "/models/stories/model.safetensors";
+    let mut bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models/stories/model.safetensors")).unwrap();
+    bytes[1000] ^= 1;
+    let e = check(path, &bytes).unwrap_err();
+    assert!(e.contains(path) && e.contains("SHA-256"), "{e}");
+    let e = check(path, &bytes[..10]).unwrap_err();
+    assert!(e.contains("is 10 bytes"), "{e}");
+    // Files the site does not ship are not checked; the GPT-2 demo's bundled folders are.
+    assert_eq!(check("/models/trained/model.safetensors", b"x"), Ok(()));
+    let m = bundled("/models/stories/").expect("the bundled stories model is recorded");
+    assert_eq!(m.model.size, bytes.len() as u64);
+    assert!(bundled("/models/induction/").is_some() && bundled("/models/trained/").is_none());
+}
+
 /// A file of one tensor `wte.weight` (shape, F32) at `offsets`, followed by `data` bytes.
 fn one_tensor(shape: &str, offsets: (u64, u64), data: usize) -> Vec<u8> {
     let header =

@@ -57,10 +57,16 @@ fn the_policy_lists_every_inline_script_and_the_wasm_is_checked_where_it_is_fetc
 }
 
 #[test]
-fn the_worker_loader_calls_the_initialiser_with_an_object() {
+fn the_worker_loader_checks_its_glue_and_wasm_and_calls_the_initialiser_with_an_object() {
     let shim = r#"importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");"#;
-    assert_eq!(
-        worker_loader(shim),
-        r#"importScripts("./gpt2-worker.js");wasm_bindgen({ module_or_path: "./gpt2-worker_bg.wasm" });"#
+    let js = worker_loader(shim, b"glue", b"wasm").expect("Trunk's shim is rewritten");
+    // `printf glue | openssl dgst -sha256 -binary | base64`, and the same for `wasm`.
+    assert!(
+        js.contains(r#"checked("./gpt2-worker.js", "sha256-mVUt6ZmKK4Jn34C1mENCQ33aMkaJ4tfGtqDIp/OS/7U=")"#),
+        "{js}"
     );
+    assert!(js.contains(r#"module_or_path: checked("./gpt2-worker_bg.wasm", "sha256-"#), "{js}");
+    assert!(!js.contains(r#"wasm_bindgen("./"#), "no deprecated bare-path initialisation");
+    // A loader already rewritten, or another shim, is not touched.
+    assert_eq!(worker_loader(&js, b"glue", b"wasm"), None);
 }

@@ -10,8 +10,9 @@
 //!   rel="preload" as="fetch">`, where Chromium ignores it (with a console warning on every page);
 //!   the hash moves into the start-up script's own `fetch(url, { integrity })`, which the browser
 //!   enforces, and the preload keeps the same request mode so it is still used;
-//! - the worker's loader calls wasm-bindgen's initialiser with an object, not a bare path (the
-//!   deprecated form, which warned in the console on the pages that start the worker).
+//! - the worker's loader fetches its glue script and wasm with their integrity too, and calls
+//!   wasm-bindgen's initialiser with an object, not a bare path (the deprecated form, which warned
+//!   in the console on the pages that start the worker).
 
 use sha2::{Digest, Sha256};
 
@@ -99,7 +100,40 @@ pub fn harden(html: &str) -> Result<String, String> {
     Ok(format!("{}\n  {meta}{}", &html[..at], &html[at..]))
 }
 
-/// The worker's loader (Trunk's shim) with wasm-bindgen's initialiser called the current way.
-pub fn worker_loader(js: &str) -> String {
-    js.replace("wasm_bindgen(\"./gpt2-worker_bg.wasm\")", "wasm_bindgen({ module_or_path: \"./gpt2-worker_bg.wasm\" })")
+/// The worker's loader (Trunk's shim, `importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");`)
+/// rewritten so that its glue script and its wasm are checked like the page's: both are fetched
+/// with the SHA-256 of the files built beside it (`glue`, `wasm`), the glue runs from the
+/// checked bytes (a blob URL: `importScripts` itself takes no integrity), and wasm-bindgen's
+/// initialiser gets an object (its deprecated bare-path form warned in the console). A file that
+/// differs stops the worker with an error the page reports. `None` when the shim is not the
+/// expected one (the caller then keeps it and says so).
+pub fn worker_loader(js: &str, glue: &[u8], wasm: &[u8]) -> Option<String> {
+    const SHIM: &str = r#"importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");"#;
+    if js.trim() != SHIM {
+        return None;
+    }
+    let sri = |bytes: &[u8]| format!("sha256-{}", base64(&Sha256::digest(bytes)));
+    Some(format!(
+        r#"// The compute worker's loader: its glue script and wasm, each checked against the hash of the
+// file the book was built with (a different file stops the worker with an error the page shows).
+const checked = (url, integrity) =>
+  fetch(url, {{ integrity, credentials: "same-origin" }}).then((r) => {{
+    if (!r.ok) throw new Error(url + " answered HTTP " + r.status);
+    return r;
+  }});
+checked("./gpt2-worker.js", "{glue}")
+  .then((r) => r.blob())
+  .then((blob) => {{
+    const url = URL.createObjectURL(blob);
+    importScripts(url);
+    URL.revokeObjectURL(url);
+    return wasm_bindgen({{ module_or_path: checked("./gpt2-worker_bg.wasm", "{wasm}") }});
+  }})
+  .catch((e) => setTimeout(() => {{
+    throw new Error("the compute worker's files are not those the book was built with, or could not be read: " + e.message);
+  }}));
+"#,
+        glue = sri(glue),
+        wasm = sri(wasm)
+    ))
 }

@@ -289,8 +289,8 @@ mod view {
             } else if loading.get_untracked().as_deref() != Some(model) {
                 let Some(base) = model_base(model, "") else { return };
                 loading.set(Some(model.to_string()));
-                let name = model.to_string();
-                worker.send(Request::Load { name, base, expect: None, cache: false, only_cached: false, load: 0 });
+                let (name, expect) = (model.to_string(), crate::gpt2::manifest::bundled(&base));
+                worker.send(Request::Load { name, base, expect, cache: false, only_cached: false, load: 0 });
             }
         });
         (loaded, loading, qkv)

@@ -1,7 +1,8 @@
 //! File formats, below every model: the `.safetensors` container (a strict reader and writer,
 //! F32, F16 and BF16), JSON read strictly (no duplicate keys), and the error every
-//! checkpoint loader reports.
+//! checkpoint loader reports, and the record of the bundled files' hashes.
 
+pub mod bundled;
 pub mod error;
 pub mod json;
 pub mod safetensors;

@@ -43,6 +43,16 @@ pub fn gpt2_small() -> Manifest {
     }
 }
 
+/// A bundled model's files as the build recorded them (`formats::bundled`), for a folder of the
+/// site such as `/models/stories/`; `None` elsewhere.
+pub fn bundled(base: &str) -> Option<Manifest> {
+    let file = |name: &str| {
+        crate::formats::bundled::expected(&format!("{base}{name}"))
+            .map(|(size, sha256)| FileCheck { size, sha256: sha256.to_string() })
+    };
+    Some(Manifest { config: file("config.json")?, model: file("model.safetensors")? })
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

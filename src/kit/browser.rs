@@ -83,7 +83,8 @@ pub async fn copy_text(text: String) -> bool {
     wasm_bindgen_futures::JsFuture::from(clip.write_text(&text)).await.is_ok()
 }
 
-/// GETs a same-site file's bytes, with a message that names the URL when it fails.
+/// GETs a same-site file's bytes, with a message that names the URL when it fails; a bundled
+/// model file must be the one the book was built with (`formats::bundled`).
 pub async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     use wasm_bindgen_futures::JsFuture;
     let window = web_sys::window().ok_or("no window")?;
@@ -96,5 +97,7 @@ pub async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     }
     let buf =
         JsFuture::from(resp.array_buffer().map_err(|_| "no body")?).await.map_err(|_| "the download broke off")?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
+    let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+    crate::formats::bundled::check(url, &bytes)?;
+    Ok(bytes)
 }

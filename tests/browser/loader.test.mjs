@@ -135,3 +135,30 @@ test("a link's long prompt keeps its first 4000 characters, and link text is iso
   await page.waitForSelector("#gpt2 .text-limit");
   await page.context().close();
 });
+
+test("a site file that differs from the build is refused: a bundled model, the worker's wasm", async () => {
+  // One byte of the bundled model changed on its way (a stale cache, a proxy, a tampered copy).
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const tampered = Buffer.from(fs.readFileSync(`${root}static/models/stories/model.safetensors`));
+  tampered[tampered.length - 5] ^= 1;
+  await page.route("**/models/stories/model.safetensors", (r) =>
+    r.fulfill({ status: 200, contentType: "application/octet-stream", body: tampered }));
+  await page.goto(`${base}/positional/?wpe.model=stories#wpe`);
+  await page.waitForSelector("#wpe .notice.error", { timeout: 20000 });
+  assert.match(await page.innerText("#wpe .notice.error"), /models\/stories\/model\.safetensors has SHA-256 .* different or corrupted/);
+  // The GPT-2 chapter's bundled model goes through the worker: the same check there.
+  await page.goto(`${base}/gpt2-live/?gpt2.model=stories`);
+  await page.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 30000 });
+  assert.match(await page.$eval("#gpt2 .model-failed", (e) => e.textContent), /SHA-256/);
+  await page.context().close();
+
+  // The worker's wasm altered: the worker stops and the page says why, instead of waiting for ever.
+  const other = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  const wasm = Buffer.from(fs.readFileSync(`${root}dist/gpt2-worker_bg.wasm`));
+  wasm[wasm.length - 1] ^= 1;
+  await other.route("**/gpt2-worker_bg.wasm", (r) => r.fulfill({ status: 200, contentType: "application/wasm", body: wasm }));
+  await other.goto(`${base}/gpt2-live/?gpt2.model=stories`);
+  await other.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 30000 });
+  assert.match(await other.innerText("#gpt2"), /not those the book was built with/);
+  await other.context().close();
+});

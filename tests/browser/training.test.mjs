@@ -85,6 +85,24 @@ test("pause, scrub back to an earlier step's heads, and resume", async () => {
   await page.context().close();
 });
 
+test("Train pressed while the untrained heads are still being prepared trains", async () => {
+  // A slow worker start (a cold cache, a slow machine): the press comes before the preview ends.
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.route("**/gpt2-worker_bg.wasm", async (r) => {
+    await new Promise((done) => setTimeout(done, 1500));
+    await r.continue();
+  });
+  await page.goto(`${base}/training/?${query({ ...SMALL, steps: 40 })}`);
+  await page.waitForSelector(".train-lab .train-main");
+  assert.equal((await status(page)).phase, "preparing");
+  assert.equal(await page.innerText(".train-main"), "Train");
+  await page.click(".train-main");
+  await waitPhase(page, /^done$/);
+  assert.equal((await status(page)).step, 40);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test("a setting that does not fit is refused, naming the constraint", async () => {
   const page = await open({ ...SMALL, heads: 3, steps: 50 });
   assert.match(await page.innerText(".train-sizes"), /heads must divide the width: 3 heads do not divide 16/);

@@ -177,10 +177,15 @@ pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -
     let Some(base) = model_base(model.key(), base) else { return Plan::NeedUrl };
     let remote = matches!(model, Model::Gpt2 | Model::Url);
     let stored_only = model == Model::Trained;
+    let expect = match model {
+        Model::Gpt2 => Some(crate::gpt2::manifest::gpt2_small()),
+        // The bundled models: as the build recorded them.
+        _ => crate::gpt2::manifest::bundled(&base),
+    };
     Plan::Send(Request::Load {
         name: model.key().into(),
         base,
-        expect: (model == Model::Gpt2).then(crate::gpt2::manifest::gpt2_small),
+        expect,
         cache: remote || stored_only,
         only_cached: (remote && only_cached) || stored_only,
         load: 0,
