@@ -330,7 +330,10 @@ fn the_pages_record_keeps_its_runs_replies_in_order_and_finds_the_step_shown() {
         (Some(50), Some(0), Some(15), Some(15), Some(45), Some(50))
     );
     assert!(log.apply(&Reply::TrainStopped { id: 7, step: 50, reason: TrainStop::Reached }));
-    assert_eq!((&log.phase, log.main_action(50), log.main_action(80)), (&Phase::Done, MainAction::Trained, MainAction::Resume));
+    assert_eq!(
+        (&log.phase, log.main_action(50), log.main_action(80)),
+        (&Phase::Done, MainAction::Trained, MainAction::Resume)
+    );
     // More steps planned: the same run goes on; another seed is another run.
     log.start(&TrainConfig { steps: 80, ..cfg.clone() }, Some(8), 80);
     assert_eq!(log.done(), 50);

@@ -144,7 +144,9 @@ impl Config {
         }
         for key in ["attention_bias", "mlp_bias"] {
             if r.flag(key)? == Some(true) {
-                return Err(LoadError::Config(format!("`{key}` is true; only projections without biases are supported")));
+                return Err(LoadError::Config(format!(
+                    "`{key}` is true; only projections without biases are supported"
+                )));
             }
         }
         let rope_theta = rope_theta(&raw, &r)?;
@@ -277,7 +279,9 @@ impl Fields<'_> {
     fn number(&self, key: &str) -> Result<Option<f64>, LoadError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| LoadError::Config(format!("`{key}` must be a number, not {v}"))),
+            Some(v) => {
+                v.as_f64().map(Some).ok_or_else(|| LoadError::Config(format!("`{key}` must be a number, not {v}")))
+            }
         }
     }
     /// A size: a whole number from 1 to its limit (sizes past the limits are refused here,

@@ -7,9 +7,15 @@ use std::fmt;
 pub enum RunError {
     Empty,
     /// A token id outside the vocabulary.
-    TokenOutOfRange { id: u32, vocab: usize },
+    TokenOutOfRange {
+        id: u32,
+        vocab: usize,
+    },
     /// The cache plus the new tokens would pass the context window.
-    TooLong { len: usize, window: usize },
+    TooLong {
+        len: usize,
+        window: usize,
+    },
     /// The scores came out NaN or infinite (NaN and infinite weights are refused at load time).
     NotFinite,
 }

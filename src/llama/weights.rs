@@ -229,7 +229,11 @@ impl Weights {
                     o_proj: re(&b.self_attn.o_proj),
                 },
                 post_attention_layernorm: b.post_attention_layernorm.clone(),
-                mlp: Mlp { gate_proj: re(&b.mlp.gate_proj), up_proj: re(&b.mlp.up_proj), down_proj: re(&b.mlp.down_proj) },
+                mlp: Mlp {
+                    gate_proj: re(&b.mlp.gate_proj),
+                    up_proj: re(&b.mlp.up_proj),
+                    down_proj: re(&b.mlp.down_proj),
+                },
             })
             .collect();
         Weights { layers, ..self.clone() }
