@@ -241,6 +241,53 @@ fn rope_rotates_the_two_halves_of_a_head() {
     assert!(max_err(&x, &want) < 1e-6, "{x}");
 }
 
+#[test]
+fn a_heads_queries_and_keys_make_its_attention() {
+    for name in ["gqa", "mqa"] {
+        let [model, _] = models(name);
+        let tokens = ids(&reference(name)["tokens"]);
+        let opts = ForwardOptions { capture: Capture::All, ..Default::default() };
+        let out = model.forward(&tokens, &mut model.new_cache(), &opts).unwrap();
+        let d = model.config.head_dim as f32;
+        for (layer, head) in [(0, 0), (1, 2), (1, 3)] {
+            let [q, k, v] = model.head_qkv(&tokens, layer, head).unwrap();
+            assert_eq!(v.dim(), (tokens.len(), model.config.head_dim));
+            let weights = out.attentions[layer].as_ref().unwrap();
+            for i in 0..tokens.len() {
+                // softmax over keys 0..=i of q_i·k_j/√D
+                let scores: Vec<f32> = (0..=i).map(|j| q.row(i).dot(&k.row(j)) / d.sqrt()).collect();
+                let top = scores.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+                let z: f32 = scores.iter().map(|s| (s - top).exp()).sum();
+                for (j, s) in scores.iter().enumerate() {
+                    let w = (s - top).exp() / z;
+                    assert!((w - weights[[head, i, j]]).abs() < 1e-5, "{name} layer {layer} head {head} ({i}, {j})");
+                }
+            }
+        }
+        // In a group, heads share their keys.
+        let [_, k0, _] = model.head_qkv(&tokens, 1, 0).unwrap();
+        let [_, k1, _] = model.head_qkv(&tokens, 1, 1).unwrap();
+        assert_eq!(k0, k1, "{name}");
+    }
+}
+
+#[test]
+fn random_weights_written_and_read_back_run_the_same() {
+    // A SmolLM2-135M-shaped model, shrunk in depth and vocabulary to stay quick in a test.
+    let cfg = Config { num_hidden_layers: 2, vocab_size: 1000, ..Config::smollm2_135m() };
+    let weights = attention_live::llama::weights::Weights::random(&cfg, 5);
+    let bytes = safetensors::write(&weights.named(), Dtype::F32, &[("format", "pt")]);
+    let json = with(&with(SMOLLM2, "num_hidden_layers", 2.into()), "vocab_size", 1000.into());
+    let loaded = Llama::load(&json, &bytes).unwrap();
+    let model = Llama { config: cfg, weights };
+    let opts = ForwardOptions { all_logits: true, ..Default::default() };
+    let a = model.forward(&[1, 2, 3], &mut model.new_cache(), &opts).unwrap().logits;
+    let b = loaded.forward(&[1, 2, 3], &mut loaded.new_cache(), &opts).unwrap().logits;
+    assert_eq!(a, b);
+    // The file holds each parameter once, as 4 bytes, after its header.
+    assert_eq!(bytes.len() - SafeTensors::parse(&bytes).unwrap().data_start, 4 * loaded.config.n_params());
+}
+
 // ---- configs and refusals ----
 
 /// SmolLM2-135M's `config.json` as published (an older `transformers` layout: `rope_theta` and

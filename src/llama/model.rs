@@ -245,6 +245,27 @@ impl Llama {
         m.down_proj.apply(gate.view())
     }
 
+    /// One query head's queries and its KV head's keys and values for `tokens` from position 0,
+    /// each (T, D), queries and keys after RoPE: what the head's scores q·k/√D are made of. For
+    /// the chapters that study a real head (RoPE's scores by offset, the shared keys of a group).
+    pub fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError> {
+        let cfg = &self.config;
+        let (layer, head) = (layer.min(cfg.num_hidden_layers - 1), head.min(cfg.num_attention_heads - 1));
+        let mut cache = self.new_cache();
+        let out = self.forward(tokens, &mut cache, &ForwardOptions { hidden_states: true, ..Default::default() })?;
+        let (a, d) = (&self.weights.layers[layer].self_attn, cfg.head_dim);
+        let norm = &self.weights.layers[layer].input_layernorm;
+        let h = rms_norm(out.hidden_states[layer].view(), norm, cfg.rms_norm_eps);
+        // (T, C) x (C, H·D) -> (T, H·D), and (T, KV·D) for k and v; this head's columns of each
+        let (mut q, mut k, v) = (a.q_proj.apply(h.view()), a.k_proj.apply(h.view()), a.v_proj.apply(h.view()));
+        let rope = Rope::new(d, cfg.rope_theta, 0, tokens.len());
+        rope.apply(q.view_mut(), d);
+        rope.apply(k.view_mut(), d);
+        let g = cfg.kv_head(head);
+        let part = |m: &Array2<f32>, i: usize| m.slice(s![.., i * d..(i + 1) * d]).to_owned();
+        Ok([part(&q, head), part(&k, g), part(&v, g)])
+    }
+
     /// Greedy decoding with the KV cache: the prompt once, then one token per step.
     pub fn greedy(&self, prompt: &[u32], steps: usize) -> Result<Vec<u32>, RunError> {
         let mut cache = self.new_cache();

@@ -239,6 +239,60 @@ impl Weights {
         Weights { layers, ..self.clone() }
     }
 
+    /// Random weights in `LlamaConfig`'s initialisation (normal, std 0.02; RMSNorm gains 1), for
+    /// benchmarks and download tests of any shape (SmolLM2-135M's) without the real file.
+    pub fn random(cfg: &Config, seed: u64) -> Self {
+        let mut rng = crate::numerics::rng::Rng::new(seed);
+        let mut m = |r: usize, c: usize| Array2::from_shape_fn((r, c), |_| (rng.normal() * 0.02) as f32);
+        let (c, v, f) = (cfg.hidden_size, cfg.vocab_size, cfg.intermediate_size);
+        let (qw, kvw) = (cfg.q_width(), cfg.kv_width());
+        let embed_tokens = m(v, c);
+        let mut lin = |n_out: usize, n_in: usize| Linear::with_layout(m(n_out, n_in), PACK_WEIGHTS);
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|_| Layer {
+                input_layernorm: Array1::ones(c),
+                self_attn: Attn { q_proj: lin(qw, c), k_proj: lin(kvw, c), v_proj: lin(kvw, c), o_proj: lin(c, qw) },
+                post_attention_layernorm: Array1::ones(c),
+                mlp: Mlp { gate_proj: lin(f, c), up_proj: lin(f, c), down_proj: lin(c, f) },
+            })
+            .collect();
+        let lm_head = (!cfg.tie_word_embeddings).then(|| m(v, c));
+        Weights { embed_tokens, layers, norm: Array1::ones(c), lm_head }
+    }
+
+    /// The tensors under their checkpoint names, e.g. to write a checkpoint (`safetensors::write`).
+    pub fn named(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        fn m(name: String, a: &Array2<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, a.shape().to_vec(), a.iter().copied().collect())
+        }
+        fn v(name: String, a: &Array1<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, vec![a.len()], a.to_vec())
+        }
+        let mut out = vec![m("model.embed_tokens.weight".into(), &self.embed_tokens)];
+        for (l, b) in self.layers.iter().enumerate() {
+            let p = format!("model.layers.{l}");
+            out.push(v(format!("{p}.input_layernorm.weight"), &b.input_layernorm));
+            out.push(v(format!("{p}.post_attention_layernorm.weight"), &b.post_attention_layernorm));
+            let (a, f) = (&b.self_attn, &b.mlp);
+            for (name, lin) in [
+                ("self_attn.q_proj", &a.q_proj),
+                ("self_attn.k_proj", &a.k_proj),
+                ("self_attn.v_proj", &a.v_proj),
+                ("self_attn.o_proj", &a.o_proj),
+                ("mlp.gate_proj", &f.gate_proj),
+                ("mlp.up_proj", &f.up_proj),
+                ("mlp.down_proj", &f.down_proj),
+            ] {
+                out.push(m(format!("{p}.{name}.weight"), &lin.weight()));
+            }
+        }
+        out.push(v("model.norm.weight".into(), &self.norm));
+        if let Some(head) = &self.lm_head {
+            out.push(m("lm_head.weight".into(), head));
+        }
+        out
+    }
+
     /// The output layer (vocab, C): `lm_head`, or the embeddings when tied.
     pub fn output(&self) -> &Array2<f32> {
         self.lm_head.as_ref().unwrap_or(&self.embed_tokens)
