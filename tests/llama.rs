@@ -230,6 +230,27 @@ fn rope_scores_depend_only_on_the_offset() {
     }
 }
 
+/// The rotation angles against `LlamaRotaryEmbedding`'s, up to position 100,000: there an f32
+/// angle (about 10⁵ radians) is off from the exact product by a few thousandths, and the engine
+/// must be off the same way (angles computed in f64 miss the reference's cos and sin by 3.5e-3).
+#[test]
+fn rope_angles_match_transformers_at_large_positions() {
+    let tables: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/rope.json", folder(""))).unwrap()).unwrap();
+    for t in tables.as_array().unwrap() {
+        let (d, theta) = (t["head_dim"].as_u64().unwrap() as usize, t["rope_theta"].as_f64().unwrap());
+        let positions = ids(&t["positions"]);
+        let (mut cos, mut sin) = (Vec::new(), Vec::new());
+        for &p in &positions {
+            let rope = Rope::new(d, theta, p as usize, 1);
+            cos.extend(rope.cos.iter().copied());
+            sin.extend(rope.sin.iter().copied());
+        }
+        let e = max_err(&cos, &floats(&t["cos"])).max(max_err(&sin, &floats(&t["sin"])));
+        assert!(e < 1e-6, "head_dim {d}, θ {theta}: cos and sin differ by {e}");
+    }
+}
+
 /// Hugging Face's convention pairs dimension i with i + D/2 (`rotate_half`), not 2i with 2i + 1.
 #[test]
 fn rope_rotates_the_two_halves_of_a_head() {

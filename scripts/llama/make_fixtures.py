@@ -16,6 +16,9 @@ every position, every layer's attention weights (heads, T, T), the residual stre
 embeddings and after each layer (forward hooks), logits with heads knocked out (their slice of
 the attention output zeroed before o_proj, by a forward pre-hook), and greedy decoding with the
 cache: for each of `DECODE` steps the token fed and the logits that came out.
+Plus `rope.json`: `LlamaRotaryEmbedding`'s cos and sin (first half of each row; the second
+repeats it) at positions up to 100,000 for SmolLM2's head_dim 64 and rope_theta 100,000, and for
+head_dim 16 at rope_theta 500,000: where an f32 angle has lost digits, the engine must lose the same.
 """
 import json
 import os
@@ -23,6 +26,7 @@ import shutil
 
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "..", "tests", "fixtures", "llama")
@@ -122,3 +126,22 @@ make("mqa", 4323, dict(vocab_size=300, hidden_size=32, intermediate_size=64, num
                        num_attention_heads=4, num_key_value_heads=1, head_dim=16, rope_theta=500000.0,
                        rms_norm_eps=1e-5, tie_word_embeddings=False, max_position_embeddings=64))
 make("gqa_bf16", 1234, gqa, dtype=torch.bfloat16, f32_logits=ref["logits"])
+
+
+def rope_tables():
+    positions = [0, 1, 2, 7, 100, 1000, 4095, 8191, 100000]
+    tables = []
+    for head_dim, theta in [(64, 100000.0), (16, 500000.0)]:
+        cfg = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim, rope_theta=theta)
+        emb = LlamaRotaryEmbedding(cfg)
+        x = torch.zeros(1, len(positions), head_dim)
+        cos, sin = emb(x, torch.tensor([positions]))
+        half = head_dim // 2
+        assert torch.equal(cos[0, :, :half], cos[0, :, half:])
+        tables.append({"head_dim": head_dim, "rope_theta": theta, "positions": positions,
+                       "cos": r(cos[0, :, :half], 9), "sin": r(sin[0, :, :half], 9)})
+    with open(os.path.join(OUT, "rope.json"), "w") as f:
+        json.dump(tables, f, separators=(",", ":"))
+
+
+rope_tables()
