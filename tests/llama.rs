@@ -11,7 +11,7 @@ use attention_live::formats::LoadError;
 use attention_live::llama::ops::Rope;
 use attention_live::llama::{Capture, Config, ForwardOptions, Llama};
 use attention_live::numerics::rng::Rng;
-use ndarray::Array2;
+use ndarray::{Array2, ShapeBuilder};
 use serde_json::Value;
 
 /// Absolute tolerance on logits (of size up to about 5), attention weights and hidden states:
@@ -260,6 +260,16 @@ fn rope_rotates_the_two_halves_of_a_head() {
     // Dimension 0 turns by angle 1 (θ⁰ · position 1) into dimension 2; the second head is untouched.
     let want = [1f32.cos(), 0.0, 1f32.sin(), 0.0, 0.0, 0.0, 0.0, 0.0];
     assert!(max_err(&x, &want) < 1e-6, "{x}");
+    // Any memory layout rotates alike (here a column-major array of 3 positions).
+    let mut rng = Rng::new(3);
+    let rows = Array2::from_shape_fn((3, 2 * d), |_| rng.normal() as f32);
+    let mut f_order = Array2::zeros((3, 2 * d).f());
+    f_order.assign(&rows);
+    let mut c_order = rows;
+    assert!(!f_order.is_standard_layout());
+    Rope::new(d, 10_000.0, 5, 3).apply(c_order.view_mut(), d);
+    Rope::new(d, 10_000.0, 5, 3).apply(f_order.view_mut(), d);
+    assert_eq!(c_order, f_order);
 }
 
 #[test]

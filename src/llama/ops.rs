@@ -61,13 +61,13 @@ impl Rope {
         let half = head_dim / 2;
         for (p, mut row) in x.rows_mut().into_iter().enumerate() {
             let (cos, sin) = (self.cos.row(p), self.sin.row(p));
-            let row = row.as_slice_mut().expect("rows of a standard-layout array are contiguous");
-            for head in row.chunks_exact_mut(head_dim) {
-                let (a, b) = head.split_at_mut(half);
+            for h in 0..row.len() / head_dim {
+                // Indexed, not sliced: any memory layout of x will do.
                 for i in 0..half {
-                    let (x1, x2) = (a[i], b[i]);
-                    a[i] = x1 * cos[i] - x2 * sin[i];
-                    b[i] = x2 * cos[i] + x1 * sin[i];
+                    let (a, b) = (h * head_dim + i, h * head_dim + half + i);
+                    let (x1, x2) = (row[a], row[b]);
+                    row[a] = x1 * cos[i] - x2 * sin[i];
+                    row[b] = x2 * cos[i] + x1 * sin[i];
                 }
             }
         }
