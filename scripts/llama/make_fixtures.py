@@ -1,6 +1,6 @@
 """Reference fixtures for the Llama-family engine, made by Hugging Face transformers, fully offline.
 
-Run:  /work/venv-torch/bin/python scripts/llama/make_fixtures.py   (writes tests/fixtures/llama/)
+Run:  python scripts/llama/make_fixtures.py      (writes tests/fixtures/llama/)
 Made with: Python 3.11, torch 2.15.0 (CPU), transformers 5.24.0, safetensors 0.8.0, seeds below.
 
 Small random `LlamaForCausalLM` models (initializer_range 0.2, so attention is far from uniform and

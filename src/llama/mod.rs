@@ -16,7 +16,10 @@
 //! - `ops`: the CPU kernels (RMSNorm, RoPE in Hugging Face's `rotate_half` convention, SiLU,
 //!   the output layer);
 //! - `model`: the forward pass with a KV cache per KV head, attention capture per query head,
-//!   head knock-outs and greedy decoding.
+//!   head knock-outs, greedy decoding, and one head's rotated queries and keys (`head_qkv`).
+//!
+//! `weights::Weights::random` makes a model of any shape (SmolLM2-135M's: `Config::smollm2_135m`)
+//! without a download, for benchmarks (`examples/llama_bench.rs`).
 //!
 //! Everything here builds and is tested natively (`tests/llama.rs`, against fixtures written by
 //! `scripts/llama/make_fixtures.py` with `transformers`).
