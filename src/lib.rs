@@ -5,6 +5,7 @@
 //! - `state`: demo parameters and their URL form;
 //! - `demos`: the registry of live demos;
 //! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
+//! - `llama`: the Llama-family engine (RoPE, grouped-query attention, RMSNorm, SwiGLU), DOM-free;
 //! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin;
 //! - `exercises`: checked exercises (format, expression evaluator, checker, demo goals), DOM-free;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
@@ -17,6 +18,7 @@ pub mod exercises;
 pub mod formats;
 pub mod gpt2;
 pub mod gpu;
+pub mod llama;
 pub mod numerics;
 pub mod seq2seq;
 pub mod state;

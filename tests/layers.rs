@@ -4,7 +4,7 @@
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> train                        the training lab's engine (writes GPT-2 checkpoints)
-//!   -> gpt2, seq2seq                the models (gpt2 runs on the backend too; its worker protocol trains)
+//!   -> gpt2, llama, seq2seq         the models (gpt2 runs on the backend too; its worker protocol trains)
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
 //!   -> exercises                    checked exercises: answer keys, checks, goals on demos
@@ -25,11 +25,11 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
         "numerics" | "formats" | "state" => &[],
         "gpu" => &["numerics", "formats"],
         "gpt2" => &["numerics", "formats", "gpu", "train"],
-        "seq2seq" => &["numerics", "formats"],
+        "llama" | "seq2seq" => &["numerics", "formats"],
         "train" => &["numerics", "formats"],
-        "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train"],
-        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train", "kit"],
-        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train", "demos"],
+        "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train"],
+        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train", "kit"],
+        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train", "demos"],
         "chapters" => &["numerics", "formats", "state", "demos", "exercises"],
         "ui" => &[
             "numerics",
@@ -37,6 +37,7 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
             "state",
             "gpu",
             "gpt2",
+            "llama",
             "seq2seq",
             "train",
             "kit",
@@ -44,17 +45,18 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
             "exercises",
             "chapters",
         ],
-        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "seq2seq", "train"],
+        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train"],
         _ => return None,
     })
 }
 
-const MODULES: [&str; 13] = [
+const MODULES: [&str; 14] = [
     "numerics",
     "formats",
     "state",
     "gpu",
     "gpt2",
+    "llama",
     "seq2seq",
     "train",
     "kit",

@@ -1,0 +1,284 @@
+//! A Llama-family forward pass (as Hugging Face's `LlamaForCausalLM`):
+//!
+//! x₀ = embed_tokens[tokens]                                  (no position embeddings)
+//! for each layer: x ← x + attn(rms_norm(x)); x ← x + mlp(rms_norm(x))
+//! logits = rms_norm(x) lm_headᵀ                              (lm_head = embed_tokens when tied)
+//!
+//! attn: q = x W_qᵀ, k = x W_kᵀ, v = x W_vᵀ; RoPE turns q and k by their positions; query head h
+//! attends with key and value head h / (H / KV) (grouped-query attention); the heads'
+//! outputs, side by side, go through W_o.
+//! mlp (SwiGLU): down(silu(gate(x)) ⊙ up(x)).
+//!
+//! The KV cache holds each layer's keys (already rotated) and values per KV head, so a model
+//! with H / KV query heads per group caches H / KV times less than multi-head attention would.
+//! Each call runs only the new tokens against the cache. Attention weights can be captured per
+//! query head and heads knocked out, as in GPT-2's `model`.
+
+use ndarray::{s, Array2, Array3, ArrayView2, Axis, Zip};
+
+use super::ops::{logits, rms_norm, silu, Rope};
+use super::weights::{Layer, Weights};
+use super::{Config, RunError};
+use crate::formats::safetensors::SafeTensors;
+use crate::formats::LoadError;
+use crate::numerics::flash::causal_attention;
+
+pub struct Llama {
+    pub config: Config,
+    pub weights: Weights,
+}
+
+/// Which layers' attention weights a forward pass returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Capture {
+    #[default]
+    None,
+    All,
+    Layer(usize),
+}
+
+impl Capture {
+    pub fn wants(self, layer: usize) -> bool {
+        match self {
+            Capture::None => false,
+            Capture::All => true,
+            Capture::Layer(l) => l == layer,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ForwardOptions {
+    pub capture: Capture,
+    /// (layer, query head) pairs whose output is zeroed before `o_proj` (the head is "knocked
+    /// out"); its keys and values are still cached, for the other heads of its group.
+    pub ablate: Vec<(usize, usize)>,
+    /// Logits for every new token instead of only the last.
+    pub all_logits: bool,
+    /// Keep the residual stream after the embeddings and after each layer.
+    pub hidden_states: bool,
+}
+
+pub struct ForwardOutput {
+    /// (T, vocab), or (1, vocab) for the last token only.
+    pub logits: Array2<f32>,
+    /// Per layer, when captured: (H, T, S) per query head, S = all positions so far.
+    pub attentions: Vec<Option<Array3<f32>>>,
+    /// [embeddings, layer 0 output, …, layer L−1 output], each (T, C), when asked for.
+    pub hidden_states: Vec<Array2<f32>>,
+}
+
+/// Keys (after RoPE) and values of every position run so far, per layer: rows of KV · D floats,
+/// the KV heads side by side.
+#[derive(Debug, Clone)]
+pub struct KvCache {
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    width: usize,
+    len: usize,
+}
+
+impl KvCache {
+    pub fn new(cfg: &Config) -> Self {
+        let layers = cfg.num_hidden_layers;
+        KvCache { k: vec![Vec::new(); layers], v: vec![Vec::new(); layers], width: cfg.kv_width(), len: 0 }
+    }
+    /// The number of positions cached.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn clear(&mut self) {
+        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::clear);
+        self.len = 0;
+    }
+    /// The bytes the cached keys and values take: 2 (K and V) · layers · positions · KV · D · 4
+    /// (f32), counted from what is stored.
+    pub fn bytes(&self) -> usize {
+        self.k.iter().chain(&self.v).map(|rows| rows.len() * std::mem::size_of::<f32>()).sum()
+    }
+    /// Appends the new rows of one layer and returns views of all rows so far: (S, KV · D) each.
+    fn append(
+        &mut self,
+        layer: usize,
+        k_new: ArrayView2<f32>,
+        v_new: ArrayView2<f32>,
+    ) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
+        self.k[layer].extend(k_new.iter());
+        self.v[layer].extend(v_new.iter());
+        let rows = self.k[layer].len() / self.width;
+        let k = ArrayView2::from_shape((rows, self.width), &self.k[layer][..]).expect("whole rows");
+        let v = ArrayView2::from_shape((rows, self.width), &self.v[layer][..]).expect("whole rows");
+        (k, v)
+    }
+}
+
+impl Llama {
+    /// Loads `config.json` text and `model.safetensors` bytes.
+    pub fn load(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
+        let config = Config::from_json(config_json)?;
+        let st = SafeTensors::parse(safetensors)?;
+        let weights = Weights::from_safetensors(&st, &config)?;
+        Ok(Llama { config, weights })
+    }
+
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(&self.config)
+    }
+
+    /// The input errors of a forward pass: no tokens, an id outside the vocabulary, or more
+    /// positions than the model's window.
+    pub fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError> {
+        let cfg = &self.config;
+        if tokens.is_empty() {
+            return Err(RunError::Empty);
+        }
+        if let Some(&id) = tokens.iter().find(|&&id| id as usize >= cfg.vocab_size) {
+            return Err(RunError::TokenOutOfRange { id, vocab: cfg.vocab_size });
+        }
+        if past + tokens.len() > cfg.max_position_embeddings {
+            return Err(RunError::TooLong { len: past + tokens.len(), window: cfg.max_position_embeddings });
+        }
+        Ok(())
+    }
+
+    /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.
+    pub fn forward(
+        &self,
+        tokens: &[u32],
+        cache: &mut KvCache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, RunError> {
+        let cfg = &self.config;
+        let past = cache.len;
+        self.check_input(tokens, past)?;
+        let (t, c) = (tokens.len(), cfg.hidden_size);
+        let w = &self.weights;
+        // x₀ = embed_tokens[token]: (T, C)
+        let mut x = Array2::<f32>::zeros((t, c));
+        for (mut row, &id) in x.rows_mut().into_iter().zip(tokens) {
+            row.assign(&w.embed_tokens.row(id as usize));
+        }
+        let mut hidden_states = Vec::new();
+        if opts.hidden_states {
+            hidden_states.push(x.clone());
+        }
+        // The rotation of positions past .. past + T, shared by every layer.
+        let rope = Rope::new(cfg.head_dim, cfg.rope_theta, past, t);
+        let mut attentions = Vec::with_capacity(cfg.num_hidden_layers);
+        for (l, layer) in w.layers.iter().enumerate() {
+            let (y, att) = self.attention(l, layer, x.view(), &rope, cache, past, opts);
+            x += &y;
+            attentions.push(att);
+            x += &self.mlp(layer, x.view());
+            if opts.hidden_states {
+                hidden_states.push(x.clone());
+            }
+        }
+        cache.len = past + t;
+        let last = if opts.all_logits { x.view() } else { x.slice(s![t - 1.., ..]) };
+        let h = rms_norm(last, &w.norm, cfg.rms_norm_eps);
+        // (T, C) x (C, vocab) -> (T, vocab)
+        let logits = logits(h.view(), w.output());
+        if logits.iter().any(|v| !v.is_finite()) {
+            return Err(RunError::NotFinite);
+        }
+        Ok(ForwardOutput { logits, attentions, hidden_states })
+    }
+
+    /// One layer's attention sub-layer: returns its contribution to the residual stream (T, C)
+    /// and, if captured, its weights (H, T, S).
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &self,
+        l: usize,
+        layer: &Layer,
+        x: ArrayView2<f32>,
+        rope: &Rope,
+        cache: &mut KvCache,
+        past: usize,
+        opts: &ForwardOptions,
+    ) -> (Array2<f32>, Option<Array3<f32>>) {
+        let cfg = &self.config;
+        let (t, n_head, d) = (x.nrows(), cfg.num_attention_heads, cfg.head_dim);
+        let a = &layer.self_attn;
+        let h = rms_norm(x, &layer.input_layernorm, cfg.rms_norm_eps);
+        // (T, C) x (C, H·D) -> (T, H·D); (T, C) x (C, KV·D) -> (T, KV·D) for k and v
+        let (mut q, mut k, v) = (a.q_proj.apply(h.view()), a.k_proj.apply(h.view()), a.v_proj.apply(h.view()));
+        rope.apply(q.view_mut(), d);
+        rope.apply(k.view_mut(), d);
+        // (S, KV·D) each, S = past + T
+        let (k_all, v_all) = cache.append(l, k.view(), v.view());
+        let mut weights = opts.capture.wants(l).then(|| Array3::<f32>::zeros((n_head, t, past + t)));
+        let mut y = Array2::<f32>::zeros((t, n_head * d));
+        for head in 0..n_head {
+            let cols = s![.., head * d..(head + 1) * d];
+            // Grouped-query attention: this head reads its group's key and value columns.
+            let g = cfg.kv_head(head);
+            let kv_cols = s![.., g * d..(g + 1) * d];
+            // (T, D) against (S, D): out (T, D), weights (T, S)
+            let (out, wts) = causal_attention(q.slice(cols), k_all.slice(kv_cols), v_all.slice(kv_cols), past);
+            // A knock-out zeroes this head's slice of the concatenated output, before W_o mixes heads.
+            if !opts.ablate.contains(&(l, head)) {
+                y.slice_mut(cols).assign(&out);
+            }
+            if let Some(all) = weights.as_mut() {
+                all.index_axis_mut(Axis(0), head).assign(&wts);
+            }
+        }
+        // (T, H·D) x (H·D, C) -> (T, C)
+        (a.o_proj.apply(y.view()), weights)
+    }
+
+    /// One layer's MLP sub-layer (SwiGLU) on the residual stream x (T, C): down(silu(gate(h)) ⊙ up(h))
+    /// with h = rms_norm(x), (T, C).
+    fn mlp(&self, layer: &Layer, x: ArrayView2<f32>) -> Array2<f32> {
+        let m = &layer.mlp;
+        let h = rms_norm(x, &layer.post_attention_layernorm, self.config.rms_norm_eps);
+        // (T, C) x (C, F) -> (T, F), twice
+        let mut gate = m.gate_proj.apply(h.view());
+        let up = m.up_proj.apply(h.view());
+        Zip::from(&mut gate).and(&up).for_each(|g, &u| *g = silu(*g) * u);
+        // (T, F) x (F, C) -> (T, C)
+        m.down_proj.apply(gate.view())
+    }
+
+    /// One query head's queries and its KV head's keys and values for `tokens` from position 0,
+    /// each (T, D), queries and keys after RoPE: what the head's scores q·k/√D are made of. For
+    /// the chapters that study a real head (RoPE's scores by offset, the shared keys of a group).
+    pub fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError> {
+        let cfg = &self.config;
+        let (layer, head) = (layer.min(cfg.num_hidden_layers - 1), head.min(cfg.num_attention_heads - 1));
+        let mut cache = self.new_cache();
+        let out = self.forward(tokens, &mut cache, &ForwardOptions { hidden_states: true, ..Default::default() })?;
+        let (a, d) = (&self.weights.layers[layer].self_attn, cfg.head_dim);
+        let norm = &self.weights.layers[layer].input_layernorm;
+        let h = rms_norm(out.hidden_states[layer].view(), norm, cfg.rms_norm_eps);
+        // (T, C) x (C, H·D) -> (T, H·D), and (T, KV·D) for k and v; this head's columns of each
+        let (mut q, mut k, v) = (a.q_proj.apply(h.view()), a.k_proj.apply(h.view()), a.v_proj.apply(h.view()));
+        let rope = Rope::new(d, cfg.rope_theta, 0, tokens.len());
+        rope.apply(q.view_mut(), d);
+        rope.apply(k.view_mut(), d);
+        let g = cfg.kv_head(head);
+        let part = |m: &Array2<f32>, i: usize| m.slice(s![.., i * d..(i + 1) * d]).to_owned();
+        Ok([part(&q, head), part(&k, g), part(&v, g)])
+    }
+
+    /// Greedy decoding with the KV cache: the prompt once, then one token per step.
+    pub fn greedy(&self, prompt: &[u32], steps: usize) -> Result<Vec<u32>, RunError> {
+        let mut cache = self.new_cache();
+        let opts = ForwardOptions::default();
+        let mut out = Vec::with_capacity(steps);
+        let mut logits = self.forward(prompt, &mut cache, &opts)?.logits;
+        for step in 0..steps {
+            let next = crate::numerics::softmax::argmax(logits.row(0));
+            out.push(next);
+            if step + 1 < steps {
+                logits = self.forward(&[next], &mut cache, &opts)?.logits;
+            }
+        }
+        Ok(out)
+    }
+}
