@@ -19,7 +19,7 @@ use attention_live::gpt2::gpu::GpuGpt2;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
 use attention_live::gpu::bench::{attention_row, AttentionRow};
-use attention_live::gpu::{Gpu, GpuError, Precision};
+use attention_live::gpu::{Counts, Gpu, GpuError, Precision};
 use pollster::block_on;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -31,16 +31,28 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str) {
+/// The device's counts so far (zero on the CPU).
+fn counts(engine: &Engine) -> Counts {
+    match engine {
+        Engine::Gpu(m) => m.gpu.counts(),
+        Engine::Cpu(_) => Counts::default(),
+    }
+}
+
+/// One row of the timing table; for the GPU, also the work asked of the device by the prompt
+/// of 128 tokens and by each decoded token (`gpu::Counts`), printed after the table.
+fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str, notes: &mut Vec<String>) {
     let opts = ForwardOptions::default();
     let mut row = format!("| {name} | {backend} |");
+    let mut prompt_counts = Counts::default();
     for t_len in [16usize, 128] {
         let t_len = t_len.min(model.config.n_positions);
         let tokens: Vec<u32> = (0..t_len as u32).map(|i| (i * 7919) % model.config.vocab_size as u32).collect();
         let runs: Vec<f64> = (0..3)
             .map(|_| {
-                let t = Instant::now();
+                let (t, before) = (Instant::now(), counts(engine));
                 block_on(engine.forward(model, &tokens, &mut engine.new_cache(t_len), &opts)).unwrap();
+                prompt_counts = counts(engine).since(&before);
                 ms(t)
             })
             .collect();
@@ -51,16 +63,28 @@ fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str) {
     block_on(engine.forward(model, &[464; 16], &mut cache, &opts)).unwrap();
     let t = Instant::now();
     let mut next = 464u32;
+    let mut token_counts = Vec::new();
     for _ in 0..steps {
+        let before = counts(engine);
         let out = block_on(engine.forward(model, &[next], &mut cache, &opts)).unwrap();
+        token_counts.push(counts(engine).since(&before));
         next = attention_live::gpt2::sample::argmax(out.logits.row(0));
     }
     row += &format!(" {:.1} |", steps as f64 / t.elapsed().as_secs_f64());
     println!("{row}");
+    if let Engine::Gpu(_) = engine {
+        // The first token builds its bind groups; the later ones reuse them.
+        let (first, later) = (token_counts[0], token_counts.last().copied().unwrap_or_default());
+        notes.push(format!(
+            "- {name}, {backend}: prompt of 128 tokens: {prompt_counts}; first decoded token: {first}; \
+             each later token: {later}"
+        ));
+    }
 }
 
 fn gpt2(gpu: Option<Rc<Gpu>>) {
     println!("| model | backend | prompt 16 | prompt 128 | decode tokens/s |\n|---|---|---|---|---|");
+    let mut notes = Vec::new();
     let dir = format!("{}/static/models/stories", env!("CARGO_MANIFEST_DIR"));
     let stories = Rc::new(
         Gpt2::load(
@@ -72,17 +96,21 @@ fn gpt2(gpu: Option<Rc<Gpu>>) {
     let cfg = Config::gpt2_small();
     let small = Rc::new(Gpt2 { weights: Weights::random(&cfg, 1), config: cfg });
     for (name, model) in [("stories (bundled)", &stories), ("GPT-2 small, random init", &small)] {
-        gpt2_row(name, model, &Engine::Cpu(model.clone()), "CPU");
+        gpt2_row(name, model, &Engine::Cpu(model.clone()), "CPU", &mut notes);
         if let Some(g) = &gpu {
             for (precision, label) in [(Precision::F32, "GPU, f32 weights"), (Precision::F16, "GPU, f16 weights")] {
                 let on_gpu = block_on(GpuGpt2::upload_with(g.clone(), model, precision)).expect("upload");
                 if on_gpu.precision() == precision {
-                    gpt2_row(name, model, &Engine::Gpu(Rc::new(on_gpu)), label);
+                    gpt2_row(name, model, &Engine::Gpu(Rc::new(on_gpu)), label, &mut notes);
                 } else {
                     println!("| {name} | {label} | the adapter has no shader-f16 | | |");
                 }
             }
         }
+    }
+    if !notes.is_empty() {
+        println!("\nWork asked of the GPU (dispatches, submissions, host writes, readbacks, bind groups created):\n");
+        println!("{}", notes.join("\n"));
     }
 }
 

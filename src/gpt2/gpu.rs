@@ -268,7 +268,7 @@ impl GpuGpt2 {
                     let _ = gpu.device.create_shader_module(bad);
                 }
                 let mut b = Batch::new(gpu);
-                gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
+                gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
                 for ch in &self.wte {
                     b.add(

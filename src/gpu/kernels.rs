@@ -154,6 +154,7 @@ impl<'g> Batch<'g> {
         let device = &self.gpu.device;
         let pad = [0u8; PARAMS_BYTES as usize];
         let contents = if self.params.is_empty() { &pad[..] } else { &self.params[..] };
+        self.gpu.count(|c| c.writes += 1);
         let uniforms = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("params"),
             contents,
@@ -188,6 +189,10 @@ impl<'g> Batch<'g> {
                     pass.set_bind_group(0, &group, &[]);
                     let [x, y, z] = *groups;
                     pass.dispatch_workgroups(x, y, z);
+                    self.gpu.count(|c| {
+                        c.dispatches += 1;
+                        c.bind_groups += 1;
+                    });
                     jobs.next();
                 }
             }
@@ -202,7 +207,7 @@ impl<'g> Batch<'g> {
                 jobs.next();
             }
         }
-        self.gpu.queue.submit([enc.finish()]);
+        self.gpu.submit(enc);
     }
 }
 

@@ -11,9 +11,12 @@
 //! and every run returns a `GpuError` that the caller answers by falling back to the CPU.
 
 pub mod bench;
+mod counts;
 pub mod kernels;
 
 use std::sync::{Arc, Mutex};
+
+pub use counts::Counts;
 
 use wgpu::util::DeviceExt;
 
@@ -94,6 +97,8 @@ pub struct Gpu {
     /// The device has `shader-f16`: weights may be stored as f16 (`Precision::F16`).
     pub f16: bool,
     pub(crate) kernels: kernels::Kernels,
+    /// What this device has been asked to do so far (`counts`).
+    counts: Mutex<Counts>,
     /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
     lost: Arc<Mutex<Option<String>>>,
 }
@@ -141,7 +146,31 @@ impl Gpu {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
         }
-        Ok(Gpu { device, queue, name, software, limits, f16, kernels, lost })
+        Ok(Gpu { device, queue, name, software, limits, f16, kernels, counts: Mutex::default(), lost })
+    }
+
+    /// The work asked of the device since it was opened: take one before and one after a run,
+    /// and `after.since(&before)` is what the run cost.
+    pub fn counts(&self) -> Counts {
+        self.counts.lock().map(|c| *c).unwrap_or_default()
+    }
+
+    pub(crate) fn count(&self, f: impl FnOnce(&mut Counts)) {
+        if let Ok(mut c) = self.counts.lock() {
+            f(&mut c);
+        }
+    }
+
+    /// `queue.write_buffer`, counted.
+    pub fn write(&self, buf: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
+        self.count(|c| c.writes += 1);
+        self.queue.write_buffer(buf, offset, bytes);
+    }
+
+    /// `queue.submit` of one command buffer, counted.
+    pub(crate) fn submit(&self, enc: wgpu::CommandEncoder) {
+        self.count(|c| c.submits += 1);
+        self.queue.submit([enc.finish()]);
     }
 
     /// `Err(Lost)` once the device has been lost.
@@ -189,6 +218,7 @@ impl Gpu {
         // A zero-sized binding is invalid: keep at least one element.
         let pad = [0u8; 4];
         let contents = if bytes.is_empty() { &pad[..] } else { bytes };
+        self.count(|c| c.writes += 1);
         self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
             contents,
@@ -222,7 +252,11 @@ impl Gpu {
         });
         let mut enc = self.device.create_command_encoder(&Default::default());
         enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, size);
-        self.queue.submit([enc.finish()]);
+        self.submit(enc);
+        self.count(|c| {
+            c.readbacks += 1;
+            c.readback_bytes += size;
+        });
         let (done, wait) = oneshot();
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| done(r.map_err(|e| e.to_string())));
         self.poll();
