@@ -1,13 +1,17 @@
 //! Native benchmark of the GPU backend (wgpu: Vulkan, e.g. Mesa's lavapipe on a machine without
 //! a GPU, or a real GPU's driver) against the CPU path. Documented in the README:
 //!
-//!     cargo run --profile native --example gpu_bench [-- gpt2|attention]
+//!     cargo run --profile native --example gpu_bench [-- gpt2|attention|counts]
 //!
 //! 1. GPT-2: prompt latency (16 and 128 tokens) and greedy decoding tokens/s with the KV cache,
 //!    on the CPU and on the GPU, for the bundled "stories" model and a random-init GPT-2 small.
 //! 2. Attention alone (one head, d = 64, causal): the efficient-attention chapter's benchmark
 //!    (`gpu::bench`: naive CPU, tiled CPU, the GPU's fused kernel), n = 128 … 8192: time, the
 //!    intermediate memory each needs, and the GPU's largest difference from the naive result.
+//!
+//! 3. `counts` (only when asked): the work each forward pass asks of the GPU (dispatches,
+//!    submissions, host writes, readbacks, bind groups; `gpu::Counts`), without timings. The
+//!    `gpt2` table prints the same after it.
 //!
 //! Figures from lavapipe are a CPU's speed through Vulkan: a regression figure, not a GPU's.
 
@@ -82,9 +86,37 @@ fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str, notes:
     }
 }
 
-fn gpt2(gpu: Option<Rc<Gpu>>) {
-    println!("| model | backend | prompt 16 | prompt 128 | decode tokens/s |\n|---|---|---|---|---|");
-    let mut notes = Vec::new();
+/// The work asked of the GPU, without timings (quick even on a software adapter): a prompt of
+/// 64 tokens, then 3 greedily decoded tokens, for each model and weight precision.
+fn gpt2_counts(gpu: &Rc<Gpu>) {
+    println!("| model | weights | prompt of 64 tokens | first decoded token | each later token |");
+    println!("|---|---|---|---|---|");
+    for (name, model) in models() {
+        for precision in [Precision::F32, Precision::F16] {
+            let on_gpu = block_on(GpuGpt2::upload_with(gpu.clone(), &model, precision)).expect("upload");
+            if on_gpu.precision() != precision {
+                continue; // no shader-f16
+            }
+            let engine = Engine::Gpu(Rc::new(on_gpu));
+            let opts = ForwardOptions::default();
+            let mut cache = engine.new_cache(model.config.n_positions);
+            let tokens: Vec<u32> = (0..64u32).map(|i| (i * 7919) % model.config.vocab_size as u32).collect();
+            let mut before = counts(&engine);
+            let mut out = block_on(engine.forward(&model, &tokens, &mut cache, &opts)).unwrap();
+            let mut row = vec![counts(&engine).since(&before)];
+            for _ in 0..3 {
+                let next = attention_live::gpt2::sample::argmax(out.logits.row(0));
+                before = counts(&engine);
+                out = block_on(engine.forward(&model, &[next], &mut cache, &opts)).unwrap();
+                row.push(counts(&engine).since(&before));
+            }
+            println!("| {name} | {precision:?} | {} | {} | {} |", row[0], row[1], row[3]);
+        }
+    }
+}
+
+/// The bundled "stories" model and a random-init GPT-2 small.
+fn models() -> [(&'static str, Rc<Gpt2>); 2] {
     let dir = format!("{}/static/models/stories", env!("CARGO_MANIFEST_DIR"));
     let stories = Rc::new(
         Gpt2::load(
@@ -95,7 +127,13 @@ fn gpt2(gpu: Option<Rc<Gpu>>) {
     );
     let cfg = Config::gpt2_small();
     let small = Rc::new(Gpt2 { weights: Weights::random(&cfg, 1), config: cfg });
-    for (name, model) in [("stories (bundled)", &stories), ("GPT-2 small, random init", &small)] {
+    [("stories (bundled)", stories), ("GPT-2 small, random init", small)]
+}
+
+fn gpt2(gpu: Option<Rc<Gpu>>) {
+    println!("| model | backend | prompt 16 | prompt 128 | decode tokens/s |\n|---|---|---|---|---|");
+    let mut notes = Vec::new();
+    for (name, model) in &models() {
         gpt2_row(name, model, &Engine::Cpu(model.clone()), "CPU", &mut notes);
         if let Some(g) = &gpu {
             for (precision, label) in [(Precision::F32, "GPU, f32 weights"), (Precision::F16, "GPU, f16 weights")] {
@@ -155,5 +193,11 @@ fn main() {
     }
     if which.is_empty() || which == "attention" {
         attention(gpu.as_deref());
+    }
+    if which == "counts" {
+        match &gpu {
+            Ok(g) => gpt2_counts(g),
+            Err(e) => println!("no counts without a GPU: {e}"),
+        }
     }
 }

@@ -99,6 +99,8 @@ pub struct Gpu {
     pub(crate) kernels: kernels::Kernels,
     /// What this device has been asked to do so far (`counts`).
     counts: Mutex<Counts>,
+    /// The batches' parameter buffer and the bind groups built on it (`kernels::Reuse`).
+    pub(crate) reuse: Mutex<kernels::Reuse>,
     /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
     lost: Arc<Mutex<Option<String>>>,
 }
@@ -146,7 +148,18 @@ impl Gpu {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
         }
-        Ok(Gpu { device, queue, name, software, limits, f16, kernels, counts: Mutex::default(), lost })
+        Ok(Gpu {
+            device,
+            queue,
+            name,
+            software,
+            limits,
+            f16,
+            kernels,
+            counts: Mutex::default(),
+            reuse: Mutex::default(),
+            lost,
+        })
     }
 
     /// The work asked of the device since it was opened: take one before and one after a run,
@@ -237,38 +250,39 @@ impl Gpu {
     }
 
     /// Copies `len` f32 from `buf` (starting at element `offset`) back to the host: the only
-    /// way results leave the GPU, so callers read back just what the page shows.
+    /// way results leave the GPU, so callers read back just what the page shows. (A batch reads
+    /// back in its own submission: `Batch::read`.)
     pub async fn read(&self, buf: &wgpu::Buffer, offset: usize, len: usize) -> Result<Vec<f32>, GpuError> {
         self.check_lost()?;
         if len == 0 {
             return Ok(Vec::new());
         }
-        let size = (len * 4) as u64;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+        let staging = self.staging(len);
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, (len * 4) as u64);
+        self.submit(enc);
+        self.map(staging).values(self).await
+    }
+
+    /// A buffer of `len` f32 the host can map, to copy results into.
+    pub(crate) fn staging(&self, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size,
+            size: (len.max(1) * 4) as u64,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, size);
-        self.submit(enc);
+        })
+    }
+
+    /// Asks for `staging` to be mapped once the work submitted so far is done.
+    pub(crate) fn map(&self, staging: wgpu::Buffer) -> Readback {
         self.count(|c| {
             c.readbacks += 1;
-            c.readback_bytes += size;
+            c.readback_bytes += staging.size();
         });
         let (done, wait) = oneshot();
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| done(r.map_err(|e| e.to_string())));
-        self.poll();
-        wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
-        let out = {
-            let view =
-                staging.slice(..).get_mapped_range().map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
-            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
-        };
-        staging.unmap();
-        self.check_lost()?;
-        Ok(out)
+        Readback { staging, wait }
     }
 
     /// Natively, waits for the queue (which also fires the map callbacks); in the browser the
@@ -290,6 +304,31 @@ impl Gpu {
         if let Some(e) = v.or(o) {
             return Err(GpuError::Failed(e.to_string()));
         }
+        Ok(out)
+    }
+}
+
+/// A readback on its way: the staging buffer, mapped once the device is done with it.
+pub struct Readback {
+    staging: wgpu::Buffer,
+    wait: Receive<Result<(), String>>,
+}
+
+impl Readback {
+    /// The staging buffer's values, once mapped.
+    pub async fn values(self, gpu: &Gpu) -> Result<Vec<f32>, GpuError> {
+        gpu.poll();
+        self.wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+        let out = {
+            let view = self
+                .staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
+        };
+        self.staging.unmap();
+        gpu.check_lost()?;
         Ok(out)
     }
 }
