@@ -87,11 +87,13 @@ fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str, notes:
 }
 
 /// The work asked of the GPU, without timings (quick even on a software adapter): a prompt of
-/// 64 tokens, then 3 greedily decoded tokens, for each model and weight precision.
+/// 64 tokens, then 3 greedily decoded tokens, for each model and weight precision; with f16
+/// weights, also how far they move the prompt's logits from the f32 ones.
 fn gpt2_counts(gpu: &Rc<Gpu>) {
-    println!("| model | weights | prompt of 64 tokens | first decoded token | each later token |");
-    println!("|---|---|---|---|---|");
+    println!("| model | weights | prompt of 64 tokens | first decoded token | each later token | logits vs f32 |");
+    println!("|---|---|---|---|---|---|");
     for (name, model) in models() {
+        let mut f32_logits = None;
         for precision in [Precision::F32, Precision::F16] {
             let on_gpu = block_on(GpuGpt2::upload_with(gpu.clone(), &model, precision)).expect("upload");
             if on_gpu.precision() != precision {
@@ -104,13 +106,24 @@ fn gpt2_counts(gpu: &Rc<Gpu>) {
             let mut before = counts(&engine);
             let mut out = block_on(engine.forward(&model, &tokens, &mut cache, &opts)).unwrap();
             let mut row = vec![counts(&engine).since(&before)];
+            let change = match &f32_logits {
+                None => {
+                    f32_logits = Some(out.logits.clone());
+                    String::new()
+                }
+                Some(f) => {
+                    let d = (f - &out.logits).iter().fold(0.0f32, |m, e| m.max(e.abs()));
+                    let top = f.iter().fold(0.0f32, |m, e| m.max(e.abs()));
+                    format!("max change {d:.1e} (largest logit {top:.2})")
+                }
+            };
             for _ in 0..3 {
                 let next = attention_live::gpt2::sample::argmax(out.logits.row(0));
                 before = counts(&engine);
                 out = block_on(engine.forward(&model, &[next], &mut cache, &opts)).unwrap();
                 row.push(counts(&engine).since(&before));
             }
-            println!("| {name} | {precision:?} | {} | {} | {} |", row[0], row[1], row[3]);
+            println!("| {name} | {precision:?} | {} | {} | {} | {change} |", row[0], row[1], row[3]);
         }
     }
 }
