@@ -83,6 +83,9 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
         close(&format!("linear {m}x{k}x{n}"), &name, y.as_slice().unwrap(), &want(false), TOL);
         let y = b.linear(x.view(), &lin, Some(y0.view())).await.unwrap();
         close(&format!("linear {m}x{k}x{n} accumulated"), &name, y.as_slice().unwrap(), &want(true), TOL);
+        let y = b.linear_gelu(x.view(), &lin).await.unwrap();
+        let want_gelu: Vec<f64> = want(false).into_iter().map(gelu).collect();
+        close(&format!("linear {m}x{k}x{n} with GELU"), &name, y.as_slice().unwrap(), &want_gelu, TOL);
     }
 
     // logits against a (V, C) table with V not a multiple of the 8 rows per workgroup.
