@@ -1,7 +1,7 @@
 //! Native benchmark of the GPU backend (wgpu: Vulkan, e.g. Mesa's lavapipe on a machine without
 //! a GPU, or a real GPU's driver) against the CPU path. Documented in the README:
 //!
-//!     cargo run --profile native --example gpu_bench [-- gpt2|attention|counts]
+//!     cargo run --profile native --example gpu_bench [-- gpt2|attention|counts [stories|small]]
 //!
 //! 1. GPT-2: prompt latency (16 and 128 tokens) and greedy decoding tokens/s with the KV cache,
 //!    on the CPU and on the GPU, for the bundled "stories" model and a random-init GPT-2 small.
@@ -128,8 +128,9 @@ fn gpt2_counts(gpu: &Rc<Gpu>) {
     }
 }
 
-/// The bundled "stories" model and a random-init GPT-2 small.
-fn models() -> [(&'static str, Rc<Gpt2>); 2] {
+/// The bundled "stories" model and a random-init GPT-2 small; with a second argument, only
+/// those whose name contains it (`-- gpt2 stories`).
+fn models() -> Vec<(&'static str, Rc<Gpt2>)> {
     let dir = format!("{}/static/models/stories", env!("CARGO_MANIFEST_DIR"));
     let stories = Rc::new(
         Gpt2::load(
@@ -140,7 +141,9 @@ fn models() -> [(&'static str, Rc<Gpt2>); 2] {
     );
     let cfg = Config::gpt2_small();
     let small = Rc::new(Gpt2 { weights: Weights::random(&cfg, 1), config: cfg });
-    [("stories (bundled)", stories), ("GPT-2 small, random init", small)]
+    let only = std::env::args().nth(2).unwrap_or_default();
+    let all = [("stories (bundled)", stories), ("GPT-2 small, random init", small)];
+    all.into_iter().filter(|(name, _)| name.contains(only.as_str())).collect()
 }
 
 fn gpt2(gpu: Option<Rc<Gpu>>) {
