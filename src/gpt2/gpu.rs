@@ -286,9 +286,8 @@ impl GpuGpt2 {
                 let thumb_buf = thumbs.map(|(r, k)| gpu.buffer("thumbnails", cfg.n_layer * n_head * r * k));
                 let scale = (1.0 / (hd as f32).sqrt()).to_bits();
                 for (l, blk) in self.h.iter().enumerate() {
-                    self.layer_norm(&mut b, &sc.x, 0, &blk.ln_1, &sc.h, t);
-                    // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
-                    self.linear(&mut b, &sc.h, &blk.c_attn, &sc.qkv, t, Epilogue::Store);
+                    // ln_1, then (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
+                    self.norm_linear(&mut b, &sc, &blk.ln_1, &blk.c_attn, &sc.qkv, t, Epilogue::Store);
                     let ablate =
                         opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
                     // Fused causal attention over all S positions: (T, C); it also appends the
@@ -331,8 +330,7 @@ impl GpuGpt2 {
                     // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
                     self.linear(&mut b, &sc.y, &blk.attn_c_proj, &sc.x, t, Epilogue::Accumulate);
                     // MLP: x ← x + c_proj(GELU(c_fc(ln_2(x)))), the GELU in c_fc's epilogue
-                    self.layer_norm(&mut b, &sc.x, 0, &blk.ln_2, &sc.h, t);
-                    self.linear(&mut b, &sc.h, &blk.c_fc, &sc.a, t, Epilogue::Gelu);
+                    self.norm_linear(&mut b, &sc, &blk.ln_2, &blk.c_fc, &sc.a, t, Epilogue::Gelu);
                     self.linear(&mut b, &sc.a, &blk.mlp_c_proj, &sc.x, t, Epilogue::Accumulate);
                     if opts.hidden_states {
                         at.hidden.push(b.read(&sc.x, 0, t * c));
@@ -403,6 +401,30 @@ impl GpuGpt2 {
             &[x, &ln.weight, &ln.bias, y],
             [rows as u32, 1, 1],
         );
+    }
+
+    /// y ← f(layer_norm(x) W + b) for the T rows of `sc.x`: in one dispatch when decoding (a few
+    /// rows, `kernels::norm_matvec`), else the layer norm into `sc.h` and the tiled product.
+    #[allow(clippy::too_many_arguments)]
+    fn norm_linear(
+        &self,
+        b: &mut Batch,
+        sc: &Scratch,
+        ln: &GpuLayerNorm,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+        epilogue: Epilogue,
+    ) {
+        if rows <= kernels::MATVEC_MAX_ROWS {
+            let eps = self.config.layer_norm_epsilon.to_bits();
+            let ln = (&ln.weight, &ln.bias, eps);
+            let shape = (rows, lin.n_in, lin.n_out);
+            kernels::norm_matvec(b, &sc.x, ln, &lin.weight, &lin.bias, y, shape, epilogue);
+        } else {
+            self.layer_norm(b, &sc.x, 0, ln, &sc.h, rows);
+            self.linear(b, &sc.h, lin, y, rows, epilogue);
+        }
     }
 
     fn linear(

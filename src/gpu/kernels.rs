@@ -18,6 +18,9 @@ pub enum Kernel {
     /// The same two with f16 weights (only on devices with `shader-f16`).
     MatmulF16,
     MatvecF16,
+    /// Layer norm and the matrix-vector product in one dispatch (decoding), f32 and f16 weights.
+    MatvecLn,
+    MatvecLnF16,
     Logits,
     LayerNorm,
     Gelu,
@@ -29,11 +32,17 @@ pub enum Kernel {
     Pool,
 }
 
-const SOURCES: [(Kernel, &str, &str); 13] = [
+const SOURCES: [(Kernel, &str, &str); 15] = [
     (Kernel::Matmul, "matmul", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
     (Kernel::Matvec, "matvec", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
     (Kernel::MatmulF16, "matmul_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
     (Kernel::MatvecF16, "matvec_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
+    (Kernel::MatvecLn, "matvec_ln", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec_ln.wgsl"))),
+    (
+        Kernel::MatvecLnF16,
+        "matvec_ln_f16",
+        concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec_ln.wgsl")),
+    ),
     (Kernel::Logits, "logits", include_str!("wgsl/logits.wgsl")),
     (Kernel::LayerNorm, "layer_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/layer_norm.wgsl"))),
     (Kernel::Gelu, "gelu", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/gelu.wgsl"))),
@@ -52,7 +61,7 @@ pub const MATVEC_MAX_ROWS: usize = 4;
 /// (`enable` must come before every declaration.)
 pub fn weight_header(k: Kernel) -> &'static str {
     match k {
-        Kernel::MatmulF16 | Kernel::MatvecF16 => "enable f16;\nalias WEIGHT = f16;\n",
+        Kernel::MatmulF16 | Kernel::MatvecF16 | Kernel::MatvecLnF16 => "enable f16;\nalias WEIGHT = f16;\n",
         _ => "alias WEIGHT = f32;\n",
     }
 }
@@ -67,7 +76,7 @@ impl Kernels {
         let pipelines = SOURCES
             .iter()
             .map(|(kernel, name, src)| {
-                if !f16 && matches!(kernel, Kernel::MatmulF16 | Kernel::MatvecF16) {
+                if !f16 && matches!(kernel, Kernel::MatmulF16 | Kernel::MatvecF16 | Kernel::MatvecLnF16) {
                     return None;
                 }
                 let code = format!("{}{src}", weight_header(*kernel));
@@ -354,4 +363,30 @@ pub fn linear_with(
         let kernel = if f16 { Kernel::MatmulF16 } else { Kernel::Matmul };
         batch.add(kernel, &params, &[x, &w.buf, b, y], [groups_for(n, 64), groups_for(m, 64), 1]);
     }
+}
+
+/// Records y = LN(x) W + b with `epilogue` for a few rows (m ≤ `MATVEC_MAX_ROWS`): x (m, k),
+/// the layer norm's γ and β (k), W (k, n), y (m, n); `eps` as f32 bits. The layer norm is
+/// computed inside the product's dispatch (`wgsl/matvec_ln.wgsl`).
+#[allow(clippy::too_many_arguments)]
+pub fn norm_matvec(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, beta, eps): (&wgpu::Buffer, &wgpu::Buffer, u32),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
+    let params = [
+        m as u32,
+        n as u32,
+        k as u32,
+        (epilogue == Epilogue::Accumulate) as u32,
+        (epilogue == Epilogue::Gelu) as u32,
+        eps,
+    ];
+    let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
+    batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);
 }

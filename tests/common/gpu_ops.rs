@@ -26,6 +26,14 @@ pub trait Ops {
     ) -> Result<Array2<f32>, GpuError>;
     /// GELU(x W + b): the MLP's first product with its activation (`Epilogue::Gelu`).
     async fn linear_gelu(&self, x: ArrayView2<'_, f32>, lin: &Linear) -> Result<Array2<f32>, GpuError>;
+    /// layer_norm(x) W + b for a few rows (m ≤ 4): the decoding path's fused dispatch.
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
+    ) -> Result<Array2<f32>, GpuError>;
     /// h wteᵀ: (m, C) x (C, V) -> (m, V).
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
     async fn layer_norm(&self, x: ArrayView2<'_, f32>, ln: &LayerNorm, eps: f32) -> Result<Array2<f32>, GpuError>;
@@ -94,6 +102,15 @@ impl Ops for Cpu {
     }
     async fn linear_gelu(&self, x: ArrayView2<'_, f32>, lin: &Linear) -> Result<Array2<f32>, GpuError> {
         Ok(cpu::linear(x, lin).mapv(cpu::gelu_new))
+    }
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
+    ) -> Result<Array2<f32>, GpuError> {
+        Ok(cpu::linear(cpu::layer_norm(x, ln, eps).view(), lin))
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         Ok(cpu::tied_logits(h, &wte.to_owned()))
@@ -250,6 +267,30 @@ impl Ops for Gpu {
                 let yb = self.buffer("y", m * n);
                 let mut batch = Batch::new(self);
                 kernels::linear_with(&mut batch, &xb, &wb, &bb, &yb, m, k, n, Epilogue::Gelu);
+                batch.submit();
+                yb
+            })
+            .await?;
+        shape2(self.read(&y, 0, m * n).await?, m, n)
+    }
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
+    ) -> Result<Array2<f32>, GpuError> {
+        let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
+        let y = self
+            .checked(|| {
+                let xb = self.upload("x", &flat(x));
+                let (g, b) = (self.upload("gamma", &ln.weight.to_vec()), self.upload("beta", &ln.bias.to_vec()));
+                let wb = self.upload_weight("w", &flat(lin.weight().view()), Precision::F32);
+                let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
+                let yb = self.buffer("y", m * n);
+                let mut batch = Batch::new(self);
+                let norm = (&g, &b, eps.to_bits());
+                kernels::norm_matvec(&mut batch, &xb, norm, &wb, &bb, &yb, (m, k, n), Epilogue::Store);
                 batch.submit();
                 yb
             })
