@@ -1,6 +1,7 @@
 //! The WGSL kernels, compiled once per device, and `Batch`: many dispatches recorded into one
 //! command buffer and submitted together, with what comes back to the host copied in the same
-//! submission (a GPT-2 token is 7 dispatches per layer, one submission and one readback).
+//! submission (a decoded GPT-2 token is 5 dispatches per layer, one submission and one
+//! readback).
 //!
 //! Each kernel's parameters are a small uniform struct (8 words at most); a batch packs them all
 //! into one uniform buffer, each at its own aligned offset, and its bind groups are reused from
