@@ -34,7 +34,7 @@ impl Counts {
 }
 
 impl std::fmt::Display for Counts {
-    /// "112 dispatches, 2 submits, 2 writes, 1 readback (201.0 KB), 112 bind groups"
+    /// "65 dispatches, 1 submit, 2 writes, 1 readback (201.0 KB), 0 bind groups"
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = |n: u64| if n == 1 { "" } else { "s" };
         write!(
