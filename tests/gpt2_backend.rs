@@ -194,3 +194,34 @@ fn the_session_uses_f16_weights_only_where_nothing_changes() {
     let random = Gpt2 { config: s.model.config.clone(), weights: Weights::random(&s.model.config, 2) };
     assert_eq!(GpuGpt2::lossless_precision(&gpu, &random), Precision::F32, "random f32 weights are not f16 values");
 }
+
+/// An F32 checkpoint opts in to f16 weights (the page's "WebGPU, f16 weights"): the weights are
+/// rounded, the self-test measures how far the logits moved from the CPU's f32 ones, and the
+/// answers stay those of the f32 model within that change.
+#[test]
+fn an_f32_checkpoint_opts_in_to_f16_weights_and_the_change_is_measured() {
+    use attention_live::formats::safetensors::{write, Dtype};
+    use attention_live::gpt2::weights::Weights;
+    use attention_live::gpt2::Config;
+    let Some(gpu) = gpu() else { return };
+    if !gpu.f16 {
+        return eprintln!("skipped: {} has no shader-f16", gpu.name);
+    }
+    let (cfg_json, _) = common::checkpoint("static/models/induction");
+    let cfg = Config::from_json(&cfg_json).unwrap();
+    let bytes = write(&Weights::random(&cfg, 5).named(), Dtype::F32, &[("format", "pt")]);
+    let (cpu, s) = (Session::new(&cfg_json, &bytes).unwrap(), Session::new(&cfg_json, &bytes).unwrap());
+    block_on(s.attach_gpu(gpu.clone())).unwrap();
+    assert_eq!((s.gpu_precision(), s.gpu_f16_change()), (Some(Precision::F32), None), "not asked: f32 stays f32");
+    block_on(s.attach_gpu_with(gpu, true)).unwrap();
+    assert_eq!(s.gpu_precision(), Some(Precision::F16));
+    let change = s.gpu_f16_change().expect("the change is measured");
+    eprintln!("f16 weights moved the self-test's logits by at most {change:.2e}");
+    assert!(change > 0.0 && change < 1e-2, "{change}");
+    let q = query("Q F K B Z Q F K");
+    let ((a, _), (b, _)) = (block_on(cpu.analyze(&q)).unwrap(), block_on(s.analyze(&q)).unwrap());
+    for (x, y) in a.next.iter().zip(&b.next) {
+        assert!((x.prob - y.prob).abs() < 1e-2, "p({}) {} vs {}", x.text, x.prob, y.prob);
+    }
+    assert!(s.take_notice().is_none(), "no fallback to the CPU");
+}

@@ -83,6 +83,31 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
         close(&format!("linear {m}x{k}x{n}"), &name, y.as_slice().unwrap(), &want(false), TOL);
         let y = b.linear(x.view(), &lin, Some(y0.view())).await.unwrap();
         close(&format!("linear {m}x{k}x{n} accumulated"), &name, y.as_slice().unwrap(), &want(true), TOL);
+        let y = b.linear_gelu(x.view(), &lin).await.unwrap();
+        let want_gelu: Vec<f64> = want(false).into_iter().map(gelu).collect();
+        close(&format!("linear {m}x{k}x{n} with GELU"), &name, y.as_slice().unwrap(), &want_gelu, TOL);
+        if m <= 4 {
+            // Decoding's layer norm inside the product, on rows far from zero mean.
+            let x = x.mapv(|v| v * 2.0 + 5.0);
+            let ln = LayerNorm {
+                weight: Array1::from_shape_fn(k, |i| 1.0 + i as f32 * 0.02),
+                bias: Array1::from_shape_fn(k, |i| 0.1 - i as f32 * 0.01),
+            };
+            let mut want = Vec::new();
+            for r in 0..m {
+                let mean = (0..k).map(|i| x[[r, i]] as f64).sum::<f64>() / k as f64;
+                let var = (0..k).map(|i| (x[[r, i]] as f64 - mean).powi(2)).sum::<f64>() / k as f64;
+                let normed: Vec<f64> = (0..k)
+                    .map(|i| (x[[r, i]] as f64 - mean) / (var + 1e-5).sqrt() * ln.weight[i] as f64 + ln.bias[i] as f64)
+                    .collect();
+                for j in 0..n {
+                    let dot: f64 = (0..k).map(|i| normed[i] * lin.weight()[[i, j]] as f64).sum();
+                    want.push(dot + lin.bias[j] as f64);
+                }
+            }
+            let y = b.norm_linear(x.view(), &ln, 1e-5, &lin).await.unwrap();
+            close(&format!("layer norm and linear {m}x{k}x{n}"), &name, y.as_slice().unwrap(), &want, 1e-4);
+        }
     }
 
     // logits against a (V, C) table with V not a multiple of the 8 rows per workgroup.

@@ -11,7 +11,7 @@ use ndarray::{Array2, Array3};
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 use crate::gpu::head_size;
-use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
+use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 
 struct GpuLinear {
@@ -45,7 +45,6 @@ struct Scratch {
     qkv: wgpu::Buffer,
     y: wgpu::Buffer,
     a: wgpu::Buffer,
-    last: wgpu::Buffer,
     logits: wgpu::Buffer,
     ids: wgpu::Buffer,
 }
@@ -224,7 +223,6 @@ impl GpuGpt2 {
             qkv: g.buffer("qkv", rows * 3 * c),
             y: g.buffer("y", rows * c),
             a: g.buffer("a", rows * self.config.n_inner),
-            last: g.buffer("last", rows * c),
             logits: g.buffer("logits", self.config.vocab_size), // one row; more only with all_logits
             ids: g.buffer("ids", rows),
         };
@@ -258,7 +256,9 @@ impl GpuGpt2 {
         let gpu = &self.gpu;
         let logits_buf =
             if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
-        let (captured, thumb_buf, hidden) = gpu
+        // Everything is recorded into one batch: one submission, and one readback that holds the
+        // logits and whatever else was asked for, each at its offset (`Batch::read`).
+        let (readback, at) = gpu
             .checked(|| {
                 if self.fault.take() {
                     let bad = wgpu::ShaderModuleDescriptor {
@@ -268,7 +268,8 @@ impl GpuGpt2 {
                     let _ = gpu.device.create_shader_module(bad);
                 }
                 let mut b = Batch::new(gpu);
-                gpu.queue.write_buffer(&sc.ids, 0, bytemuck::cast_slice(tokens));
+                let mut at = Offsets::default();
+                gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
                 for ch in &self.wte {
                     b.add(
@@ -278,27 +279,19 @@ impl GpuGpt2 {
                         [groups_for(t * c, 256), 1, 1],
                     );
                 }
-                let hidden = opts.hidden_states.then(|| gpu.buffer("hidden_states", (cfg.n_layer + 1) * t * c));
-                if let Some(hs) = &hidden {
-                    b.copy(&sc.x, 0, hs, 0, t * c);
+                if opts.hidden_states {
+                    at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
                 let weights = need_weights.then(|| gpu.buffer("attention weights", n_head * t * s_len));
                 let thumb_buf = thumbs.map(|(r, k)| gpu.buffer("thumbnails", cfg.n_layer * n_head * r * k));
-                let mut captured = Vec::new();
                 let scale = (1.0 / (hd as f32).sqrt()).to_bits();
                 for (l, blk) in self.h.iter().enumerate() {
-                    self.layer_norm(&mut b, &sc.x, &blk.ln_1, &sc.h, t);
-                    // (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
-                    self.linear(&mut b, &sc.h, &blk.c_attn, &sc.qkv, t, false);
-                    b.add(
-                        Kernel::KvAppend,
-                        &[t as u32, c as u32, past as u32, 0],
-                        &[&sc.qkv, &cache.k[l], &cache.v[l]],
-                        [groups_for(t * c, 256), 1, 1],
-                    );
+                    // ln_1, then (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
+                    self.norm_linear(&mut b, &sc, &blk.ln_1, &blk.c_attn, &sc.qkv, t, Epilogue::Store);
                     let ablate =
                         opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
-                    // Fused causal attention over all S positions: (T, C)
+                    // Fused causal attention over all S positions: (T, C); it also appends the
+                    // new keys and values to the cache.
                     b.add(
                         Kernel::Attention,
                         &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale, 0],
@@ -322,9 +315,7 @@ impl GpuGpt2 {
                             );
                         }
                         if wants(l) {
-                            let keep = gpu.buffer("captured weights", n_head * t * s_len);
-                            b.copy(w, 0, &keep, 0, n_head * t * s_len);
-                            captured.push((l, keep));
+                            at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
                         }
                         if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
                             let n = n_head * r * k;
@@ -337,20 +328,16 @@ impl GpuGpt2 {
                         }
                     }
                     // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
-                    self.linear(&mut b, &sc.y, &blk.attn_c_proj, &sc.x, t, true);
-                    // MLP: x ← x + c_proj(GELU(c_fc(ln_2(x))))
-                    self.layer_norm(&mut b, &sc.x, &blk.ln_2, &sc.h, t);
-                    self.linear(&mut b, &sc.h, &blk.c_fc, &sc.a, t, false);
-                    let n = t * cfg.n_inner;
-                    b.add(Kernel::Gelu, &[n as u32, 0, 0, 0], &[&sc.a], [groups_for(n, 256), 1, 1]);
-                    self.linear(&mut b, &sc.a, &blk.mlp_c_proj, &sc.x, t, true);
-                    if let Some(hs) = &hidden {
-                        b.copy(&sc.x, 0, hs, (l + 1) * t * c, t * c);
+                    self.linear(&mut b, &sc.y, &blk.attn_c_proj, &sc.x, t, Epilogue::Accumulate);
+                    // MLP: x ← x + c_proj(GELU(c_fc(ln_2(x)))), the GELU in c_fc's epilogue
+                    self.norm_linear(&mut b, &sc, &blk.ln_2, &blk.c_fc, &sc.a, t, Epilogue::Gelu);
+                    self.linear(&mut b, &sc.a, &blk.mlp_c_proj, &sc.x, t, Epilogue::Accumulate);
+                    if opts.hidden_states {
+                        at.hidden.push(b.read(&sc.x, 0, t * c));
                     }
                 }
                 // Only the rows whose logits are wanted go through ln_f and the LM head.
-                b.copy(&sc.x, (t - logit_rows) * c, &sc.last, 0, logit_rows * c);
-                self.layer_norm(&mut b, &sc.last, &self.ln_f, &sc.h, logit_rows);
+                self.layer_norm(&mut b, &sc.x, t - logit_rows, &self.ln_f, &sc.h, logit_rows);
                 // (rows, C) x (C, vocab) -> (rows, vocab), against the tied table
                 for ch in &self.wte {
                     b.add(
@@ -360,44 +347,84 @@ impl GpuGpt2 {
                         [groups_for(ch.rows, 8), logit_rows as u32, 1],
                     );
                 }
-                b.submit();
-                (captured, thumb_buf, hidden)
+                at.logits = b.read(&logits_buf, 0, logit_rows * cfg.vocab_size);
+                if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
+                    at.thumbnails = Some(b.read(tb, 0, cfg.n_layer * n_head * r * k));
+                }
+                (b.submit(), at)
             })
             .await?;
         cache.len = past + t;
+        let all = match readback {
+            Some(r) => r.values(gpu).await?,
+            None => Vec::new(),
+        };
+        let slice = |from: usize, len: usize| {
+            all.get(from..from + len).map(<[f32]>::to_vec).ok_or_else(|| GpuError::Failed("a short readback".into()))
+        };
         let v = cfg.vocab_size;
-        let logits = Array2::from_shape_vec((logit_rows, v), gpu.read(&logits_buf, 0, logit_rows * v).await?)
-            .map_err(shape_err)?;
+        let logits = Array2::from_shape_vec((logit_rows, v), slice(at.logits, logit_rows * v)?).map_err(shape_err)?;
         let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.n_layer).map(|_| None).collect();
-        for (l, buf) in captured {
-            let w = gpu.read(&buf, 0, n_head * t * s_len).await?;
+        for (l, from) in at.captured {
+            let w = slice(from, n_head * t * s_len)?;
             attentions[l] = Some(Array3::from_shape_vec((n_head, t, s_len), w).map_err(shape_err)?);
         }
         let mut thumbnails = Vec::new();
-        if let (Some(tb), Some((r, k))) = (thumb_buf, thumbs) {
-            let all = gpu.read(&tb, 0, cfg.n_layer * n_head * r * k).await?;
-            for chunk in all.chunks(n_head * r * k) {
-                thumbnails.push(Array3::from_shape_vec((n_head, r, k), chunk.to_vec()).map_err(shape_err)?);
+        if let (Some(from), Some((r, k))) = (at.thumbnails, thumbs) {
+            for l in 0..cfg.n_layer {
+                let n = n_head * r * k;
+                thumbnails.push(Array3::from_shape_vec((n_head, r, k), slice(from + l * n, n)?).map_err(shape_err)?);
             }
         }
-        let mut hidden_states = Vec::new();
-        if let Some(hs) = hidden {
-            let all = gpu.read(&hs, 0, (cfg.n_layer + 1) * t * c).await?;
-            for chunk in all.chunks(t * c) {
-                hidden_states.push(Array2::from_shape_vec((t, c), chunk.to_vec()).map_err(shape_err)?);
-            }
-        }
+        let hidden_states = at
+            .hidden
+            .iter()
+            .map(|&from| Array2::from_shape_vec((t, c), slice(from, t * c)?).map_err(shape_err))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
     }
 
-    fn layer_norm(&self, b: &mut Batch, x: &wgpu::Buffer, ln: &GpuLayerNorm, y: &wgpu::Buffer, rows: usize) {
+    /// y ← layer_norm(x[row0 .. row0 + rows]): (rows, C).
+    fn layer_norm(
+        &self,
+        b: &mut Batch,
+        x: &wgpu::Buffer,
+        row0: usize,
+        ln: &GpuLayerNorm,
+        y: &wgpu::Buffer,
+        rows: usize,
+    ) {
         let eps = self.config.layer_norm_epsilon.to_bits();
         b.add(
             Kernel::LayerNorm,
-            &[rows as u32, self.config.n_embd as u32, eps, 0],
+            &[rows as u32, self.config.n_embd as u32, eps, row0 as u32],
             &[x, &ln.weight, &ln.bias, y],
             [rows as u32, 1, 1],
         );
+    }
+
+    /// y ← f(layer_norm(x) W + b) for the T rows of `sc.x`: in one dispatch when decoding (a few
+    /// rows, `kernels::norm_matvec`), else the layer norm into `sc.h` and the tiled product.
+    #[allow(clippy::too_many_arguments)]
+    fn norm_linear(
+        &self,
+        b: &mut Batch,
+        sc: &Scratch,
+        ln: &GpuLayerNorm,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+        epilogue: Epilogue,
+    ) {
+        if rows <= kernels::MATVEC_MAX_ROWS {
+            let eps = self.config.layer_norm_epsilon.to_bits();
+            let ln = (&ln.weight, &ln.bias, eps);
+            let shape = (rows, lin.n_in, lin.n_out);
+            kernels::norm_matvec(b, &sc.x, ln, &lin.weight, &lin.bias, y, shape, epilogue);
+        } else {
+            self.layer_norm(b, &sc.x, 0, ln, &sc.h, rows);
+            self.linear(b, &sc.h, lin, y, rows, epilogue);
+        }
     }
 
     fn linear(
@@ -407,10 +434,22 @@ impl GpuGpt2 {
         lin: &GpuLinear,
         y: &wgpu::Buffer,
         rows: usize,
-        accumulate: bool,
+        epilogue: Epilogue,
     ) {
-        kernels::linear(b, x, &lin.weight, &lin.bias, y, rows, lin.n_in, lin.n_out, accumulate);
+        kernels::linear_with(b, x, &lin.weight, &lin.bias, y, rows, lin.n_in, lin.n_out, epilogue);
     }
+}
+
+/// Where each result starts in a forward pass's readback (in f32).
+#[derive(Default)]
+struct Offsets {
+    logits: usize,
+    /// (layer, offset) of each captured layer's (H, T, S) weights.
+    captured: Vec<(usize, usize)>,
+    /// Every layer's thumbnails, one after the other.
+    thumbnails: Option<usize>,
+    /// The residual stream after the embeddings and after each block, (T, C) each.
+    hidden: Vec<usize>,
 }
 
 fn shape_err(e: ndarray::ShapeError) -> GpuError {

@@ -239,6 +239,9 @@ pub enum BackendChoice {
     #[default]
     Auto,
     Webgpu,
+    /// WebGPU with the weights of the matrix products stored as f16 even where that rounds
+    /// them: half the memory; the backend line says how far the logits moved.
+    WebgpuF16,
     Cpu,
 }
 
@@ -247,6 +250,7 @@ impl BackendChoice {
         match s {
             "auto" => Some(BackendChoice::Auto),
             "webgpu" => Some(BackendChoice::Webgpu),
+            "webgpu-f16" => Some(BackendChoice::WebgpuF16),
             "cpu" => Some(BackendChoice::Cpu),
             _ => None,
         }
@@ -255,6 +259,7 @@ impl BackendChoice {
         match self {
             BackendChoice::Auto => "auto",
             BackendChoice::Webgpu => "webgpu",
+            BackendChoice::WebgpuF16 => "webgpu-f16",
             BackendChoice::Cpu => "cpu",
         }
     }

@@ -2,7 +2,7 @@
 //! around a `Session` (the messages are in `protocol`), and the same code runs in the native
 //! tests.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::engine::{Cache, Engine, EngineError};
@@ -10,7 +10,7 @@ use super::gpu::GpuGpt2;
 use super::protocol::{Analysis, Attention, Candidate, HeadQkv, Query, Reply, Source, Token};
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
-use crate::gpu::{Gpu, GpuError};
+use crate::gpu::{Gpu, GpuError, Precision};
 use crate::numerics::rng::Rng;
 
 /// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
@@ -22,6 +22,11 @@ pub const THUMBNAIL: usize = 64;
 /// to the largest logit (f32 sums in another order: ~1e-5 seen on lavapipe and SwiftShader).
 pub const SELF_TEST_TOL: f32 = 1e-3;
 
+/// The same with f16 weights that round an f32 checkpoint (`attach_gpu_with`): rounding each
+/// weight to 11 significant bits moves the logits too, so the test allows 20× more; a wrong
+/// kernel is still off by the size of the logits themselves.
+pub const F16_SELF_TEST_TOL: f32 = 2e-2;
+
 pub struct Session {
     /// The CPU model: always present, the fallback of the GPU.
     pub model: Rc<Gpt2>,
@@ -30,6 +35,9 @@ pub struct Session {
     gpu: RefCell<Option<Rc<GpuGpt2>>>,
     /// Why a GPU run just fell back to the CPU, until the worker posts it.
     notice: RefCell<Option<String>>,
+    /// With f16 weights that round the checkpoint's: the largest change of a logit against
+    /// the CPU's f32 ones, measured by the self-test.
+    f16_change: Cell<Option<f32>>,
 }
 
 impl Session {
@@ -41,7 +49,13 @@ impl Session {
             Some(vocab) => Tokenizer::chars(vocab),
             None => Tokenizer::gpt2(),
         };
-        Ok(Session { model: Rc::new(model), tok, gpu: RefCell::new(None), notice: RefCell::new(None) })
+        Ok(Session {
+            model: Rc::new(model),
+            tok,
+            gpu: RefCell::new(None),
+            notice: RefCell::new(None),
+            f16_change: Cell::new(None),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -66,9 +80,19 @@ impl Session {
     /// Uploads the model to `gpu` and runs a self-test: a short prompt's logits on the GPU must
     /// match the CPU's. Only then does the GPU run this session's requests.
     pub async fn attach_gpu(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
-        // f16 storage halves the weights' memory and the bytes read per token; only where it
-        // changes nothing (an F16 checkpoint on a device with shader-f16).
-        let precision = GpuGpt2::lossless_precision(&gpu, &self.model);
+        self.attach_gpu_with(gpu, false).await
+    }
+
+    /// `attach_gpu`, with `f16` asking for f16 weights even where that rounds them (an F32
+    /// checkpoint such as GPT-2 small): half the weights' memory and bytes read per token. The
+    /// self-test then measures how far the logits move from the CPU's f32 ones
+    /// (`gpu_f16_change`). Without `shader-f16` the weights stay f32.
+    pub async fn attach_gpu_with(&self, gpu: Rc<Gpu>, f16: bool) -> Result<(), GpuError> {
+        // f16 storage halves the weights' memory and the bytes read per token; unasked, only
+        // where it changes nothing (an F16 checkpoint on a device with shader-f16).
+        let lossless = GpuGpt2::lossless_precision(&gpu, &self.model);
+        let precision = if f16 && gpu.f16 { Precision::F16 } else { lossless };
+        let rounded = precision != lossless;
         let g = Rc::new(GpuGpt2::upload_with(gpu, &self.model, precision).await?);
         let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32))
             .map(|i| (i * 97) % self.config().vocab_size as u32)
@@ -87,11 +111,20 @@ impl Session {
                 m.max(e)
             }
         });
-        if err.is_nan() || err > SELF_TEST_TOL * scale {
+        let tol = if rounded { F16_SELF_TEST_TOL } else { SELF_TEST_TOL };
+        if err.is_nan() || err > tol * scale {
             return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
         }
+        self.f16_change.set(rounded.then_some(err));
         *self.gpu.borrow_mut() = Some(g);
         Ok(())
+    }
+
+    /// With f16 weights that round the checkpoint's: the largest change of a logit against the
+    /// CPU's f32 logits on the self-test's prompt (None on the CPU, with f32 weights, or with an
+    /// F16 checkpoint, where f16 changes nothing).
+    pub fn gpu_f16_change(&self) -> Option<f32> {
+        self.gpu.borrow().as_ref().and(self.f16_change.get())
     }
 
     /// How the attached GPU model stores its weights (None on the CPU).

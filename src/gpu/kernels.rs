@@ -1,20 +1,27 @@
 //! The WGSL kernels, compiled once per device, and `Batch`: many dispatches recorded into one
-//! compute pass and submitted together (a GPT-2 step is ~130 dispatches and one submit).
+//! command buffer and submitted together, with what comes back to the host copied in the same
+//! submission (a decoded GPT-2 token is 5 dispatches per layer, one submission and one
+//! readback).
 //!
 //! Each kernel's parameters are a small uniform struct (8 words at most); a batch packs them all
-//! into one uniform buffer, each at its own aligned offset.
+//! into one uniform buffer, each at its own aligned offset, and its bind groups are reused from
+//! batch to batch (`Reuse`).
 
-use wgpu::util::DeviceExt;
+use std::collections::HashMap;
 
 /// The kernels, in `wgsl/`. Each file names its CPU twin in its header; those that reduce over
-/// a workgroup get `wgsl/reduce.wgsl` in front of their source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// a workgroup get `wgsl/reduce.wgsl` in front of their source, those that apply GELU
+/// `wgsl/gelu_new.wgsl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Matmul,
     Matvec,
     /// The same two with f16 weights (only on devices with `shader-f16`).
     MatmulF16,
     MatvecF16,
+    /// Layer norm and the matrix-vector product in one dispatch (decoding), f32 and f16 weights.
+    MatvecLn,
+    MatvecLnF16,
     Logits,
     LayerNorm,
     Gelu,
@@ -26,14 +33,20 @@ pub enum Kernel {
     Pool,
 }
 
-const SOURCES: [(Kernel, &str, &str); 13] = [
-    (Kernel::Matmul, "matmul", include_str!("wgsl/matmul.wgsl")),
-    (Kernel::Matvec, "matvec", include_str!("wgsl/matvec.wgsl")),
-    (Kernel::MatmulF16, "matmul_f16", include_str!("wgsl/matmul.wgsl")),
-    (Kernel::MatvecF16, "matvec_f16", include_str!("wgsl/matvec.wgsl")),
+const SOURCES: [(Kernel, &str, &str); 15] = [
+    (Kernel::Matmul, "matmul", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
+    (Kernel::Matvec, "matvec", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
+    (Kernel::MatmulF16, "matmul_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
+    (Kernel::MatvecF16, "matvec_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
+    (Kernel::MatvecLn, "matvec_ln", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec_ln.wgsl"))),
+    (
+        Kernel::MatvecLnF16,
+        "matvec_ln_f16",
+        concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec_ln.wgsl")),
+    ),
     (Kernel::Logits, "logits", include_str!("wgsl/logits.wgsl")),
     (Kernel::LayerNorm, "layer_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/layer_norm.wgsl"))),
-    (Kernel::Gelu, "gelu", include_str!("wgsl/gelu.wgsl")),
+    (Kernel::Gelu, "gelu", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/gelu.wgsl"))),
     (Kernel::Embed, "embed", include_str!("wgsl/embed.wgsl")),
     (Kernel::KvAppend, "kv_append", include_str!("wgsl/kv_append.wgsl")),
     (Kernel::Attention, "attention", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/attention.wgsl"))),
@@ -49,7 +62,7 @@ pub const MATVEC_MAX_ROWS: usize = 4;
 /// (`enable` must come before every declaration.)
 pub fn weight_header(k: Kernel) -> &'static str {
     match k {
-        Kernel::MatmulF16 | Kernel::MatvecF16 => "enable f16;\nalias WEIGHT = f16;\n",
+        Kernel::MatmulF16 | Kernel::MatvecF16 | Kernel::MatvecLnF16 => "enable f16;\nalias WEIGHT = f16;\n",
         _ => "alias WEIGHT = f32;\n",
     }
 }
@@ -64,7 +77,7 @@ impl Kernels {
         let pipelines = SOURCES
             .iter()
             .map(|(kernel, name, src)| {
-                if !f16 && matches!(kernel, Kernel::MatmulF16 | Kernel::MatvecF16) {
+                if !f16 && matches!(kernel, Kernel::MatmulF16 | Kernel::MatvecF16 | Kernel::MatvecLnF16) {
                     return None;
                 }
                 let code = format!("{}{src}", weight_header(*kernel));
@@ -107,6 +120,33 @@ enum Job {
         to_offset: usize,
         len: usize,
     },
+    /// Copy `len` f32 into the batch's readback at `to_offset`, between two compute passes.
+    Read {
+        from: wgpu::Buffer,
+        from_offset: usize,
+        to_offset: usize,
+        len: usize,
+    },
+}
+
+/// What batches keep on the device between submissions: one uniform buffer that every batch
+/// rewrites with its parameters (one host write per batch), and the bind groups built on it.
+/// A bind group depends only on the kernel, its parameters' offset and its buffers, and a
+/// decoding step records the same dispatches on the same buffers as the one before, so from
+/// the second token on no bind group is created. Groups unused by the last two batches are
+/// dropped (they hold their buffers alive: an old KV cache would otherwise never be freed).
+#[derive(Default)]
+pub(crate) struct Reuse {
+    params: Option<wgpu::Buffer>,
+    groups: HashMap<GroupKey, (wgpu::BindGroup, u64)>,
+    batches: u64,
+}
+
+#[derive(PartialEq, Eq, Hash)]
+struct GroupKey {
+    kernel: Kernel,
+    params_offset: u64,
+    buffers: Vec<wgpu::Buffer>,
 }
 
 /// Dispatches recorded now and submitted together by `submit`.
@@ -114,6 +154,8 @@ pub struct Batch<'g> {
     gpu: &'g super::Gpu,
     params: Vec<u8>,
     jobs: Vec<Job>,
+    /// f32 recorded for the readback so far.
+    read_len: usize,
 }
 
 /// The size of every parameter slot (the largest struct is 8 words).
@@ -121,7 +163,7 @@ const PARAMS_BYTES: u64 = 32;
 
 impl<'g> Batch<'g> {
     pub fn new(gpu: &'g super::Gpu) -> Self {
-        Batch { gpu, params: Vec::new(), jobs: Vec::new() }
+        Batch { gpu, params: Vec::new(), jobs: Vec::new(), read_len: 0 }
     }
 
     /// Records `kernel` with its parameter words (f32 fields as `to_bits`) and storage buffers
@@ -146,69 +188,139 @@ impl<'g> Batch<'g> {
         self.jobs.push(Job::Copy { from: from.clone(), from_offset, to: to.clone(), to_offset, len });
     }
 
-    /// Encodes every recorded dispatch into one compute pass and submits it.
-    pub fn submit(self) {
+    /// Records that `len` f32 of `from[from_offset..]`, as they are at this point of the batch,
+    /// come back to the host. Every read of a batch shares one staging buffer and one mapping
+    /// (`submit`'s readback); the returned offset is where these values start in it.
+    pub fn read(&mut self, from: &wgpu::Buffer, from_offset: usize, len: usize) -> usize {
+        let to_offset = self.read_len;
+        self.jobs.push(Job::Read { from: from.clone(), from_offset, to_offset, len });
+        self.read_len += len;
+        to_offset
+    }
+
+    /// Encodes every recorded job into one command buffer (consecutive dispatches share a
+    /// compute pass) and submits it: one host write (the parameters), one submission, and
+    /// the readback of what `read` asked for, if anything.
+    pub fn submit(self) -> Option<super::Readback> {
         if self.jobs.is_empty() {
-            return;
+            return None;
         }
-        let device = &self.gpu.device;
-        let pad = [0u8; PARAMS_BYTES as usize];
-        let contents = if self.params.is_empty() { &pad[..] } else { &self.params[..] };
-        let uniforms = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents,
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let gpu = self.gpu;
+        let device = &gpu.device;
+        let mut reuse = match gpu.reuse.lock() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let params_len = (self.params.len() as u64).max(PARAMS_BYTES);
+        if reuse.params.as_ref().is_none_or(|b| b.size() < params_len) {
+            // Grown to the next power of two; the bind groups on the old buffer go with it.
+            reuse.params = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("params"),
+                size: params_len.next_power_of_two().max(4096),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+            reuse.groups.clear();
+        }
+        let uniforms = reuse.params.clone().expect("created above");
+        if !self.params.is_empty() {
+            // Ordered on the queue: lands after the batches submitted before, before this one.
+            gpu.write(&uniforms, 0, &self.params);
+        }
+        reuse.batches += 1;
+        let batch_no = reuse.batches;
+        let staging = (self.read_len > 0).then(|| gpu.staging(self.read_len));
         let mut enc = device.create_command_encoder(&Default::default());
-        let mut jobs = self.jobs.iter().peekable();
+        let mut jobs = self.jobs.into_iter().peekable();
         while jobs.peek().is_some() {
             // Dispatches up to the next copy share one compute pass.
             {
                 let mut pass = enc
                     .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: None });
-                while let Some(Job::Dispatch { kernel, params_offset, buffers, groups }) = jobs.peek() {
-                    let pipeline = self.gpu.kernels.get(*kernel);
-                    let mut entries = vec![wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: &uniforms,
-                            offset: *params_offset,
-                            size: wgpu::BufferSize::new(PARAMS_BYTES),
-                        }),
-                    }];
-                    for (i, b) in buffers.iter().enumerate() {
-                        entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
-                    }
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: None,
-                        layout: &pipeline.get_bind_group_layout(0),
-                        entries: &entries,
+                while let Some(Job::Dispatch { .. }) = jobs.peek() {
+                    let Some(Job::Dispatch { kernel, params_offset, buffers, groups }) = jobs.next() else {
+                        unreachable!("peeked a dispatch")
+                    };
+                    let pipeline = gpu.kernels.get(kernel);
+                    let key = GroupKey { kernel, params_offset, buffers };
+                    let (group, used) = reuse.groups.entry(key).or_insert_with_key(|key| {
+                        gpu.count(|c| c.bind_groups += 1);
+                        (bind_group(device, pipeline, &uniforms, key), 0)
                     });
+                    *used = batch_no;
                     pass.set_pipeline(pipeline);
-                    pass.set_bind_group(0, &group, &[]);
-                    let [x, y, z] = *groups;
+                    pass.set_bind_group(0, &*group, &[]);
+                    let [x, y, z] = groups;
                     pass.dispatch_workgroups(x, y, z);
-                    jobs.next();
+                    gpu.count(|c| c.dispatches += 1);
                 }
             }
-            while let Some(Job::Copy { from, from_offset, to, to_offset, len }) = jobs.peek() {
-                enc.copy_buffer_to_buffer(
-                    from,
-                    (*from_offset * 4) as u64,
-                    to,
-                    (*to_offset * 4) as u64,
-                    (*len * 4) as u64,
-                );
-                jobs.next();
+            while let Some(Job::Copy { .. } | Job::Read { .. }) = jobs.peek() {
+                match jobs.next() {
+                    Some(Job::Copy { from, from_offset, to, to_offset, len }) => enc.copy_buffer_to_buffer(
+                        &from,
+                        (from_offset * 4) as u64,
+                        &to,
+                        (to_offset * 4) as u64,
+                        (len * 4) as u64,
+                    ),
+                    Some(Job::Read { from, from_offset, to_offset, len }) => enc.copy_buffer_to_buffer(
+                        &from,
+                        (from_offset * 4) as u64,
+                        staging.as_ref().expect("a batch with reads has a staging buffer"),
+                        (to_offset * 4) as u64,
+                        (len * 4) as u64,
+                    ),
+                    _ => unreachable!("peeked a copy"),
+                }
             }
         }
-        self.gpu.queue.submit([enc.finish()]);
+        reuse.groups.retain(|_, (_, used)| *used + 1 >= batch_no);
+        drop(reuse);
+        gpu.submit(enc);
+        staging.map(|s| gpu.map(s))
     }
+}
+
+/// Binding 0 is the kernel's slot of the parameter buffer; its storage buffers follow.
+fn bind_group(
+    device: &wgpu::Device,
+    pipeline: &wgpu::ComputePipeline,
+    uniforms: &wgpu::Buffer,
+    key: &GroupKey,
+) -> wgpu::BindGroup {
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: uniforms,
+            offset: key.params_offset,
+            size: wgpu::BufferSize::new(PARAMS_BYTES),
+        }),
+    }];
+    for (i, b) in key.buffers.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: b.as_entire_binding() });
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    })
 }
 
 /// Workgroups of `size` threads to cover `n` items in one dimension.
 pub fn groups_for(n: usize, size: usize) -> u32 {
     n.div_ceil(size).max(1) as u32
+}
+
+/// What a matrix product does with y = x W + b before storing it (`linear_with`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Epilogue {
+    /// y ← x W + b.
+    Store,
+    /// y ← y + x W + b: the residual connection, added in place.
+    Accumulate,
+    /// y ← GELU(x W + b): the MLP's first product and its activation in one dispatch.
+    Gelu,
 }
 
 /// Records y = x W + b (or y += … when `accumulate`): x (m, k), W (k, n), y (m, n), choosing
@@ -225,7 +337,25 @@ pub fn linear(
     n: usize,
     accumulate: bool,
 ) {
-    let params = [m as u32, n as u32, k as u32, accumulate as u32];
+    let epilogue = if accumulate { Epilogue::Accumulate } else { Epilogue::Store };
+    linear_with(batch, x, w, b, y, m, k, n, epilogue);
+}
+
+/// `linear` with any epilogue.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_with(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    m: usize,
+    k: usize,
+    n: usize,
+    epilogue: Epilogue,
+) {
+    let params =
+        [m as u32, n as u32, k as u32, (epilogue == Epilogue::Accumulate) as u32, (epilogue == Epilogue::Gelu) as u32];
     let f16 = w.precision == super::Precision::F16;
     if m <= MATVEC_MAX_ROWS {
         let kernel = if f16 { Kernel::MatvecF16 } else { Kernel::Matvec };
@@ -234,4 +364,30 @@ pub fn linear(
         let kernel = if f16 { Kernel::MatmulF16 } else { Kernel::Matmul };
         batch.add(kernel, &params, &[x, &w.buf, b, y], [groups_for(n, 64), groups_for(m, 64), 1]);
     }
+}
+
+/// Records y = LN(x) W + b with `epilogue` for a few rows (m ≤ `MATVEC_MAX_ROWS`): x (m, k),
+/// the layer norm's γ and β (k), W (k, n), y (m, n); `eps` as f32 bits. The layer norm is
+/// computed inside the product's dispatch (`wgsl/matvec_ln.wgsl`).
+#[allow(clippy::too_many_arguments)]
+pub fn norm_matvec(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, beta, eps): (&wgpu::Buffer, &wgpu::Buffer, u32),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
+    let params = [
+        m as u32,
+        n as u32,
+        k as u32,
+        (epilogue == Epilogue::Accumulate) as u32,
+        (epilogue == Epilogue::Gelu) as u32,
+        eps,
+    ];
+    let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
+    batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);
 }

@@ -11,9 +11,12 @@
 //! and every run returns a `GpuError` that the caller answers by falling back to the CPU.
 
 pub mod bench;
+mod counts;
 pub mod kernels;
 
 use std::sync::{Arc, Mutex};
+
+pub use counts::Counts;
 
 use wgpu::util::DeviceExt;
 
@@ -94,6 +97,10 @@ pub struct Gpu {
     /// The device has `shader-f16`: weights may be stored as f16 (`Precision::F16`).
     pub f16: bool,
     pub(crate) kernels: kernels::Kernels,
+    /// What this device has been asked to do so far (`counts`).
+    counts: Mutex<Counts>,
+    /// The batches' parameter buffer and the bind groups built on it (`kernels::Reuse`).
+    pub(crate) reuse: Mutex<kernels::Reuse>,
     /// Set by the device-lost callback; every later run fails with `GpuError::Lost`.
     lost: Arc<Mutex<Option<String>>>,
 }
@@ -141,7 +148,42 @@ impl Gpu {
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Failed(format!("compiling the kernels: {e}")));
         }
-        Ok(Gpu { device, queue, name, software, limits, f16, kernels, lost })
+        Ok(Gpu {
+            device,
+            queue,
+            name,
+            software,
+            limits,
+            f16,
+            kernels,
+            counts: Mutex::default(),
+            reuse: Mutex::default(),
+            lost,
+        })
+    }
+
+    /// The work asked of the device since it was opened: take one before and one after a run,
+    /// and `after.since(&before)` is what the run cost.
+    pub fn counts(&self) -> Counts {
+        self.counts.lock().map(|c| *c).unwrap_or_default()
+    }
+
+    pub(crate) fn count(&self, f: impl FnOnce(&mut Counts)) {
+        if let Ok(mut c) = self.counts.lock() {
+            f(&mut c);
+        }
+    }
+
+    /// `queue.write_buffer`, counted.
+    pub fn write(&self, buf: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
+        self.count(|c| c.writes += 1);
+        self.queue.write_buffer(buf, offset, bytes);
+    }
+
+    /// `queue.submit` of one command buffer, counted.
+    pub(crate) fn submit(&self, enc: wgpu::CommandEncoder) {
+        self.count(|c| c.submits += 1);
+        self.queue.submit([enc.finish()]);
     }
 
     /// `Err(Lost)` once the device has been lost.
@@ -189,6 +231,7 @@ impl Gpu {
         // A zero-sized binding is invalid: keep at least one element.
         let pad = [0u8; 4];
         let contents = if bytes.is_empty() { &pad[..] } else { bytes };
+        self.count(|c| c.writes += 1);
         self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
             contents,
@@ -207,34 +250,39 @@ impl Gpu {
     }
 
     /// Copies `len` f32 from `buf` (starting at element `offset`) back to the host: the only
-    /// way results leave the GPU, so callers read back just what the page shows.
+    /// way results leave the GPU, so callers read back just what the page shows. (A batch reads
+    /// back in its own submission: `Batch::read`.)
     pub async fn read(&self, buf: &wgpu::Buffer, offset: usize, len: usize) -> Result<Vec<f32>, GpuError> {
         self.check_lost()?;
         if len == 0 {
             return Ok(Vec::new());
         }
-        let size = (len * 4) as u64;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+        let staging = self.staging(len);
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, (len * 4) as u64);
+        self.submit(enc);
+        self.map(staging).values(self).await
+    }
+
+    /// A buffer of `len` f32 the host can map, to copy results into.
+    pub(crate) fn staging(&self, len: usize) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size,
+            size: (len.max(1) * 4) as u64,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
+        })
+    }
+
+    /// Asks for `staging` to be mapped once the work submitted so far is done.
+    pub(crate) fn map(&self, staging: wgpu::Buffer) -> Readback {
+        self.count(|c| {
+            c.readbacks += 1;
+            c.readback_bytes += staging.size();
         });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(buf, (offset * 4) as u64, &staging, 0, size);
-        self.queue.submit([enc.finish()]);
         let (done, wait) = oneshot();
         staging.slice(..).map_async(wgpu::MapMode::Read, move |r| done(r.map_err(|e| e.to_string())));
-        self.poll();
-        wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
-        let out = {
-            let view =
-                staging.slice(..).get_mapped_range().map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
-            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
-        };
-        staging.unmap();
-        self.check_lost()?;
-        Ok(out)
+        Readback { staging, wait }
     }
 
     /// Natively, waits for the queue (which also fires the map callbacks); in the browser the
@@ -256,6 +304,31 @@ impl Gpu {
         if let Some(e) = v.or(o) {
             return Err(GpuError::Failed(e.to_string()));
         }
+        Ok(out)
+    }
+}
+
+/// A readback on its way: the staging buffer, mapped once the device is done with it.
+pub struct Readback {
+    staging: wgpu::Buffer,
+    wait: Receive<Result<(), String>>,
+}
+
+impl Readback {
+    /// The staging buffer's values, once mapped.
+    pub async fn values(self, gpu: &Gpu) -> Result<Vec<f32>, GpuError> {
+        gpu.poll();
+        self.wait.await.map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+        let out = {
+            let view = self
+                .staging
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| GpuError::Failed(format!("reading back: {e}")))?;
+            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
+        };
+        self.staging.unmap();
+        gpu.check_lost()?;
         Ok(out)
     }
 }

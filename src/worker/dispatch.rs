@@ -87,7 +87,10 @@ impl Worker {
             s.detach_gpu();
             return cpu("chosen in the page".into());
         }
-        let asked = if choice == BackendChoice::Webgpu { "WebGPU was asked for, but " } else { "" };
+        let asked = match choice {
+            BackendChoice::Webgpu | BackendChoice::WebgpuF16 => "WebGPU was asked for, but ",
+            _ => "",
+        };
         let gpu = match self.gpu().await {
             Ok(g) => g,
             Err(e) => return cpu(format!("{asked}{e}")),
@@ -101,12 +104,19 @@ impl Worker {
                 .into());
         }
         let name = gpu.name.clone();
-        match s.attach_gpu(gpu).await {
+        match s.attach_gpu_with(gpu, choice == BackendChoice::WebgpuF16).await {
             Ok(()) => {
                 if self.fault.take() {
                     s.inject_gpu_fault();
                 }
-                let weights = if s.gpu_precision() == Some(crate::gpu::Precision::F16) { ", f16 weights" } else { "" };
+                // f16 weights that round an f32 checkpoint say how far they moved the logits.
+                let weights = match (s.gpu_precision(), s.gpu_f16_change()) {
+                    (Some(crate::gpu::Precision::F16), Some(d)) => {
+                        format!(", f16 weights (logits within {d:.1e} of f32)")
+                    }
+                    (Some(crate::gpu::Precision::F16), None) => ", f16 weights".into(),
+                    _ => String::new(),
+                };
                 post(
                     &Reply::Backend { backend: Backend::Webgpu, detail: format!("{name}{weights}"), notice: None },
                     None,

@@ -9,7 +9,7 @@ use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use attention_live::gpt2::ops as cpu;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
-use attention_live::gpu::kernels::{self, groups_for, Batch, Kernel};
+use attention_live::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
 
 /// The kernels' interface. Shapes follow GPT-2: C = heads × head size, qkv rows are [Q | K | V].
@@ -23,6 +23,16 @@ pub trait Ops {
         x: ArrayView2<'_, f32>,
         lin: &Linear,
         y0: Option<ArrayView2<'_, f32>>,
+    ) -> Result<Array2<f32>, GpuError>;
+    /// GELU(x W + b): the MLP's first product with its activation (`Epilogue::Gelu`).
+    async fn linear_gelu(&self, x: ArrayView2<'_, f32>, lin: &Linear) -> Result<Array2<f32>, GpuError>;
+    /// layer_norm(x) W + b for a few rows (m ≤ 4): the decoding path's fused dispatch.
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
     ) -> Result<Array2<f32>, GpuError>;
     /// h wteᵀ: (m, C) x (C, V) -> (m, V).
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
@@ -89,6 +99,18 @@ impl Ops for Cpu {
             Some(y0) => y + y0,
             None => y,
         })
+    }
+    async fn linear_gelu(&self, x: ArrayView2<'_, f32>, lin: &Linear) -> Result<Array2<f32>, GpuError> {
+        Ok(cpu::linear(x, lin).mapv(cpu::gelu_new))
+    }
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
+    ) -> Result<Array2<f32>, GpuError> {
+        Ok(cpu::linear(cpu::layer_norm(x, ln, eps).view(), lin))
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         Ok(cpu::tied_logits(h, &wte.to_owned()))
@@ -234,6 +256,46 @@ impl Ops for Gpu {
         y0: Option<ArrayView2<'_, f32>>,
     ) -> Result<Array2<f32>, GpuError> {
         linear_in(self, x, lin, y0, Precision::F32).await
+    }
+    async fn linear_gelu(&self, x: ArrayView2<'_, f32>, lin: &Linear) -> Result<Array2<f32>, GpuError> {
+        let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
+        let y = self
+            .checked(|| {
+                let xb = self.upload("x", &flat(x));
+                let wb = self.upload_weight("w", &flat(lin.weight().view()), Precision::F32);
+                let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
+                let yb = self.buffer("y", m * n);
+                let mut batch = Batch::new(self);
+                kernels::linear_with(&mut batch, &xb, &wb, &bb, &yb, m, k, n, Epilogue::Gelu);
+                batch.submit();
+                yb
+            })
+            .await?;
+        shape2(self.read(&y, 0, m * n).await?, m, n)
+    }
+    async fn norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        ln: &LayerNorm,
+        eps: f32,
+        lin: &Linear,
+    ) -> Result<Array2<f32>, GpuError> {
+        let (m, k, n) = (x.nrows(), x.ncols(), lin.dim().1);
+        let y = self
+            .checked(|| {
+                let xb = self.upload("x", &flat(x));
+                let (g, b) = (self.upload("gamma", &ln.weight.to_vec()), self.upload("beta", &ln.bias.to_vec()));
+                let wb = self.upload_weight("w", &flat(lin.weight().view()), Precision::F32);
+                let bb = self.upload("b", lin.bias.as_slice().unwrap_or(&lin.bias.to_vec()));
+                let yb = self.buffer("y", m * n);
+                let mut batch = Batch::new(self);
+                let norm = (&g, &b, eps.to_bits());
+                kernels::norm_matvec(&mut batch, &xb, norm, &wb, &bb, &yb, (m, k, n), Epilogue::Store);
+                batch.submit();
+                yb
+            })
+            .await?;
+        shape2(self.read(&y, 0, m * n).await?, m, n)
     }
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
         let (m, c, v) = (h.nrows(), h.ncols(), wte.nrows());

@@ -39,6 +39,7 @@ crate::options! {
     pub enum RunsOn {
         Auto = ("auto", "Automatic: WebGPU if this browser has it"),
         Webgpu = ("webgpu", "WebGPU (GPU)"),
+        WebgpuF16 = ("webgpu-f16", "WebGPU, f16 weights (half the memory, logits move slightly)"),
         Cpu = ("cpu", "CPU"),
     }
 }
@@ -48,6 +49,7 @@ impl RunsOn {
         match self {
             RunsOn::Auto => BackendChoice::Auto,
             RunsOn::Webgpu => BackendChoice::Webgpu,
+            RunsOn::WebgpuF16 => BackendChoice::WebgpuF16,
             RunsOn::Cpu => BackendChoice::Cpu,
         }
     }

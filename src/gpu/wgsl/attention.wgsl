@@ -6,6 +6,11 @@
 // layer's key and value caches (S ≥ past + T rows of C). Head h owns columns h·d .. (h+1)·d.
 // Output: y (T, C), head h's output in its columns (zeros when the head is ablated).
 //
+// The new tokens' keys and values are read from qkv, and each workgroup (i, h) also appends
+// its own row's slice to the caches (the CPU twin `KvCache::append`; the same as
+// kv_append.wgsl, one dispatch fewer per layer). No workgroup reads a cache row that another
+// writes: rows below `past` are read, rows from `past` on are written.
+//
 // One workgroup per (query row i, head h); thread t of 64 scores keys t, t + 64, t + 128 and
 // t + 192 of the current tile of 256 keys, and thread `d` accumulates output dimension d
 // (d < 64, GPT-2's head size). Big tiles mean few workgroup barriers per key.
@@ -19,8 +24,8 @@ struct Params { t: u32, past: u32, n_head: u32, hd: u32, c: u32, ablate: u32, sc
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> qkv: array<f32>;
-@group(0) @binding(2) var<storage, read> k_cache: array<f32>;
-@group(0) @binding(3) var<storage, read> v_cache: array<f32>;
+@group(0) @binding(2) var<storage, read_write> k_cache: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v_cache: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 
 const TILE: u32 = 256u;
@@ -30,6 +35,23 @@ const NEG: f32 = -3.0e38;
 
 var<workgroup> q: array<f32, 64>;
 var<workgroup> probs: array<f32, 256>;
+
+// Element e (< C) of position j's key and value: from the caches for the positions before this
+// call, from qkv for the new ones.
+fn key(j: u32, e: u32) -> f32 {
+    if (j < p.past) {
+        return k_cache[j * p.c + e];
+    }
+    return qkv[(j - p.past) * 3u * p.c + p.c + e];
+}
+
+fn value(j: u32, e: u32) -> f32 {
+    if (j < p.past) {
+        return v_cache[j * p.c + e];
+    }
+    return qkv[(j - p.past) * 3u * p.c + 2u * p.c + e];
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = wid.x;
@@ -39,7 +61,11 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let visible = p.past + i + 1u;
     // The query, pre-multiplied by 1/√d.
     if (t < p.hd) {
-        q[t] = qkv[i * 3u * p.c + col + t] * p.scale;
+        let row = i * 3u * p.c;
+        q[t] = qkv[row + col + t] * p.scale;
+        let dst = (p.past + i) * p.c + col + t;
+        k_cache[dst] = qkv[row + p.c + col + t];
+        v_cache[dst] = qkv[row + 2u * p.c + col + t];
     }
     workgroupBarrier();
     var m = NEG;
@@ -55,7 +81,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             if (j < visible) {
                 s = 0.0;
                 for (var d = 0u; d < p.hd; d++) {
-                    s = fma(q[d], k_cache[j * p.c + col + d], s);
+                    s = fma(q[d], key(j, col + d), s);
                 }
             }
             sc[r] = s;
@@ -78,7 +104,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         if (t < p.hd) {
             let n = min(TILE, visible - j0);
             for (var jj = 0u; jj < n; jj++) {
-                acc = fma(probs[jj], v_cache[(j0 + jj) * p.c + col + t], acc);
+                acc = fma(probs[jj], value(j0 + jj, col + t), acc);
             }
         }
         m = m_new;

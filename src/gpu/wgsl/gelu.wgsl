@@ -1,8 +1,6 @@
-// GPT-2's GELU ("gelu_new"), the tanh form, in place:
-// x ← 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))). CPU twin: `gpt2::ops::gelu_new`.
-//
-// tanh is written as 1 − 2 / (exp(2u) + 1): WGSL's tanh may return NaN for large |u| on some
-// drivers, and this form saturates to ±1 cleanly (exp overflowing to +∞ gives 1).
+// GPT-2's GELU in place: x ← gelu_new(x) (`wgsl/gelu_new.wgsl`, in front of this file).
+// CPU twin: `gpt2::ops::gelu_new`. (GPT-2's forward applies it in the epilogue of the MLP's
+// first product instead: `Epilogue::Gelu` in matmul.wgsl and matvec.wgsl.)
 
 struct Params { n: u32, pad0: u32, pad1: u32, pad2: u32 }
 
@@ -15,8 +13,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= p.n) {
         return;
     }
-    let v = x[i];
-    let u = 0.7978846 * (v + 0.044715 * v * v * v);
-    let th = 1.0 - 2.0 / (exp(2.0 * u) + 1.0);
-    x[i] = 0.5 * v * (1.0 + th);
+    x[i] = gelu_new(x[i]);
 }

@@ -1,5 +1,6 @@
 // Tiled matrix product with bias: C = A B + bias, or C += A B + bias when `accumulate` is set
-// (the residual connection x ← x + f(x) written straight into x).
+// (the residual connection x ← x + f(x) written straight into x), or C = GELU(A B + bias) when
+// `gelu` is set (the MLP's activation, applied before the value is stored).
 // A is (M, K), B is (K, N) (the checkpoint's Conv1D layout: in × out), C is (M, N), row-major.
 // CPU twin: `gpt2::ops::linear`.
 //
@@ -9,7 +10,7 @@
 // once per tile instead of once per output. Each of the 16 × 16 threads keeps a 4 × 4 block of C
 // in registers.
 
-struct Params { m: u32, n: u32, k: u32, accumulate: u32 }
+struct Params { m: u32, n: u32, k: u32, accumulate: u32, gelu: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
@@ -73,6 +74,9 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             let col = col0 + lid.x * 4u + j;
             if (r < p.m && col < p.n) {
                 var v = acc[i * 4u + j] + bias[col];
+                if (p.gelu != 0u) {
+                    v = gelu_new(v);
+                }
                 if (p.accumulate != 0u) {
                     v += c[r * p.n + col];
                 }

@@ -1,5 +1,6 @@
 // The same product as matmul.wgsl for a few rows of A (decoding with the KV cache has M = 1):
-// C = A B + bias (or C += … with `accumulate`). A is (M, K), B is (K, N), C is (M, N).
+// C = A B + bias (or C += … with `accumulate`, or C = GELU(A B + bias) with `gelu`).
+// A is (M, K), B is (K, N), C is (M, N).
 // CPU twin: `gpt2::ops::linear`.
 //
 // A 64 × 64 tile would compute 63 rows of nothing when M = 1. Here each workgroup owns 64
@@ -7,7 +8,7 @@
 // A[m, k] B[k, j] over k ≡ s (mod 4), reading B row by row so neighbouring threads read
 // neighbouring addresses, and the 4 partial sums are then added in workgroup memory.
 
-struct Params { m: u32, n: u32, k: u32, accumulate: u32 }
+struct Params { m: u32, n: u32, k: u32, accumulate: u32, gelu: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
@@ -33,6 +34,9 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     workgroupBarrier();
     if (lid.y == 0u && col < p.n) {
         var v = partial[lid.x] + partial[64u + lid.x] + partial[128u + lid.x] + partial[192u + lid.x] + bias[col];
+        if (p.gelu != 0u) {
+            v = gelu_new(v);
+        }
         if (p.accumulate != 0u) {
             v += c[row * p.n + col];
         }
