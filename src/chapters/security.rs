@@ -130,7 +130,8 @@ checked("./gpt2-worker.js", "{glue}")
     return wasm_bindgen({{ module_or_path: checked("./gpt2-worker_bg.wasm", "{wasm}") }});
   }})
   .catch((e) => setTimeout(() => {{
-    throw new Error("the compute worker's files are not those the book was built with, or could not be read: " + e.message);
+    throw new Error("the compute worker's files are not those the book was built with, " +
+      "or could not be read: " + e.message);
   }}));
 "#,
         glue = sri(glue),
