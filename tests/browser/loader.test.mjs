@@ -1,8 +1,9 @@
 // The model loader against bad servers and races: a host on another 127.0.0.1 port serves the
 // bundled induction model correctly, and also as an HTML page with status 200, cut short (with and
-// without Content-Length), truncated, and slowly. Each bad download gets a message and a Retry,
-// nothing bad stays in Cache Storage, the stored list shows and clears what is kept, a slow
-// download never replaces the model chosen after it, and a link's long prompt is cut with a notice.
+// without Content-Length), truncated, with offsets that wrap past 2³², with an absurd config, and
+// slowly. Each bad download gets a message and a Retry, nothing bad stays in Cache Storage, the
+// stored list shows and clears what is kept, a slow download never replaces the model chosen after
+// it, a link's long prompt is cut with a notice, and a site file that differs from the build is refused.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -17,14 +18,23 @@ let server, base, host, hostUrl, browser;
 
 // Folder -> how model.safetensors is served (config.json is always served well, except for /html/).
 const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" };
+// A file whose one tensor's offsets end at 2³² (they wrapped past it in the 32-bit build), and a
+// config with a hundred million layers.
+const header = JSON.stringify({ "wte.weight": { dtype: "F32", shape: [1], data_offsets: [2 ** 32 - 4, 2 ** 32] } });
+const wrapped = Buffer.concat([Buffer.alloc(8), Buffer.from(header), Buffer.alloc(16)]);
+wrapped.writeBigUInt64LE(BigInt(header.length), 0);
+const absurd = Buffer.from(config.toString().replace(/"n_layer": *\d+/, '"n_layer": 100000000'));
+
 function serve(req, res) {
   const [, folder, file] = new URL(req.url, "http://x").pathname.split("/");
-  const body = file === "config.json" ? config : model;
+  let body = file === "config.json" ? config : model;
+  if (folder === "wrapped" && file !== "config.json") body = wrapped;
+  if (folder === "absurd" && file === "config.json") body = absurd;
   const octets = { ...cors, "Content-Type": "application/octet-stream" };
   if (folder === "html") {
     const page = "<!DOCTYPE html><html><body>Sign in to continue</body></html>";
     res.writeHead(200, { ...cors, "Content-Type": "text/html" }).end(page);
-  } else if (file === "config.json" || folder === "good") {
+  } else if (file === "config.json" || ["good", "wrapped", "absurd"].includes(folder)) {
     res.writeHead(200, { ...octets, "Content-Length": body.length }).end(body);
   } else if (folder === "short") {
     // Announces the whole file, sends a third, and closes.
@@ -70,6 +80,9 @@ test("bad downloads get a message and a Retry, and none is kept", async () => {
     ["short", /closed early|broke off/],
     ["noclen", /broke off|closed early/],
     ["truncated", /model\.safetensors|truncated|shorter|bytes/],
+    // 2³² and more: the offsets did not wrap to a small number.
+    ["wrapped", /needs at least 42949673\d\d bytes/],
+    ["absurd", /n_layer.*at most/],
   ];
   for (const [folder, why] of cases) {
     await page.goto(link(folder));

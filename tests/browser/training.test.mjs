@@ -135,7 +135,10 @@ test("the checkpoint downloads as safetensors and the trained model opens in the
 
   await page.click(".train-open");
   await page.waitForURL(/\/gpt2-live\/.*gpt2\.model=trained/, { timeout: 30000 });
-  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 60000 });
+  await page.waitForFunction(() => {
+    const g = document.querySelector("#gpt2 .gpt2");
+    return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
+  }, null, { timeout: 60000 });
   const probe = await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip .chip-text", (cs) => cs.map((c) => c.textContent).join(""));
   assert.equal(probe.length, 8, `the lab's probe as characters: ${probe}`);
   assert.match(probe, /^\^[a-p]{7}$/);
