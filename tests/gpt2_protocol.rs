@@ -217,6 +217,15 @@ fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
     assert_eq!(reserve_for(Some(u64::MAX)), MAX_RESERVE_BYTES as usize);
     assert_eq!(reserve_for(Some(1000)), 1000);
     assert_eq!(reserve_for(None), 0);
+    // Past the first reservation, a declared length is reserved at once and exactly: GPT-2 small's
+    // 548,105,171 bytes in one buffer of that size, not 1 GiB reached by doubling.
+    let small = 548_105_171u64;
+    assert_eq!(grow_to(Some(small), 64 << 20, 65_536), small as usize);
+    // More than declared, more than the maximum, or no length: doubling.
+    assert_eq!(grow_to(Some(1000), 1000, 10), 2000);
+    assert_eq!(grow_to(Some(MAX_FILE_BYTES + 1), 1 << 26, 10), 1 << 27);
+    assert_eq!(grow_to(None, 100, 10), 200);
+    assert_eq!(grow_to(None, 0, 10), 10);
     assert!(MAX_RESERVE_BYTES <= u32::MAX as u64 && MAX_FILE_BYTES < 1 << 32);
     // gpt2-large (3.25 GB) is refused before downloading, with the limit stated.
     let e = check_declared("https://h/large/model.safetensors", Some(3_250_000_000)).unwrap_err();

@@ -7,8 +7,9 @@
 /// needs its file and its weights in it at once (GPT-2 medium, 1.52 GB, fits; large does not).
 pub const MAX_FILE_BYTES: u64 = 1_600_000_000;
 
-/// At most this much is reserved up front from a declared `Content-Length`: the rest grows as
-/// bytes arrive, so a server that lies about the length cannot make the page reserve memory.
+/// At most this much is reserved up front from a declared `Content-Length`; the rest is reserved
+/// only once this much has arrived ([`grow_to`]), so a server that lies about the length cannot
+/// make the page reserve memory for nothing.
 pub const MAX_RESERVE_BYTES: u64 = 64 << 20;
 
 /// A download that receives no bytes for this long is stopped.
@@ -18,6 +19,20 @@ pub const STALL_SECONDS: u32 = 30;
 pub fn reserve_for(declared: Option<u64>) -> usize {
     // The cap fits in a 32-bit usize.
     declared.unwrap_or(0).min(MAX_RESERVE_BYTES) as usize
+}
+
+/// The capacity to grow a download's buffer to when `incoming` more bytes do not fit after `len`.
+/// With a declared `Content-Length` (already checked against [`MAX_FILE_BYTES`]), once the body
+/// has filled the first reservation the rest is reserved in one step, exactly: growing by
+/// doubling would, for GPT-2 small's 548 MB, end with a 1 GiB buffer and hold the 512 MiB one
+/// beside it while copying (1.5 GiB at once, where the file needs 0.55). A server that lies must
+/// first send [`MAX_RESERVE_BYTES`] for real. Without a length: double, as a `Vec` would.
+pub fn grow_to(declared: Option<u64>, len: usize, incoming: usize) -> usize {
+    let needed = len.saturating_add(incoming);
+    match declared {
+        Some(d) if d <= MAX_FILE_BYTES && needed as u64 <= d => d as usize,
+        _ => needed.max(len.saturating_mul(2)),
+    }
 }
 
 /// Refuses a file the server declares larger than [`MAX_FILE_BYTES`], before downloading it.

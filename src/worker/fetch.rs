@@ -11,7 +11,7 @@ use web_sys::{Cache, ReadableStreamDefaultReader, Response};
 
 use super::{js_err, post, scope};
 use crate::gpt2::download::{
-    check_complete, check_declared, check_received, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
+    check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
 };
 use crate::gpt2::manifest::{verify, FileCheck, Manifest, MODEL_CACHE};
 use crate::gpt2::protocol::{Phase, Reply, Source};
@@ -71,8 +71,9 @@ async fn next_chunk(reader: &ReadableStreamDefaultReader, url: &str) -> Result<O
 }
 
 /// Reads a response body chunk by chunk, posting progress about every 1 MB. The declared
-/// `Content-Length` only sizes a capped reservation and is checked against what arrives; a
-/// file over the maximum is refused as soon as it is known to be.
+/// `Content-Length` sizes the buffer (a capped first reservation, then the rest at once: see
+/// `grow_to`) and is checked against what arrives; a file over the maximum is refused as soon
+/// as it is known to be.
 async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) -> Result<Vec<u8>, String> {
     let total = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
     check_declared(url, total)?;
@@ -88,8 +89,18 @@ async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) 
             cancel(&reader);
             return Err(e);
         }
-        let start = bytes.len();
-        bytes.resize(start + value.length() as usize, 0);
+        let (start, n) = (bytes.len(), value.length() as usize);
+        if bytes.capacity() - start < n {
+            let want = grow_to(total, start, n);
+            if bytes.try_reserve_exact(want - start).is_err() {
+                cancel(&reader);
+                return Err(format!(
+                    "{url} does not fit in this tab's memory ({:.0} MB asked for): close other tabs, or use a smaller model",
+                    want as f64 / 1e6
+                ));
+            }
+        }
+        bytes.resize(start + n, 0);
         value.copy_to(&mut bytes[start..]);
         if received - last >= 1 << 20 {
             last = received;
@@ -174,8 +185,16 @@ impl Files {
         let mut stored = true;
         let bytes = [self.config.as_bytes(), &self.model[..]];
         for ((url, bytes), _) in self.urls.iter().zip(bytes).zip(self.fresh).filter(|(_, fresh)| *fresh) {
-            let body = Uint8Array::from(bytes);
-            stored &= match Response::new_with_opt_buffer_source(Some(&body)) {
+            // A Blob made from a view of the wasm memory: one copy, which the browser can keep
+            // out of this tab's memory, where a Uint8Array and a Response from it made two
+            // (548 MB each for GPT-2 small, beside the file and the weights still in the wasm).
+            // SAFETY: the view is used only by the Blob constructor, before any allocation can
+            // move the wasm memory.
+            let blob = {
+                let view = unsafe { Uint8Array::view(bytes) };
+                web_sys::Blob::new_with_u8_array_sequence(&js_sys::Array::of1(&view))
+            };
+            stored &= match blob.and_then(|b| Response::new_with_opt_blob(Some(&b))) {
                 Ok(r) => JsFuture::from(c.put_with_str(url, &r)).await.is_ok(),
                 Err(_) => false,
             };
