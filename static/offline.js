@@ -59,6 +59,7 @@
     };
     const url = new URL("sw.js", here);
     sw.register(url.href, { scope: new URL("./", url).pathname }).then((reg) => {
+      if (!reg) return; // a registration stubbed out (browser tests with workers blocked)
       if (reg.waiting) offer(reg.waiting);
       reg.addEventListener("updatefound", () => {
         const worker = reg.installing;
