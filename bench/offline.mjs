@@ -6,7 +6,9 @@
 //   - second visit: a new tab in the same profile, answered by the service worker;
 //   - offline: the same profile with the browser offline.
 // Run: node bench/offline.mjs [ROUNDS]   (after scripts/build.sh). Prints the figures of each
-// round and the medians. These are measurements, not pass/fail tests.
+// round and the medians. These are measurements, not pass/fail tests. With SLOW=1 each tab's
+// network is throttled to 10 Mbit/s down, 40 ms round trip (Chromium's emulation; the service
+// worker's own downloads are not throttled, its answers to the page never touch the network).
 import os from "node:os";
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
@@ -15,9 +17,18 @@ const ROUNDS = Number(process.argv[2] || 5);
 const PATH = "/soft-lookup/";
 const { server, url } = await startServer(new URL("../dist", import.meta.url).pathname);
 const browser = await launch();
-console.log(`# ${new Date().toISOString()}, ${os.cpus().length} cores, ${os.cpus()[0].model}, Chromium ${browser.version()}`);
+console.log(`# ${new Date().toISOString()}, ${os.cpus().length} cores, ${os.cpus()[0].model}, `
+  + `Chromium ${browser.version()}${process.env.SLOW === "1" ? ", throttled to 10 Mbit/s, 40 ms" : ""}`);
 
+const SLOW = process.env.SLOW === "1";
 async function firstPaint(page) {
+  if (SLOW) {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false, latency: 40, downloadThroughput: 10e6 / 8, uploadThroughput: 5e6 / 8,
+    });
+  }
   await page.goto(url + PATH);
   await page.waitForFunction(() => window.__alFirstPaint !== undefined, null, { timeout: 30000 });
   return page.evaluate(() => window.__alFirstPaint);

@@ -75,7 +75,10 @@
     network();
     addEventListener("online", network);
     addEventListener("offline", network);
-    serviceWorker();
+    // After the page's own files have loaded: the worker's copy of the whole book (tens of MB)
+    // must not compete with the first visit's wasm for the reader's bandwidth.
+    if (document.readyState === "complete") serviceWorker();
+    else addEventListener("load", serviceWorker, { once: true });
   }
   if (document.body) start();
   else document.addEventListener("DOMContentLoaded", start);
