@@ -53,7 +53,8 @@ for (let r = 0; r < ROUNDS; r++) {
     + `second ${secondMs.toFixed(0)} ms, offline ${offlineMs.toFixed(0)} ms`);
 }
 const median = (k) => rows.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(rows.length / 2)].toFixed(0);
-console.log(`median of ${ROUNDS}: first visit ${median("firstMs")} ms, whole book kept ${median("keptMs")} ms, `
-  + `second visit ${median("secondMs")} ms, offline ${median("offlineMs")} ms (navigation -> first demo painted, ${PATH})`);
+console.log(`median of ${ROUNDS}: first visit ${median("firstMs")} ms, `
+  + `whole book kept ${median("keptMs")} ms, second visit ${median("secondMs")} ms, `
+  + `offline ${median("offlineMs")} ms (navigation -> first demo painted, ${PATH})`);
 await browser.close();
 server.close();

@@ -20,7 +20,8 @@ function svg({ full = false } = {}) {
   const weights = [0.95, 0.35, 0.6, 0.2];
   const arcs = tokens.map((x, i) =>
     `<path d="M${q.x} ${q.y - 6} C ${q.x} 40, ${x} 40, ${x} 34" fill="none" stroke="#fff" `
-    + `stroke-width="${(1.5 + 4.5 * weights[i]).toFixed(1)}" stroke-linecap="round" opacity="${(0.35 + 0.65 * weights[i]).toFixed(2)}"/>`
+    + `stroke-width="${(1.5 + 4.5 * weights[i]).toFixed(1)}" stroke-linecap="round" `
+    + `opacity="${(0.35 + 0.65 * weights[i]).toFixed(2)}"/>`
   ).join("");
   const dots = tokens.map((x) => `<circle cx="${x}" cy="28" r="6" fill="#fff"/>`).join("")
     + `<circle cx="${q.x}" cy="${q.y}" r="7" fill="#fde047"/>`;

@@ -74,7 +74,7 @@ test("after one visit, with no network, chapters, a link, an embed and the bundl
   await page.context().close();
 });
 
-test("a new build at the same address is offered; the page keeps its version until Reload gives the new one", async () => {
+test("a new build at the same address is offered; the page keeps its version until Reload", async () => {
   const next = fs.mkdtempSync(path.join(os.tmpdir(), "attention-live-next-"));
   try {
     let { server, url } = await startServer(DIST);
@@ -88,7 +88,8 @@ test("a new build at the same address is offered; the page keeps its version unt
       fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(`"version":"${old}"`, `"version":"${fresh}"`));
     }
     const chapter = path.join(next, "masking/index.html");
-    fs.writeFileSync(chapter, fs.readFileSync(chapter, "utf8").replace("<title>", '<meta name="build" content="next">\n  <title>'));
+    const marker = '<meta name="build" content="next">\n  <title>';
+    fs.writeFileSync(chapter, fs.readFileSync(chapter, "utf8").replace("<title>", marker));
     await stop(server);
     ({ server } = await startServer(next, Number(new URL(url).port)));
 
