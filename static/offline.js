@@ -33,8 +33,7 @@
 
   function network() {
     bar("offline-notice", navigator.onLine ? null
-      : "You are offline. The book keeps working from this browser's copy; only downloading a model "
-        + "(GPT-2 small, a checkpoint from a URL) needs the network.");
+      : "You are offline: the book works from this browser's copy; only model downloads need the network.");
   }
 
   function serviceWorker() {
