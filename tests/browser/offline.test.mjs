@@ -1,6 +1,6 @@
 // Offline reading and updates (static/sw.js, static/offline.js). After one visit the service
 // worker has kept the whole site: with the network cut (the browser offline and the server
-// stopped) chapters, a link's state, an embed and the bundled GPT-2 still work, and the page
+// stopped) every chapter, a link's state, an embed and the bundled GPT-2 still work, and the page
 // says it is offline. A new build served at the same address is offered ("A new version is
 // available — Reload"), the page stays on its own version until then, and Reload gives the new one.
 import { test, before, after } from "node:test";
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, WRITTEN } from "./browser.mjs";
 import { startServer } from "./static-server.mjs";
 
 const DIST = new URL("../../dist", import.meta.url).pathname;
@@ -32,7 +32,7 @@ async function visit(url) {
   return page;
 }
 
-test("after one visit, with no network, chapters, a link, an embed and the bundled GPT-2 work", async () => {
+test("after one visit, with no network, every chapter, a link, an embed and the bundled GPT-2 work", async () => {
   const { server, url } = await startServer(DIST);
   const page = await visit(`${url}/`);
   // The home page says how much the browser keeps, from the build's own list.
@@ -51,6 +51,14 @@ test("after one visit, with no network, chapters, a link, an embed and the bundl
   assert.equal(await page.$eval("#gauss-dot-theta", (e) => e.value), "200");
   await page.waitForFunction(() => (window.__alPaints || 0) > 0);
   assert.match(await page.textContent("#offline-notice"), /offline/);
+  // Every chapter opens with its demos, drawn (a frame's figure or its first canvas).
+  for (const slug of WRITTEN) {
+    await page.goto(`${url}/${slug}/`);
+    await page.waitForSelector("main.chapter .demo", { timeout: 20000 });
+    await page.waitForFunction(() => (window.__alPaints || 0) > 0 || document.querySelector(".demo canvas"),
+      null, { timeout: 20000 });
+    assert.equal(await page.$(".demo-missing, .model-failed"), null, slug);
+  }
   // A route without its final slash goes to the route, as a static host redirects it.
   await page.goto(`${url}/masking`);
   await page.waitForSelector(".demo canvas");
