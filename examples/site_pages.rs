@@ -2,6 +2,8 @@
 //! Trunk): `cargo run --example site_pages -- dist`. Every page gets its own title,
 //! description, Open Graph tags and summary (`chapters::static_pages`), from the `index.html`
 //! that Trunk wrote. With `SITE_URL=https://…` set, `og:url` and `og:image` are absolute.
+//! Last, the service worker's precache list and version (`chapters::offline`) go into `sw.js`
+//! and `offline.json`, from every file the site now holds (`-- dist precache` does only that).
 
 // A build-time tool: it reads the native-only half of the chapters.
 #[cfg(target_arch = "wasm32")]
@@ -21,6 +23,11 @@ mod native {
     pub fn main() {
         let dist = std::env::args().nth(1).unwrap_or_else(|| "dist".into());
         let dist = Path::new(&dist);
+        // `site_pages dist precache`: only the list again (after files were added, e.g. thumbnails).
+        if std::env::args().nth(2).as_deref() == Some("precache") {
+            write_precache(dist);
+            return;
+        }
         let template = match std::fs::read_to_string(dist.join("index.html")) {
             Ok(t) => t,
             Err(e) => {
@@ -87,5 +94,47 @@ mod native {
             written += 1;
         }
         println!("[build] static pages: {written} files with their own title, description and summary");
+        write_precache(dist);
+    }
+
+    fn die(what: &Path, e: impl std::fmt::Display) -> ! {
+        eprintln!("site_pages: {}: {e}", what.display());
+        std::process::exit(1);
+    }
+
+    /// Every file under `dir`, as (path relative to `root` with `/` separators, contents).
+    fn files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| die(dir, e));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|e| die(dir, e)).path();
+            if path.is_dir() {
+                files(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                out.push((rel.join("/"), std::fs::read(&path).unwrap_or_else(|e| die(&path, e))));
+            }
+        }
+    }
+
+    /// The service worker's list of files to keep for offline reading, and its version.
+    fn write_precache(dist: &Path) {
+        use attention_live::chapters::offline::{fill_sw, precache, INFO_FILE, SW_FILE};
+        let sw_path = dist.join(SW_FILE);
+        let sw = std::fs::read_to_string(&sw_path).unwrap_or_else(|e| die(&sw_path, e));
+        let mut all = Vec::new();
+        files(dist, dist, &mut all);
+        let pre = precache(&all);
+        std::fs::write(&sw_path, fill_sw(&sw, &pre).unwrap_or_else(|e| die(&sw_path, e)))
+            .unwrap_or_else(|e| die(&sw_path, e));
+        let info = dist.join(INFO_FILE);
+        let json = serde_json::to_string(&pre).unwrap_or_else(|e| die(&info, e));
+        std::fs::write(&info, json).unwrap_or_else(|e| die(&info, e));
+        println!(
+            "[build] offline: {} files, {} bytes kept by the service worker (version {})",
+            pre.files.len(),
+            pre.bytes,
+            pre.version
+        );
     }
 }

@@ -6,6 +6,8 @@
 # (examples/site_pages.rs; set SITE_URL=https://… to give previews absolute URLs and a picture).
 # Then pictures of every demo for the demo index (scripts/thumbs.mjs;
 # skipped with THUMBS=0, and the index shows live previews where a picture is missing).
+# Last, the service worker's list of every file to keep for offline reading, with a version
+# (written into dist/sw.js and dist/offline.json by examples/site_pages.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -14,6 +16,8 @@ trunk build --release --offline
 cargo run --quiet --locked --example site_pages -- dist
 if [ "${THUMBS:-1}" != 0 ] && [ -f scripts/thumbs.mjs ]; then
   node scripts/thumbs.mjs dist || echo "[build] demo thumbnails not made (the demo index shows live previews instead)"
+  # The service worker's list again, with the pictures (static/sw.js, src/chapters/offline.rs).
+  cargo run --quiet --locked --example site_pages -- dist precache
 fi
 # A wasm the browser would refuse (a build racing another over the same target folder can leave
 # one) stops the build here rather than as a blank page.

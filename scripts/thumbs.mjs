@@ -20,7 +20,9 @@ const { server, url } = await startServer(dist);
 const browser = await launch();
 const failed = [];
 async function shoot(id) {
-  const context = await browser.newContext({ viewport: { width: 720, height: 450 }, colorScheme: "light" });
+  const context = await browser.newContext({
+    viewport: { width: 720, height: 450 }, colorScheme: "light", serviceWorkers: "block",
+  });
   const page = await context.newPage();
   try {
     await page.goto(`${url}/embed/?demo=${id}&caption=0`);

@@ -1,5 +1,6 @@
 //! The book's chapters, in reading order, rendered at build time by `build.rs`.
 
+pub mod offline;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod plain;
 #[cfg(not(target_arch = "wasm32"))]

@@ -3,7 +3,8 @@
 //!
 //! - a Content-Security-Policy as a `<meta>` tag, since a static host may set no headers: scripts
 //!   only from the site itself or inline ones whose SHA-256 is listed (Trunk's start-up module and
-//!   the theme snippet), wasm compiled with `'wasm-unsafe-eval'` only, workers from the site,
+//!   the theme snippet), wasm compiled with `'wasm-unsafe-eval'` only, workers (the service
+//!   worker too) and the web app manifest from the site,
 //!   connections to the site and to the model hosts a reader may choose (any https URL, and
 //!   127.0.0.1 / localhost for a reader's own server), no plugins, no `<base>` or form targets;
 //! - the wasm's integrity checked where it is fetched: Trunk puts the hash on a `<link
@@ -20,7 +21,7 @@ use sha2::{Digest, Sha256};
 pub const POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' {HASHES}; \
 style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self'; \
 connect-src 'self' https: http://127.0.0.1:* http://localhost:*; worker-src 'self'; \
-object-src 'none'; base-uri 'self'; form-action 'none'";
+manifest-src 'self'; object-src 'none'; base-uri 'self'; form-action 'none'";
 
 /// Standard base64 (RFC 4648, with padding), as CSP hashes are written.
 pub fn base64(bytes: &[u8]) -> String {

@@ -6,6 +6,7 @@ pub mod controls;
 pub mod ctx;
 pub mod link_box;
 pub mod matrix_canvas;
+pub mod network;
 pub mod plot;
 pub mod seq2seq_models;
 pub mod stored;

@@ -4,6 +4,7 @@ pub mod address_bar;
 pub mod app;
 pub mod demo_frame;
 pub mod exercises;
+pub mod offline;
 pub mod pages;
 pub mod reference;
 pub mod scroll_focus;

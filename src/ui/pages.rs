@@ -246,6 +246,7 @@ fn home() -> impl IntoView {
             <p><a class="start" href=start>"Start reading →"</a></p>
             <h2>"Contents"</h2>
             <Toc/>
+            {super::offline::offline_note()}
         </main>
     }
 }

@@ -19,8 +19,10 @@ export function launch(extraArgs = []) {
 
 /// A page that records console errors, uncaught exceptions and Content-Security-Policy
 /// violations (the site's policy is a meta tag: anything it blocks fails the test) into `errors`.
+/// The site's service worker is blocked (every request reaches the server, as the tests count
+/// and intercept them) unless `opts.serviceWorkers` is "allow" (tests/browser/offline.test.mjs).
 export async function newPage(browser, opts = {}) {
-  const context = await browser.newContext(opts);
+  const context = await browser.newContext({ serviceWorkers: "block", ...opts });
   await context.addInitScript(() => {
     document.addEventListener("securitypolicyviolation", (e) =>
       console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline code"}`));
@@ -54,6 +56,7 @@ export function launchPersistent(userDataDir, opts = {}) {
     executablePath: CHROMIUM,
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    serviceWorkers: "block",
     ...opts,
   });
 }

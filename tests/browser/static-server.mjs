@@ -9,7 +9,8 @@ import path from "node:path";
 const TYPES = {
   ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
   ".css": "text/css", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml",
-  ".woff2": "font/woff2", ".safetensors": "application/octet-stream",
+  ".woff2": "font/woff2", ".safetensors": "application/octet-stream", ".jpg": "image/jpeg",
+  ".webmanifest": "application/manifest+json",
 };
 
 /// `opts.cors`: allow any origin to read (a model host for the page on another port);

@@ -17,6 +17,7 @@ use crate::kit::stored::{clear_stored, stored_files};
 pub fn ModelStatus() -> impl IntoView {
     let s = store();
     let url = Memo::new(move |_| s.params.with(|p| p.source()).unwrap_or_default());
+    let online = crate::kit::network::online();
     move || match s.status.get() {
         Status::Starting => view! { <p class="muted">"Starting the model worker…"</p> }.into_any(),
         Status::Loading { name, phase, loaded, total, rate, .. } => {
@@ -55,10 +56,21 @@ pub fn ModelStatus() -> impl IntoView {
                 url.get()
             );
             let button = format!("Download{}", size.map(|s| format!(" {}", mb(s))).unwrap_or_default());
+            // Only downloads need the network: the bundled models are kept for offline reading.
+            let offline = move || {
+                (!online.get()).then(|| {
+                    view! {
+                        <p class="notice needs-network" role="status">"You are offline: this download needs the \
+                            network. The bundled models work offline."</p>
+                    }
+                })
+            };
             view! {
                 <div class="model-status not-cached">
                     <p>{text}</p>
-                    <button type="button" class="download-model" on:click=move |_| load(s, false)>{button}</button>
+                    {offline}
+                    <button type="button" class="download-model" disabled=move || !online.get()
+                        on:click=move |_| load(s, false)>{button}</button>
                 </div>
             }
             .into_any()
@@ -70,7 +82,8 @@ pub fn ModelStatus() -> impl IntoView {
         .into_any(),
         Status::NeedUrl => view! {
             <p class="model-status">"Enter the URL of a folder that holds config.json and model.safetensors in the \
-                Hugging Face GPT-2 layout (the server must allow cross-origin reads)."</p>
+                Hugging Face GPT-2 layout (the server must allow cross-origin reads)."
+                {move || (!online.get()).then_some(" You are offline: a download needs the network.")}</p>
         }
         .into_any(),
         Status::Ready { name, source, n_layer, n_head, n_positions, params, char_vocab } => {
