@@ -28,8 +28,10 @@ pub mod config;
 pub mod error;
 pub mod model;
 pub mod ops;
+pub mod tokenizer;
 pub mod weights;
 
 pub use config::Config;
 pub use error::RunError;
 pub use model::{Capture, ForwardOptions, ForwardOutput, KvCache, Llama};
+pub use tokenizer::{Tokenizer, TokenizerError};
