@@ -15,7 +15,7 @@
 //! text* has the lowest id, and always keeps a word that is in the vocabulary whole): the two agree
 //! on GPT-2, but only Hugging Face's rule is right for every `tokenizer.json`. The regex engine is
 //! `fancy-regex` (GPT-2's pattern needs a look-ahead), already in the build for GPT-2's tokenizer.
-//! Why not Hugging Face's `tokenizers` crate: docs/performance.md, "Llama tokenizer".
+//! Why not Hugging Face's `tokenizers` crate: docs/performance.md, "Llama tokenizer: which implementation".
 //!
 //! Anything else (another normalizer, pre-tokenizer, model or decoder) is refused with a message
 //! that names it: the ids would silently differ.
@@ -75,11 +75,13 @@ enum PreStep {
     ByteLevel { prefix: bool, regex: Option<Regex> },
 }
 
+/// (left id, right id) → (rank in `merges`, id of the joined token).
+type Merges = HashMap<(u32, u32), (u32, u32)>;
+
 pub struct Tokenizer {
     /// Byte-level token text → id (the BPE model's vocabulary).
     vocab: HashMap<String, u32>,
-    /// (left id, right id) → (rank in `merges`, id of the joined token).
-    merges: HashMap<(u32, u32), (u32, u32)>,
+    merges: Merges,
     /// Id → its text as the file writes it (byte-level characters; an added token's content).
     tokens: Vec<Option<String>>,
     /// The added tokens (content, id), longest first: the first that matches at a place wins.
@@ -467,10 +469,7 @@ fn compile(pattern: &str) -> Result<Regex, TokenizerError> {
 }
 
 /// `merges`, as "a b" strings or [a, b] pairs; a pair's rank is its place in the list.
-fn read_merges(
-    value: Option<&Value>,
-    vocab: &HashMap<String, u32>,
-) -> Result<HashMap<(u32, u32), (u32, u32)>, TokenizerError> {
+fn read_merges(value: Option<&Value>, vocab: &HashMap<String, u32>) -> Result<Merges, TokenizerError> {
     let list = value.and_then(Value::as_array).ok_or_else(|| malformed("no model.merges list"))?;
     let mut merges = HashMap::with_capacity(list.len());
     for (rank, merge) in list.iter().enumerate() {
