@@ -50,6 +50,7 @@ CASES = [
     "2026-11-24T21:57:00Z",
     "x1y22z333",
     "superscript ² fraction ½ arabic ٣ digits",
+    "one ⅓ cup, ① and Ⅳ (numeric, not ASCII digits: each its own piece)",
     "café naïve résumé Ångström façade",
     "e\u0301 combining accent",
     "Grüße aus Köln, ça va? ¿Qué tal?",
