@@ -88,6 +88,20 @@ fn merge_order_and_ignore_merges() {
     assert_eq!(load(&json).unwrap().encode("xqj"), vec![n + 2]);
 }
 
+/// Long runs (one word each) merge in O(n log n); the fixture checks runs of 500 against Hugging Face.
+#[test]
+fn long_runs_encode_and_round_trip() {
+    let tok = load(&fixture_json()).unwrap();
+    for unit in ["-", " ", "ab", "é", "😀"] {
+        let text = unit.repeat(20_000);
+        let ids = tok.encode(&text);
+        assert_eq!(tok.decode(&ids), text, "{unit:?} repeated");
+    }
+    // Within one word, merges give the same tokens as its first part alone.
+    let short = tok.encode(&"-".repeat(64));
+    assert_eq!(&tok.encode(&"-".repeat(20_000))[..8], &short[..8]);
+}
+
 #[test]
 fn partial_characters_show_as_byte_escapes() {
     let tok = load(&fixture_json()).unwrap();

@@ -75,6 +75,7 @@ CASES = [
     "zero\u200bwidth",
     "\u0000nul and \u0007bell",
     "ﬁ ligature and Ｆｕｌｌｗｉｄｔｈ",
+    "=" * 500 + " " * 500 + "ab" * 250 + "-" * 499 + "\n" * 300,
     "The softmax of the scores gives the weights; each output is a weighted average of the values.",
 ]
 
