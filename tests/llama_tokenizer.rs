@@ -148,12 +148,27 @@ fn unsupported_components_are_refused_by_name() {
     assert!(msg.starts_with("decoder Metaspace is not supported"), "{msg}");
     let msg = with("/post_processor", json!({"type": "TemplateProcessing"}));
     assert!(msg.starts_with("post-processor TemplateProcessing is not supported"), "{msg}");
+    let template_in_sequence =
+        json!({"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "TemplateProcessing"}]});
+    let msg = with("/post_processor", template_in_sequence);
+    assert!(msg.starts_with("post-processor TemplateProcessing is not supported"), "{msg}");
     let msg = with("/added_tokens/1/lstrip", json!(true));
     assert!(msg.contains("lstrip (on \"<|im_start|>\") is not supported"), "{msg}");
     let split =
         json!({"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "MergedWithPrevious", "invert": false});
     let msg = with("/pre_tokenizer/pretokenizers/0", split);
     assert!(msg.starts_with("pre-tokenizer Split with behavior \"MergedWithPrevious\" is not supported"), "{msg}");
+}
+
+/// ByteLevel post-processor and decoder written as a Sequence of one, or absent (post-processor).
+#[test]
+fn byte_level_in_a_sequence_is_byte_level() {
+    let mut json = fixture_json();
+    json["post_processor"] = json!({"type": "Sequence", "processors": [json["post_processor"].clone()]});
+    json["decoder"] = json!({"type": "Sequence", "decoders": [json["decoder"].clone()]});
+    assert_matches_hf(&load(&json).unwrap());
+    json["post_processor"] = Value::Null;
+    assert_matches_hf(&load(&json).unwrap());
 }
 
 /// A Split step with GPT-2's own regex before a ByteLevel without one cuts the same words.

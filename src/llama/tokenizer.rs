@@ -394,7 +394,7 @@ fn check_normalizer(value: Option<&Value>) -> Result<(), TokenizerError> {
 
 fn check_post_processor(value: Option<&Value>) -> Result<(), TokenizerError> {
     let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(()) };
-    match kind(value, "the post-processor")? {
+    match byte_level_kind(value, "processors", "the post-processor")? {
         "ByteLevel" => Ok(()), // only moves offsets, adds no ids
         other => Err(unsupported("post-processor", other, "only ByteLevel (which adds no tokens) is supported")),
     }
@@ -402,10 +402,27 @@ fn check_post_processor(value: Option<&Value>) -> Result<(), TokenizerError> {
 
 fn check_decoder(value: Option<&Value>) -> Result<(), TokenizerError> {
     let value = value.filter(|v| !v.is_null()).ok_or_else(|| unsupported("decoder", "none", BYTE_LEVEL_ONLY))?;
-    match kind(value, "the decoder")? {
+    match byte_level_kind(value, "decoders", "the decoder")? {
         "ByteLevel" => Ok(()),
         other => Err(unsupported("decoder", other, "only ByteLevel is supported")),
     }
+}
+
+/// A component's type, where a `Sequence` of ByteLevel alone (as some files write it) counts as
+/// ByteLevel; in another Sequence, the first type that is not ByteLevel.
+fn byte_level_kind<'a>(value: &'a Value, list: &str, what: &str) -> Result<&'a str, TokenizerError> {
+    let outer = kind(value, what)?;
+    if outer != "Sequence" {
+        return Ok(outer);
+    }
+    let items = value.get(list).and_then(Value::as_array).ok_or_else(|| malformed(format!("{what} has no {list}")))?;
+    for item in items {
+        let inner = kind(item, what)?;
+        if inner != "ByteLevel" {
+            return Ok(inner);
+        }
+    }
+    Ok(if items.is_empty() { "Sequence" } else { "ByteLevel" })
 }
 
 fn check_model(model: &Map<String, Value>) -> Result<(), TokenizerError> {
