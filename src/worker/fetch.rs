@@ -95,7 +95,8 @@ async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) 
             if bytes.try_reserve_exact(want - start).is_err() {
                 cancel(&reader);
                 return Err(format!(
-                    "{url} does not fit in this tab's memory ({:.0} MB asked for): close other tabs, or use a smaller model",
+                    "{url} does not fit in this tab's memory ({:.0} MB asked for): close other tabs, or use a \
+                     smaller model",
                     want as f64 / 1e6
                 ));
             }
