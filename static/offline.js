@@ -33,7 +33,8 @@
 
   function network() {
     bar("offline-notice", navigator.onLine ? null
-      : "You are offline: the book works from this browser's copy; only model downloads need the network.");
+      : "You are offline: the book works from this browser's copy; only model downloads need the network.",
+      { label: "Hide", click: () => bar("offline-notice", null) });
   }
 
   function serviceWorker() {

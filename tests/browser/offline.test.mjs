@@ -51,6 +51,9 @@ test("after one visit, with no network, every chapter, a link, an embed and the 
   assert.equal(await page.$eval("#gauss-dot-theta", (e) => e.value), "200");
   await page.waitForFunction(() => (window.__alPaints || 0) > 0);
   assert.match(await page.textContent("#offline-notice"), /offline/);
+  // It can be put away: it covers the foot of the text on a phone.
+  await page.click("#offline-notice button");
+  assert.equal(await page.$("#offline-notice"), null, "hidden");
   // Every chapter opens with its demos, drawn (a frame's figure or its first canvas).
   for (const slug of WRITTEN) {
     await page.goto(`${url}/${slug}/`);

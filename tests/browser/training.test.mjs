@@ -37,7 +37,7 @@ test("train: the loss falls, the link holds the step, and a fresh browser retrai
   assert.equal(s.step, 80);
   assert.ok(Number(s.loss) < Number(s.firstLoss) - 0.3, `the loss fell: ${s.firstLoss} -> ${s.loss}`);
   assert.match(s.text, /Done: 80 steps/);
-  assert.match(s.text, /snapshots kept \(every 1 steps/);
+  assert.match(s.text, /81 snapshots kept \(every step,/);
   assert.ok(await page.$eval(".train-heads", (c) => c.height > 0), "the heads are drawn");
   const url = await settledUrl(page);
   assert.match(url, /train-lab\.step=80/);

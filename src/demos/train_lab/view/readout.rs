@@ -133,11 +133,12 @@ pub fn status(lab: Lab) -> impl IntoView {
             } else {
                 let every = l.config.as_ref().map_or(1, |c| c.steps.div_ceil(crate::train::trainer::MAX_SNAPSHOTS));
                 let at = l.at(shown).map_or(0, |s| s.step);
-                format!(
-                    " Heads shown at step {at}; {} snapshots kept (every {every} steps, {}).",
-                    l.snapshots.len(),
-                    mb(l.snapshot_bytes())
-                )
+                let n = l.snapshots.len();
+                let (kept, every) = (
+                    if n == 1 { "1 snapshot".to_string() } else { format!("{n} snapshots") },
+                    if every == 1 { "every step".to_string() } else { format!("every {every} steps") },
+                );
+                format!(" Heads shown at step {at}; {kept} kept ({every}, {}).", mb(l.snapshot_bytes()))
             };
             format!("{head}.{solved}{kept}")
         })
