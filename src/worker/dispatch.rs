@@ -115,6 +115,8 @@ impl Worker {
                         format!(", f16 weights (logits within {d:.1e} of f32)")
                     }
                     (Some(crate::gpu::Precision::F16), None) => ", f16 weights".into(),
+                    // Asked for, but the adapter cannot run f16 kernels: say so.
+                    _ if choice == BackendChoice::WebgpuF16 => ", f32 weights (this adapter has no shader-f16)".into(),
                     _ => String::new(),
                 };
                 post(

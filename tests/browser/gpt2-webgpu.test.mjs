@@ -93,6 +93,15 @@ test("the backend control switches the backend and lives in the URL", async () =
   await page.context().close(); await fresh.context().close();
 });
 
+test("f16 weights, asked for, are used or the backend line says why not", async () => {
+  // The induction model is F16 on disk; SwiftShader may or may not offer shader-f16.
+  const page = await open(gpuBrowser, "?gpt2.backend=webgpu-f16&gpt2.model=induction");
+  assert.equal(await backend(page), "webgpu");
+  assert.match(await line(page), /, f16 weights|no shader-f16/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test("without a WebGPU adapter the page says so and runs on the CPU", async () => {
   const auto = await open(plainBrowser);
   assert.equal(await backend(auto), "cpu");
