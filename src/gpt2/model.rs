@@ -13,29 +13,11 @@ use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logit
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
 use crate::formats::safetensors::SafeTensors;
+pub use crate::numerics::kv_cache::{Capture, KvCache};
 
 pub struct Gpt2 {
     pub config: Config,
     pub weights: Weights,
-}
-
-/// Which layers' attention weights a forward pass returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Capture {
-    #[default]
-    None,
-    All,
-    Layer(usize),
-}
-
-impl Capture {
-    pub fn wants(self, layer: usize) -> bool {
-        match self {
-            Capture::None => false,
-            Capture::All => true,
-            Capture::Layer(l) => l == layer,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -63,46 +45,6 @@ pub struct ForwardOutput {
     pub thumbnails: Vec<Array3<f32>>,
 }
 
-/// Keys and values of every position run so far, per layer: rows of C floats.
-#[derive(Debug, Clone)]
-pub struct KvCache {
-    k: Vec<Vec<f32>>,
-    v: Vec<Vec<f32>>,
-    width: usize,
-    len: usize,
-}
-
-impl KvCache {
-    pub fn new(cfg: &Config) -> Self {
-        KvCache { k: vec![Vec::new(); cfg.n_layer], v: vec![Vec::new(); cfg.n_layer], width: cfg.n_embd, len: 0 }
-    }
-    /// The number of positions cached.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn clear(&mut self) {
-        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::clear);
-        self.len = 0;
-    }
-    /// Appends the new rows of one layer and returns views of all rows so far: (S, C) each.
-    fn append(
-        &mut self,
-        layer: usize,
-        k_new: ArrayView2<f32>,
-        v_new: ArrayView2<f32>,
-    ) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
-        self.k[layer].extend(k_new.iter());
-        self.v[layer].extend(v_new.iter());
-        let rows = self.k[layer].len() / self.width;
-        let k = ArrayView2::from_shape((rows, self.width), &self.k[layer][..]).expect("whole rows");
-        let v = ArrayView2::from_shape((rows, self.width), &self.v[layer][..]).expect("whole rows");
-        (k, v)
-    }
-}
-
 impl Gpt2 {
     /// Loads `config.json` text and `model.safetensors` bytes.
     pub fn load(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
@@ -113,7 +55,7 @@ impl Gpt2 {
     }
 
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(&self.config)
+        KvCache::new(self.config.n_layer, self.config.n_embd)
     }
 
     /// The input errors of a forward pass on any backend: no tokens, an id outside the
@@ -140,7 +82,7 @@ impl Gpt2 {
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, RunError> {
         let cfg = &self.config;
-        let past = cache.len;
+        let past = cache.len();
         self.check_input(tokens, past)?;
         let (t, c) = (tokens.len(), cfg.n_embd);
         let w = &self.weights;
@@ -169,7 +111,7 @@ impl Gpt2 {
                 hidden_states.push(x.clone());
             }
         }
-        cache.len = past + t;
+        cache.advance(t);
         let last = if opts.all_logits { x.view() } else { x.slice(s![t - 1.., ..]) };
         let h = layer_norm(last, &w.ln_f, cfg.layer_norm_epsilon);
         // The LM head is tied to the token embeddings: (T, C) x (C, vocab) -> (T, vocab)

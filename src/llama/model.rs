@@ -22,29 +22,11 @@ use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
 use crate::numerics::flash::causal_attention;
+pub use crate::numerics::kv_cache::{Capture, KvCache};
 
 pub struct Llama {
     pub config: Config,
     pub weights: Weights,
-}
-
-/// Which layers' attention weights a forward pass returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Capture {
-    #[default]
-    None,
-    All,
-    Layer(usize),
-}
-
-impl Capture {
-    pub fn wants(self, layer: usize) -> bool {
-        match self {
-            Capture::None => false,
-            Capture::All => true,
-            Capture::Layer(l) => l == layer,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -68,53 +50,6 @@ pub struct ForwardOutput {
     pub hidden_states: Vec<Array2<f32>>,
 }
 
-/// Keys (after RoPE) and values of every position run so far, per layer: rows of KV · D floats,
-/// the KV heads side by side.
-#[derive(Debug, Clone)]
-pub struct KvCache {
-    k: Vec<Vec<f32>>,
-    v: Vec<Vec<f32>>,
-    width: usize,
-    len: usize,
-}
-
-impl KvCache {
-    pub fn new(cfg: &Config) -> Self {
-        let layers = cfg.num_hidden_layers;
-        KvCache { k: vec![Vec::new(); layers], v: vec![Vec::new(); layers], width: cfg.kv_width(), len: 0 }
-    }
-    /// The number of positions cached.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn clear(&mut self) {
-        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::clear);
-        self.len = 0;
-    }
-    /// The bytes the cached keys and values take: 2 (K and V) · layers · positions · KV · D · 4
-    /// (f32), counted from what is stored.
-    pub fn bytes(&self) -> usize {
-        self.k.iter().chain(&self.v).map(|rows| rows.len() * std::mem::size_of::<f32>()).sum()
-    }
-    /// Appends the new rows of one layer and returns views of all rows so far: (S, KV · D) each.
-    fn append(
-        &mut self,
-        layer: usize,
-        k_new: ArrayView2<f32>,
-        v_new: ArrayView2<f32>,
-    ) -> (ArrayView2<'_, f32>, ArrayView2<'_, f32>) {
-        self.k[layer].extend(k_new.iter());
-        self.v[layer].extend(v_new.iter());
-        let rows = self.k[layer].len() / self.width;
-        let k = ArrayView2::from_shape((rows, self.width), &self.k[layer][..]).expect("whole rows");
-        let v = ArrayView2::from_shape((rows, self.width), &self.v[layer][..]).expect("whole rows");
-        (k, v)
-    }
-}
-
 impl Llama {
     /// Loads `config.json` text and `model.safetensors` bytes.
     pub fn load(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
@@ -125,7 +60,7 @@ impl Llama {
     }
 
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(&self.config)
+        KvCache::new(self.config.num_hidden_layers, self.config.kv_width())
     }
 
     /// The input errors of a forward pass: no tokens, an id outside the vocabulary, or more
@@ -152,7 +87,7 @@ impl Llama {
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, RunError> {
         let cfg = &self.config;
-        let past = cache.len;
+        let past = cache.len();
         self.check_input(tokens, past)?;
         let (t, c) = (tokens.len(), cfg.hidden_size);
         let w = &self.weights;
@@ -177,7 +112,7 @@ impl Llama {
                 hidden_states.push(x.clone());
             }
         }
-        cache.len = past + t;
+        cache.advance(t);
         let last = if opts.all_logits { x.view() } else { x.slice(s![t - 1.., ..]) };
         let h = rms_norm(last, &w.norm, cfg.rms_norm_eps);
         // (T, C) x (C, vocab) -> (T, vocab)
