@@ -9,6 +9,9 @@
 //   - peak memory: the largest VmHWM of Chromium's renderer processes.
 // Run: node bench/gpt2.mjs   (after scripts/build.sh). Prints a table and writes
 // bench/out/gpt2.json. Measurements, not pass/fail tests.
+// BENCH_ISOLATED=1 serves the book with the cross-origin isolation headers, so the page runs the
+// threaded worker on every core (bench/threads.mjs compares); its results go to
+// bench/out/gpt2-isolated.json.
 // BENCH_BACKEND=webgpu runs the same on WebGPU (Chromium with --enable-unsafe-webgpu, which
 // here is SwiftShader, a software adapter: a regression figure, not a GPU's speed), one run
 // per prompt size, into bench/out/gpt2-webgpu.json.
@@ -23,7 +26,8 @@ const models = "/tmp/attention-live-test-models";
 if (!fs.existsSync(`${models}/random-124m/model.safetensors`)) {
   execFileSync("cargo", ["run", "--quiet", "--example", "write_random_gpt2", "--", `${models}/random-124m`], { cwd: root, stdio: "inherit" });
 }
-const { server, url } = await startServer(`${root}dist`);
+const isolated = process.env.BENCH_ISOLATED === "1";
+const { server, url } = await startServer(`${root}dist`, 0, { isolated });
 const hub = await startServer(models, 0, { cors: true });
 const backend = process.env.BENCH_BACKEND === "webgpu" ? "webgpu" : "cpu";
 const reps = backend === "webgpu" ? 1 : 5;
@@ -91,7 +95,8 @@ for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-fs.writeFileSync(new URL(backend === "webgpu" ? "./out/gpt2-webgpu.json" : "./out/gpt2.json", import.meta.url), JSON.stringify(results, null, 2));
+const out = backend === "webgpu" ? "gpt2-webgpu" : isolated ? "gpt2-isolated" : "gpt2";
+fs.writeFileSync(new URL(`./out/${out}.json`, import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();
 hub.server.close();

@@ -68,6 +68,18 @@ mod native {
                 }
             }
         }
+        // The threaded build of the worker (scripts/build_threads.sh) has no shim: its loader is written here.
+        if dist.join("gpt2-worker-mt.js").exists() {
+            let loader = attention_live::chapters::security::checked_loader(
+                "gpt2-worker-mt",
+                &crate::read_file(&dist.join("gpt2-worker-mt.js")),
+                &crate::read_file(&dist.join("gpt2-worker-mt_bg.wasm")),
+            );
+            std::fs::write(dist.join("gpt2-worker-mt_loader.js"), loader).unwrap_or_else(|e| {
+                eprintln!("site_pages: gpt2-worker-mt_loader.js: {e}");
+                std::process::exit(1);
+            });
+        }
         // Where the site will be served, if known: link previews then get absolute URLs and a picture.
         let site = std::env::var("SITE_URL").ok().filter(|s| !s.trim().is_empty());
         let mut written = 0;
@@ -137,4 +149,12 @@ mod native {
             pre.version
         );
     }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn read_file(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| {
+        eprintln!("site_pages: {}: {e}", path.display());
+        std::process::exit(1);
+    })
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the static site into dist/ (release, offline), then writes each route's own
+# Builds the static site into dist/ (release, offline; the threaded worker's build fetches the
+# standard library's dependencies once), then writes each route's own
 # index.html (/, /<chapter>/, the reference pages, /embed/) and 404.html, so that deep links
 # work on a plain static file server with no single-page-app fallback, and each page has its
 # own title, description, Open Graph tags and summary for link previews
@@ -13,6 +14,8 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
+# The compute worker again, with threads (loaded where the page is cross-origin isolated).
+scripts/build_threads.sh dist
 cargo run --quiet --locked --example site_pages -- dist
 if [ "${THUMBS:-1}" != 0 ] && [ -f scripts/thumbs.mjs ]; then
   node scripts/thumbs.mjs dist || echo "[build] demo thumbnails not made (the demo index shows live previews instead)"

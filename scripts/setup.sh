@@ -20,6 +20,14 @@ for component in rustfmt clippy; do
   fi
 done
 
+# The compute worker's threaded build (scripts/build_threads.sh) rebuilds the standard library
+# with atomics, which needs a nightly compiler and the library's source (~1 min to install).
+nightly=$(cat scripts/nightly-toolchain)
+if ! rustup component list --toolchain "$nightly" --installed 2>/dev/null | grep -q '^rust-src'; then
+  say "installing the $nightly toolchain with rust-src (the threaded worker's build)"
+  rustup toolchain install "$nightly" --profile minimal --component rust-src
+fi
+
 # Chromium and its driver (browser tests, benchmarks), a font for canvas text, and lavapipe.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)

@@ -12,6 +12,8 @@ echo "== format and lints (both targets, warnings are errors)"
 cargo fmt --check
 cargo clippy --locked --all-targets --quiet -- -D warnings
 cargo clippy --locked --all-targets --quiet --target wasm32-unknown-unknown -- -D warnings
+# The compute worker's threaded build (scripts/build_threads.sh) adds its thread pool.
+cargo clippy --locked --lib --quiet --target wasm32-unknown-unknown --features threads -- -D warnings
 echo "== native tests"
 cargo test --locked
 cargo run --locked --quiet --example gpu_info

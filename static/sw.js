@@ -44,8 +44,28 @@ self.addEventListener("fetch", (event) => {
   if (!BUILD || request.method !== "GET") return;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return; // model hubs and readers' URLs: the network, as always
-  event.respondWith(answer(request, url));
+  event.respondWith(answer(request, url).then(isolated));
 });
+
+// Cross-origin isolation, which shared memory (the compute worker's threads) needs: a static host
+// sends no such headers, so this worker adds them to the site's own answers. Opener policy
+// "same-origin" keeps other sites' windows out of the page's process; embedder policy
+// "require-corp" admits only resources that consent (the site's own, and the model hubs' CORS
+// downloads); resource policy "cross-origin" lets other sites keep embedding the book's pages.
+// The first visit is not isolated (this worker does not control it yet) and runs one thread.
+const ISOLATION = {
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Embedder-Policy": "require-corp",
+  "Cross-Origin-Resource-Policy": "cross-origin",
+};
+
+function isolated(response) {
+  // Redirects and opaque answers are passed on as they are.
+  if (!response || response.status < 200 || response.status > 299 || response.type === "opaque") return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(ISOLATION)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
 
 const ROOT = new URL("./", self.location);
 

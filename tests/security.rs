@@ -2,7 +2,7 @@
 //! inserted once, the wasm's integrity moved to where the browser checks it, the worker loader.
 #![cfg(not(target_arch = "wasm32"))]
 
-use attention_live::chapters::security::{base64, harden, inline_scripts, script_hash, worker_loader};
+use attention_live::chapters::security::{base64, checked_loader, harden, inline_scripts, script_hash, worker_loader};
 
 #[test]
 fn script_hashes_are_the_browsers() {
@@ -69,4 +69,15 @@ fn the_worker_loader_checks_its_glue_and_wasm_and_calls_the_initialiser_with_an_
     assert!(!js.contains(r#"wasm_bindgen("./"#), "no deprecated bare-path initialisation");
     // A loader already rewritten, or another shim, is not touched.
     assert_eq!(worker_loader(&js, b"glue", b"wasm"), None);
+}
+
+/// The threaded build's loader (written by the build: it has no shim) checks its own files and
+/// keeps the glue's blob URL, which the pool's threads load (src/worker/pool.rs).
+#[test]
+fn the_threaded_workers_loader_checks_its_files_and_keeps_its_glue_for_the_pool() {
+    let js = checked_loader("gpt2-worker-mt", b"glue", b"wasm");
+    assert!(js.contains(r#"checked("./gpt2-worker-mt.js", "sha256-mVUt6ZmKK4Jn34C1mENCQ33aMkaJ4tfGtqDIp/OS/7U=")"#));
+    assert!(js.contains(r#"module_or_path: checked("./gpt2-worker-mt_bg.wasm", "sha256-"#), "{js}");
+    assert!(js.contains("self.glueUrl = URL.createObjectURL(blob);\n    importScripts(self.glueUrl);"), "{js}");
+    assert!(!js.contains("revokeObjectURL"), "the pool's threads still need the glue");
 }

@@ -102,19 +102,23 @@ pub fn harden(html: &str) -> Result<String, String> {
 }
 
 /// The worker's loader (Trunk's shim, `importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");`)
-/// rewritten so that its glue script and its wasm are checked like the page's: both are fetched
-/// with the SHA-256 of the files built beside it (`glue`, `wasm`), the glue runs from the
-/// checked bytes (a blob URL: `importScripts` itself takes no integrity), and wasm-bindgen's
-/// initialiser gets an object (its deprecated bare-path form warned in the console). A file that
-/// differs stops the worker with an error the page reports. `None` when the shim is not the
-/// expected one (the caller then keeps it and says so).
+/// rewritten as [`checked_loader`] for the worker's glue script (`glue`) and wasm (`wasm`).
+/// `None` when the shim is not the expected one (the caller then keeps it and says so).
 pub fn worker_loader(js: &str, glue: &[u8], wasm: &[u8]) -> Option<String> {
     const SHIM: &str = r#"importScripts("./gpt2-worker.js");wasm_bindgen("./gpt2-worker_bg.wasm");"#;
-    if js.trim() != SHIM {
-        return None;
-    }
+    (js.trim() == SHIM).then(|| checked_loader("gpt2-worker", glue, wasm))
+}
+
+/// The loader of the compute worker `name` (`name.js`, its wasm-bindgen glue, and
+/// `name_bg.wasm`): the glue script and the wasm are checked like the page's, both fetched with
+/// the SHA-256 of the files built beside it (`glue`, `wasm`); the glue runs from the checked
+/// bytes (a blob URL: `importScripts` itself takes no integrity), kept as `glueUrl` for the
+/// threaded build's pool threads (`worker::pool`), and wasm-bindgen's initialiser gets an object
+/// (its deprecated bare-path form warned in the console). A file that differs stops the worker
+/// with an error the page reports.
+pub fn checked_loader(name: &str, glue: &[u8], wasm: &[u8]) -> String {
     let sri = |bytes: &[u8]| format!("sha256-{}", base64(&Sha256::digest(bytes)));
-    Some(format!(
+    format!(
         r#"// The compute worker's loader: its glue script and wasm, each checked against the hash of the
 // file the book was built with (a different file stops the worker with an error the page shows).
 const checked = (url, integrity) =>
@@ -122,13 +126,12 @@ const checked = (url, integrity) =>
     if (!r.ok) throw new Error(url + " answered HTTP " + r.status);
     return r;
   }});
-checked("./gpt2-worker.js", "{glue}")
+checked("./{name}.js", "{glue}")
   .then((r) => r.blob())
   .then((blob) => {{
-    const url = URL.createObjectURL(blob);
-    importScripts(url);
-    URL.revokeObjectURL(url);
-    return wasm_bindgen({{ module_or_path: checked("./gpt2-worker_bg.wasm", "{wasm}") }});
+    self.glueUrl = URL.createObjectURL(blob);
+    importScripts(self.glueUrl);
+    return wasm_bindgen({{ module_or_path: checked("./{name}_bg.wasm", "{wasm}") }});
   }})
   .catch((e) => setTimeout(() => {{
     throw new Error("the compute worker's files are not those the book was built with, " +
@@ -137,5 +140,5 @@ checked("./gpt2-worker.js", "{glue}")
 "#,
         glue = sri(glue),
         wasm = sri(wasm)
-    ))
+    )
 }

@@ -24,6 +24,24 @@ use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).
 const SCRIPT: &str = "/gpt2-worker_loader.js";
+/// Its threaded build's (scripts/build_threads.sh), which needs a cross-origin isolated page.
+const THREADED_SCRIPT: &str = "/gpt2-worker-mt_loader.js";
+
+thread_local! {
+    /// The threaded build failed to start once: from then on the single-threaded one runs.
+    static THREADED_FAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The script to start: the threaded build where the page is cross-origin isolated (the service
+/// worker makes it so from the second visit on) and it has not failed here, else the single-threaded one.
+fn script() -> &'static str {
+    let isolated = Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy());
+    if isolated && !THREADED_FAILED.with(|f| f.get()) {
+        THREADED_SCRIPT
+    } else {
+        SCRIPT
+    }
+}
 
 /// What a view hears from its worker.
 #[derive(Debug)]
@@ -66,6 +84,8 @@ struct Running {
     ready: bool,
     /// Requests waiting for `Ready` (the worker drops messages that come before it listens).
     waiting: Vec<(String, Option<JsValue>)>,
+    /// It is the threaded build.
+    threaded: bool,
 }
 
 struct State {
@@ -130,12 +150,14 @@ impl ComputeWorker {
             ))
         });
         let Some(Some((on_message, on_error))) = hooks else { return };
-        match Worker::new(SCRIPT) {
+        let script = script();
+        match Worker::new(script) {
             Ok(worker) => {
                 worker.set_onmessage(Some(&on_message));
                 worker.set_onerror(Some(&on_error));
+                let threaded = script == THREADED_SCRIPT;
                 self.0.try_update_value(|s| {
-                    s.running = Some(Running { worker, ready: false, waiting: Vec::new() });
+                    s.running = Some(Running { worker, ready: false, waiting: Vec::new(), threaded });
                     s.phase = None;
                 });
             }
@@ -199,6 +221,25 @@ impl ComputeWorker {
     }
 
     fn died(self, why: String) {
+        // The threaded build failed before it listened (its files missing on a development
+        // server, a browser that refuses its memory): the single-threaded one takes its requests.
+        let retry = self.0.try_update_value(|s| match s.running.take() {
+            Some(r) if r.threaded && !r.ready => {
+                r.worker.terminate();
+                Some(r.waiting)
+            }
+            other => {
+                s.running = other;
+                None
+            }
+        });
+        if let Some(Some(waiting)) = retry {
+            web_sys::console::warn_1(&format!("The threaded compute worker failed ({why}); one thread is used").into());
+            THREADED_FAILED.with(|f| f.set(true));
+            self.start();
+            self.0.try_update_value(|s| s.running.as_mut().map(|r| r.waiting = waiting));
+            return;
+        }
         self.terminate();
         self.emit(Event::Died(why));
     }

@@ -9,6 +9,7 @@ pub mod kernel_regression;
 pub mod kv_cache;
 pub mod low_rank;
 pub mod packed;
+pub mod par;
 pub mod positional;
 pub mod rng;
 pub mod soft_lookup;

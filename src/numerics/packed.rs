@@ -14,7 +14,10 @@
 
 use ndarray::{Array2, ArrayView2};
 
+use std::ops::Range;
+
 use super::f4::F4;
+use super::par::{self, SharedOut};
 
 /// Columns per panel: two 4-lane vectors.
 pub const PANEL: usize = 8;
@@ -116,8 +119,37 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
             }
         }
     }
+    // The panels (8 output columns each) are independent: on several threads each takes a
+    // contiguous run of them (`par`), writing its own columns of every row of y.
+    let y = SharedOut::new(y);
+    let xp = &xp[..];
+    par::for_each(n.div_ceil(PANEL), t * k * n, |ps| {
+        #[allow(unused_unsafe)]
+        // SAFETY: y holds t × n values and each call writes only columns 8p .. 8p + 8 of its panels p.
+        unsafe {
+            panels_kernel(x, xp, panels, y, (t, k, n), ps)
+        }
+    });
+}
+
+/// Columns 8p .. 8p + 8 of y for the panels p in `ps` (see `kernel`; `xp` is x packed per block).
+///
+/// # Safety
+/// y must hold t × n values, and no other thread may write these panels' columns meanwhile.
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
+unsafe fn panels_kernel(
+    x: &[f32],
+    xp: &[f32],
+    panels: &[f32],
+    y: SharedOut,
+    dims: (usize, usize, usize),
+    ps: Range<usize>,
+) {
+    let (t, k, n) = dims;
+    let lone = t % ROWS == 1;
+    let blocks = if lone { t / ROWS } else { t.div_ceil(ROWS) };
     let mut out = [0.0f32; ROWS * PANEL];
-    for p in 0..n.div_ceil(PANEL) {
+    for p in ps {
         let panel = &panels[p * k * PANEL..(p + 1) * k * PANEL];
         let (j0, width) = (p * PANEL, PANEL.min(n - p * PANEL));
         for b in 0..blocks {
@@ -150,7 +182,8 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
             }
             for r in (0..ROWS).filter(|r| b * ROWS + r < t) {
                 let i = b * ROWS + r;
-                y[i * n + j0..i * n + j0 + width].copy_from_slice(&out[r * PANEL..r * PANEL + width]);
+                // SAFETY: row i's columns j0 .. j0 + width are this panel's (see the function's contract).
+                unsafe { y.slice(i * n + j0, width) }.copy_from_slice(&out[r * PANEL..r * PANEL + width]);
             }
         }
         if lone {
@@ -180,7 +213,8 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
                 e0.add(o0).store(out.as_mut_ptr());
                 e1.add(o1).store(out.as_mut_ptr().add(4));
             }
-            y[(t - 1) * n + j0..(t - 1) * n + j0 + width].copy_from_slice(&out[..width]);
+            // SAFETY: as above, for the last row.
+            unsafe { y.slice((t - 1) * n + j0, width) }.copy_from_slice(&out[..width]);
         }
     }
 }

@@ -51,6 +51,8 @@ fn mark_read_at(end: NodeRef<leptos::html::Nav>, slug: &'static str) {
         );
         if let Ok(obs) = web_sys::IntersectionObserver::new(cb.as_ref().unchecked_ref()) {
             obs.observe(&el);
+            // Wrapped: a JS handle is not `Send` in the threaded build, and cleanups must be.
+            let obs = send_wrapper::SendWrapper::new(obs);
             on_cleanup(move || obs.disconnect());
         }
         cb.forget(); // one small closure per chapter opened; the observer holds it until disconnected

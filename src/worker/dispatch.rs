@@ -82,7 +82,10 @@ impl Worker {
         let _turn = self.turn().await;
         let Some(s) = self.session.borrow().clone() else { return };
         let choice = self.choice.get();
-        let cpu = |detail: String| post(&Reply::Backend { backend: Backend::Cpu, detail, notice: None }, None);
+        let cpu = |detail: String| {
+            let detail = format!("{detail}; {}", super::threads_detail());
+            post(&Reply::Backend { backend: Backend::Cpu, detail, notice: None }, None)
+        };
         if choice == BackendChoice::Cpu {
             s.detach_gpu();
             return cpu("chosen in the page".into());
@@ -132,7 +135,11 @@ impl Worker {
     fn post_notice(&self, s: &Session) {
         if let Some(n) = s.take_notice() {
             post(
-                &Reply::Backend { backend: Backend::Cpu, detail: "after a WebGPU failure".into(), notice: Some(n) },
+                &Reply::Backend {
+                    backend: Backend::Cpu,
+                    detail: format!("after a WebGPU failure; {}", super::threads_detail()),
+                    notice: Some(n),
+                },
                 None,
             );
         }

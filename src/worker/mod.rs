@@ -15,6 +15,8 @@ use crate::gpt2::protocol::{Reply, Request};
 
 mod dispatch;
 mod fetch;
+#[cfg(feature = "threads")]
+mod pool;
 mod train;
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -83,7 +85,24 @@ fn report_traps() {
     crashed.forget();
 }
 
+/// What the CPU kernels run on, for the backend line: "2 threads", or one and why.
+fn threads_detail() -> String {
+    #[cfg(feature = "threads")]
+    return pool::threads().describe();
+    #[cfg(not(feature = "threads"))]
+    {
+        let isolated = Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy());
+        if isolated { "1 thread" } else { "1 thread until a reload: the page is not yet cross-origin isolated" }
+            .to_string()
+    }
+}
+
 pub fn start() {
+    // A thread of the pool runs the same module: it only works for the pool (`pool::pool_thread`).
+    #[cfg(feature = "threads")]
+    if pool::is_pool_thread() {
+        return;
+    }
     report_panics();
     report_traps();
     let state = Rc::new(dispatch::Worker::default());
@@ -99,5 +118,10 @@ pub fn start() {
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
-    post(&Reply::Ready, None);
+    wasm_bindgen_futures::spawn_local(async {
+        // Requests wait for `Ready`, so kernels never run while the pool's threads are starting.
+        #[cfg(feature = "threads")]
+        pool::start().await;
+        post(&Reply::Ready, None);
+    });
 }

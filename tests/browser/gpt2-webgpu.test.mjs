@@ -52,7 +52,7 @@ test("with WebGPU the model runs on the GPU and answers as the CPU does", async 
   assert.match(await line(gpu), /^Running on: WebGPU \(.*software fallback/);
   const cpu = await open(gpuBrowser, "?gpt2.temperature=0&gpt2.backend=cpu");
   assert.equal(await backend(cpu), "cpu");
-  assert.match(await line(cpu), /CPU \(chosen in the page\)/);
+  assert.match(await line(cpu), /CPU \(chosen in the page; 1 thread[^)]*\)/);
   const [a, b] = [await answer(gpu), await answer(cpu)];
   assert.equal(a.next.length, 10);
   assert.deepEqual(a.next, b.next, "the same next-token list, to the displayed digit");
@@ -105,7 +105,7 @@ test("f16 weights, asked for, are used or the backend line says why not", async 
 test("without a WebGPU adapter the page says so and runs on the CPU", async () => {
   const auto = await open(plainBrowser);
   assert.equal(await backend(auto), "cpu");
-  assert.match(await line(auto), /CPU \(this browser offers no WebGPU adapter\)/);
+  assert.match(await line(auto), /CPU \(this browser offers no WebGPU adapter; 1 thread[^)]*\)/);
   const forced = await open(plainBrowser, "?gpt2.backend=webgpu");
   assert.equal(await backend(forced), "cpu");
   assert.match(await line(forced), /WebGPU was asked for, but this browser offers no WebGPU adapter/);
@@ -121,7 +121,7 @@ test("a GPU failure falls back to the CPU with a notice, and the demo keeps work
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2").dataset.backend === "cpu", null, { timeout: 30000 });
   const notice = await page.$eval("#gpt2 .backend-notice", (e) => e.textContent);
   assert.match(notice, /^WebGPU failed \(the GPU reported an error: .*WGSL.*\); the model now runs on the CPU\.$/);
-  assert.match(await line(page), /CPU \(after a WebGPU failure\)/);
+  assert.match(await line(page), /CPU \(after a WebGPU failure; 1 thread[^)]*\)/);
   assert.deepEqual((await answer(page)).next, want.next, "the failed request was answered by the CPU");
   // Generation still works.
   const before = await page.$eval("#gpt2 textarea", (t) => t.value);

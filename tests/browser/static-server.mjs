@@ -13,7 +13,11 @@ const TYPES = {
   ".webmanifest": "application/manifest+json",
 };
 
+const ISOLATION = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
+
 /// `opts.cors`: allow any origin to read (a model host for the page on another port);
+/// `opts.isolated`: send the cross-origin isolation headers, as a host configured for shared
+/// memory would (the book's service worker adds the same ones: static/sw.js);
 /// `opts.onRequest(path)`: called for every request (to count downloads).
 export function startServer(root, port = 0, opts = {}) {
   const base = path.resolve(root);
@@ -35,6 +39,7 @@ export function startServer(root, port = 0, opts = {}) {
     res.writeHead(200, {
       "Content-Type": TYPES[path.extname(p)] || "application/octet-stream", "Content-Length": st.size,
       ...(opts.cors ? { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" } : {}),
+      ...(opts.isolated ? ISOLATION : {}),
     });
     fs.createReadStream(p).pipe(res);
   });

@@ -1,0 +1,79 @@
+// Every core: once the service worker controls the page it adds the cross-origin isolation
+// headers, the page starts the threaded build of the compute worker (scripts/build_threads.sh),
+// its kernels split their work across a pool of Web Workers, the backend line says how many,
+// and GPT-2's outputs are those of one thread. Without isolation (service workers blocked, as
+// in every other browser test) the single-threaded build runs and says why.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import os from "node:os";
+import { launch, newPage } from "./browser.mjs";
+import { startServer } from "./static-server.mjs";
+
+const DIST = new URL("../../dist", import.meta.url).pathname;
+let browser, server, url;
+before(async () => {
+  browser = await launch();
+  ({ server, url } = await startServer(DIST));
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+/// Waits for an analysis newer than `after` to be drawn.
+async function analysed(page, after = 0) {
+  await page.waitForFunction((a) => {
+    const g = document.querySelector("#gpt2 .gpt2");
+    return g && g.dataset.status === "ready" && Number(g.dataset.analysis) > a;
+  }, after, { timeout: 60000 });
+  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+}
+
+/// What the chapter shows of one forward pass: each token's attention weight in the selected
+/// head and the ten next-token probabilities; then a greedy continuation.
+async function outputs(page) {
+  await analysed(page);
+  const weights = await page.$$eval("#gpt2 .chip", (cs) => cs.map((c) => c.style.getPropertyValue("--w")));
+  const probs = await page.$$eval("#gpt2 .next-list:not(.short) li", (rs) => rs.map((r) => r.textContent));
+  const before = await page.$eval("#gpt2 textarea", (t) => t.value);
+  await page.click("#gpt2 .generate");
+  await page.waitForFunction((b) => {
+    const t = document.querySelector("#gpt2 textarea").value;
+    return t.length > b.length + 10 && !document.querySelector("#gpt2 .stop");
+  }, before, { timeout: 60000 });
+  return { weights, probs, generated: await page.$eval("#gpt2 textarea", (t) => t.value) };
+}
+
+const line = (page) => page.$eval("#gpt2 .backend-status", (e) => e.textContent);
+const ADDRESS = "/gpt2-live/?gpt2.backend=cpu&gpt2.temperature=0";
+
+test("isolated by the service worker, GPT-2 runs on every core and gives the one-thread outputs", async () => {
+  // One thread: no service worker, so no isolation.
+  const plain = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await plain.goto(url + ADDRESS);
+  await analysed(plain);
+  assert.equal(await plain.evaluate(() => crossOriginIsolated), false);
+  assert.match(await line(plain), /CPU \(chosen in the page; 1 thread until a reload: the page is not yet cross-origin isolated\)/);
+  const one = await outputs(plain);
+  assert.deepEqual(plain.errors, []);
+  await plain.context().close();
+
+  // The first visit installs the service worker; from the next load on the page is isolated.
+  const page = await newPage(browser, { serviceWorkers: "allow", viewport: { width: 1280, height: 900 } });
+  await page.goto(url + ADDRESS);
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60000 });
+  await page.reload();
+  assert.equal(await page.evaluate(() => crossOriginIsolated), true, "isolated once the service worker answers");
+  await analysed(page);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  const want = Math.min(cores, 8);
+  assert.equal(want, Math.min(os.availableParallelism(), 8), "the browser reports this machine's cores");
+  if (want > 1) {
+    assert.match(await line(page), new RegExp(`CPU \\(chosen in the page; ${want} threads\\)`));
+  } else {
+    assert.match(await line(page), /CPU \(chosen in the page; 1 thread: this machine reports one core/);
+  }
+  assert.deepEqual(await outputs(page), one, "the same weights, probabilities and greedy text as one thread");
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -1,0 +1,94 @@
+//! The kernels split across threads (`numerics::par`) give the single thread's results, bit for
+//! bit: the matrix product by column panels, and GPT-2's forward pass in the browser's weight
+//! layout, on rayon's pool (natively its threads; in the browser, Web Workers).
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
+
+mod common;
+
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::Mutex;
+
+use attention_live::numerics::packed::PackedMatrix;
+use attention_live::numerics::par;
+use attention_live::numerics::rng::normal_matrix;
+
+/// rayon's pool with two threads whatever the machine's cores, so the split runs in parallel.
+fn two_threads() {
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(2).build_global();
+}
+
+#[test]
+fn split_covers_the_range_once_in_near_equal_parts() {
+    for n in [0, 1, 2, 7, 96, 6283] {
+        for parts in [1, 2, 3, 8, 200] {
+            let ranges = par::split(n, parts);
+            assert!(ranges.len() <= parts.max(1) && ranges.iter().all(|r| !r.is_empty()), "{n} in {parts}: {ranges:?}");
+            let covered: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();
+            assert_eq!(covered, (0..n).collect::<Vec<_>>(), "{n} in {parts}");
+            let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+            let (lo, hi) = (lens.iter().min().copied().unwrap_or(0), lens.iter().max().copied().unwrap_or(0));
+            assert!(hi - lo <= 1, "{n} in {parts}: lengths {lens:?}");
+        }
+    }
+}
+
+#[test]
+fn work_is_shared_between_threads_only_when_it_is_large_enough() {
+    two_threads();
+    par::set_threads(2);
+    let ids = Mutex::new(HashSet::new());
+    par::for_each(64, par::MIN_PARALLEL_WORK, |r| {
+        std::thread::sleep(std::time::Duration::from_millis(20 * r.len() as u64 / 32));
+        ids.lock().unwrap().insert(std::thread::current().id());
+    });
+    assert_eq!(ids.lock().unwrap().len(), 2, "two parts on two threads");
+    let calls = Mutex::new(Vec::new());
+    par::for_each(64, par::MIN_PARALLEL_WORK - 1, |r| calls.lock().unwrap().push(r));
+    assert_eq!(*calls.lock().unwrap(), vec![0..64], "small work runs as one call");
+}
+
+/// Prompt-sized, decoding-sized (one row: the lone-row kernel) and ragged shapes, on 1, 2 and 3
+/// threads.
+#[test]
+fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
+    two_threads();
+    for (t, k, n) in [(16, 768, 2304), (1, 768, 3072), (5, 64, 1030), (17, 33, 517)] {
+        let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
+        let w = PackedMatrix::pack(normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32).view());
+        par::set_threads(1);
+        let one = w.matmul(x.view());
+        for threads in [2, 3] {
+            par::set_threads(threads);
+            let before = par::split_runs();
+            assert_eq!(w.matmul(x.view()), one, "({t}, {k}, {n}) on {threads} threads");
+            assert!(par::split_runs() > before, "({t}, {k}, {n}) was split across {threads} threads");
+        }
+    }
+    par::set_threads(1);
+}
+
+/// A whole forward pass with the browser's packed weights: logits and every attention weight.
+#[test]
+fn gpt2_gives_the_same_outputs_on_two_threads() {
+    use attention_live::gpt2::{ForwardOptions, Gpt2};
+    use attention_live::numerics::kv_cache::Capture;
+    two_threads();
+    let (cfg, bytes) = common::checkpoint("tests/fixtures/gpt2/a");
+    let model = Gpt2::load(&cfg, &bytes).unwrap();
+    let model = Rc::new(Gpt2 { config: model.config.clone(), weights: model.weights.with_layout(true) });
+    let tokens: Vec<u32> = (0..40).map(|i| (i * 37 % 256) as u32).collect();
+    let run = |threads: usize| {
+        par::set_threads(threads);
+        let mut cache = model.new_cache();
+        let opts = ForwardOptions { capture: Capture::All, all_logits: true, ..Default::default() };
+        model.forward(&tokens, &mut cache, &opts).unwrap()
+    };
+    let one = run(1);
+    let before = par::split_runs();
+    let two = run(2);
+    assert!(par::split_runs() > before, "the forward pass split some kernel");
+    assert_eq!(one.logits, two.logits);
+    assert_eq!(one.attentions, two.attentions);
+    par::set_threads(1);
+}
