@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 /// The kernels, in `wgsl/`. Each file names its CPU twin in its header; those that reduce over
 /// a workgroup get `wgsl/reduce.wgsl` in front of their source, those that apply GELU
-/// `wgsl/gelu_new.wgsl`.
+/// `wgsl/gelu_new.wgsl`. GPT-2's forward pass (`gpt2::gpu`) and the Llama family's
+/// (`llama::gpu`) share the products, the embedding, the output layer and the attention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Matmul,
@@ -31,9 +32,14 @@ pub enum Kernel {
     Scores,
     Softmax,
     Pool,
+    /// The Llama family's: RMSNorm, RoPE (in place) and SwiGLU's gate. (Its grouped-query
+    /// attention is `Attention` and `Scores` with a number of KV heads.)
+    RmsNorm,
+    Rope,
+    Swiglu,
 }
 
-const SOURCES: [(Kernel, &str, &str); 15] = [
+const SOURCES: [(Kernel, &str, &str); 18] = [
     (Kernel::Matmul, "matmul", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
     (Kernel::Matvec, "matvec", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
     (Kernel::MatmulF16, "matmul_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
@@ -53,6 +59,9 @@ const SOURCES: [(Kernel, &str, &str); 15] = [
     (Kernel::Scores, "scores", include_str!("wgsl/scores.wgsl")),
     (Kernel::Softmax, "softmax", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/softmax.wgsl"))),
     (Kernel::Pool, "pool", include_str!("wgsl/pool.wgsl")),
+    (Kernel::RmsNorm, "rms_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/rms_norm.wgsl"))),
+    (Kernel::Rope, "rope", include_str!("wgsl/rope.wgsl")),
+    (Kernel::Swiglu, "swiglu", include_str!("wgsl/swiglu.wgsl")),
 ];
 
 /// Rows of A above which `Matmul` (64 × 64 tiles) beats `Matvec` (one row per workgroup).
