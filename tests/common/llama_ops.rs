@@ -128,7 +128,7 @@ fn flat(x: ArrayView2<f32>) -> Vec<f32> {
 
 /// `n_head` and `n_kv` as the attention kernels take them, or why not.
 fn heads(n_head: usize, n_kv: usize, d: usize) -> Result<(), GpuError> {
-    if d > 64 || n_head > 32 || n_kv == 0 || n_head % n_kv != 0 {
+    if d > 64 || n_head > 32 || n_kv == 0 || !n_head.is_multiple_of(n_kv) {
         return Err(GpuError::Unsupported(format!("{n_head} heads of {d} in {n_kv} groups")));
     }
     Ok(())
