@@ -145,3 +145,108 @@ fn decoding_with_the_gpu_cache_matches_transformers() {
         assert_eq!(greedy, tokens, "{name}: greedy continuation");
     }
 }
+
+/// The model with every projection's weights mapped by `f` (row-major layout).
+fn mapped(model: &Llama, f: impl Fn(f32) -> f32 + Copy) -> Llama {
+    use attention_live::llama::weights::Linear;
+    let mut weights = model.weights.clone();
+    let re = |l: &mut Linear| *l = Linear::with_layout(l.weight().mapv(f), false);
+    for layer in &mut weights.layers {
+        let (a, m) = (&mut layer.self_attn, &mut layer.mlp);
+        for l in [&mut a.q_proj, &mut a.k_proj, &mut a.v_proj, &mut a.o_proj] {
+            re(l);
+        }
+        for l in [&mut m.gate_proj, &mut m.up_proj, &mut m.down_proj] {
+            re(l);
+        }
+    }
+    Llama { config: model.config.clone(), weights }
+}
+
+/// SmolLM2-135M's heads (9 of 64 sharing 3 KV heads) and widths, in 2 layers and a vocabulary of
+/// 1000, with random weights of std 0.06 (0.02, `LlamaConfig`'s, leaves every attention nearly
+/// uniform): the real model's head size and groups, beside the fixtures' small ones. The GPU
+/// against the CPU engine (tested against transformers) on a prompt of 20 tokens, every
+/// attention weight captured, then 3 decoding steps.
+/// Weights of std 0.06: logits of size up to about 6, as the fixtures', and sharp attention.
+const SCALE: f32 = 3.0;
+
+#[test]
+fn a_smollm2_shaped_model_runs_on_the_gpu_as_on_the_cpu() {
+    use attention_live::llama::weights::Weights;
+    use attention_live::llama::Config;
+    let gpu = match pollster::block_on(Gpu::new()) {
+        Ok(g) => Rc::new(g),
+        Err(e) => return eprintln!("skipped: no adapter ({e})"),
+    };
+    let config = Config { num_hidden_layers: 2, vocab_size: 1000, ..Config::smollm2_135m() };
+    let mut weights = Weights::random(&config, 5).with_layout(false);
+    weights.embed_tokens.mapv_inplace(|x| x * SCALE);
+    let cpu = mapped(&Llama { config, weights }, |x| x * SCALE);
+    let model = pollster::block_on(GpuLlama::upload(gpu, &cpu)).unwrap();
+    let prompt: Vec<u32> = (0..20).map(|i| (i * 37 + 11) % 1000).collect();
+    let opts = ForwardOptions { capture: Capture::All, all_logits: true, ..Default::default() };
+    let (mut cpu_cache, mut cache) = (cpu.new_cache(), model.new_cache(24));
+    let want = cpu.forward(&prompt, &mut cpu_cache, &opts).unwrap();
+    let got = pollster::block_on(model.forward(&prompt, &mut cache, &opts)).unwrap();
+    let e = max_err(&got.logits, want.logits.as_slice().unwrap());
+    let top = want.logits.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    eprintln!("SmolLM2's shape on {}: logits (up to {top:.1}) differ by at most {e:.1e}", model.gpu.name);
+    assert!(e < TOL, "logits differ from the CPU's by {e}");
+    for (l, (a, b)) in got.attentions.iter().zip(&want.attentions).enumerate() {
+        let (a, b) = (a.as_ref().unwrap(), b.as_ref().unwrap());
+        assert!(max_err(a, b.as_slice().unwrap()) < TOL, "layer {l}'s attention differs from the CPU's");
+        // Not uniform: the weights are a test of the scores. (Query i sees i + 1 keys: from the
+        // fifth on, a weight above 1/2 is far from uniform.)
+        let sharp = b.slice(ndarray::s![.., 4.., ..]).iter().filter(|&&w| w > 0.5).count();
+        assert!(sharp > 0, "layer {l}: some query attends sharply");
+    }
+    for step in 0..3 {
+        let next = [(step * 101 + 7) as u32];
+        let want = cpu.forward(&next, &mut cpu_cache, &ForwardOptions::default()).unwrap();
+        let got = pollster::block_on(model.forward(&next, &mut cache, &ForwardOptions::default())).unwrap();
+        let e = max_err(&got.logits, want.logits.as_slice().unwrap());
+        assert!(e < TOL, "decoding step {step}: logits differ from the CPU's by {e}");
+    }
+}
+
+/// The output layer and the embeddings in chunks of rows (as a table larger than the adapter's
+/// binding limit is uploaded) give the same logits, tied (`gqa`) or not (`mqa`).
+#[test]
+fn tables_in_chunks_give_the_same_logits() {
+    use attention_live::gpu::Precision;
+    for name in ["gqa", "mqa"] {
+        let Some((cpu, whole)) = on_gpu(name) else { return };
+        let chunked = pollster::block_on(GpuLlama::upload_in_chunks(whole.gpu.clone(), &cpu, 64, Precision::F32));
+        let chunked = chunked.unwrap();
+        let tokens = ids(&reference(name)["tokens"]);
+        let opts = ForwardOptions { all_logits: true, ..Default::default() };
+        let run = |m: &GpuLlama| pollster::block_on(m.forward(&tokens, &mut m.new_cache(16), &opts)).unwrap().logits;
+        assert_eq!(run(&chunked), run(&whole), "{name}: 300 rows in chunks of 64");
+    }
+}
+
+/// f16 weights for the products (`Precision::F16`, on an adapter with `shader-f16`) against
+/// their CPU twin: the CPU model with every projection weight rounded to f16.
+#[test]
+fn f16_weights_match_the_rounded_cpu_model() {
+    use attention_live::gpu::{round_to_f16, Precision};
+    for name in ["gqa", "mqa"] {
+        let Some((cpu, whole)) = on_gpu(name) else { return };
+        if !whole.gpu.f16 {
+            return eprintln!("skipped: {} has no shader-f16", whole.gpu.name);
+        }
+        let half = pollster::block_on(GpuLlama::upload_with(whole.gpu.clone(), &cpu, Precision::F16)).unwrap();
+        assert_eq!(half.precision(), Precision::F16);
+        let twin = mapped(&cpu, round_to_f16);
+        let tokens = ids(&reference(name)["tokens"]);
+        let opts = ForwardOptions { all_logits: true, ..Default::default() };
+        let got = pollster::block_on(half.forward(&tokens, &mut half.new_cache(16), &opts)).unwrap().logits;
+        let want = twin.forward(&tokens, &mut twin.new_cache(), &opts).unwrap().logits;
+        let e = max_err(&got, want.as_slice().unwrap());
+        assert!(e < TOL, "{name}: f16 weights differ from the rounded CPU model by {e}");
+        // …and the rounding is real: the f32 model's logits are further away.
+        let exact = cpu.forward(&tokens, &mut cpu.new_cache(), &opts).unwrap().logits;
+        assert!(max_err(&got, exact.as_slice().unwrap()) > 1e-4, "{name}: f16 changed nothing");
+    }
+}

@@ -140,6 +140,18 @@ impl GpuLlama {
     /// `upload` with the weights of the matrix products stored in `precision` (f16 where the
     /// device has `shader-f16`, else f32). Norms, embeddings and the output layer stay f32.
     pub async fn upload_with(gpu: Rc<Gpu>, model: &Llama, precision: Precision) -> Result<GpuLlama, GpuError> {
+        Self::upload_in_chunks(gpu, model, usize::MAX, precision).await
+    }
+
+    /// `upload_with` with the embedding table and the output layer in chunks of at most
+    /// `max_rows` rows (fewer if the adapter's limit asks): tests use it to run the chunked path
+    /// on a small model.
+    pub async fn upload_in_chunks(
+        gpu: Rc<Gpu>,
+        model: &Llama,
+        max_rows: usize,
+        precision: Precision,
+    ) -> Result<GpuLlama, GpuError> {
         let cfg = model.config.clone();
         let (n_head, n_kv, d) = (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim);
         if d > 64 || !d.is_multiple_of(2) {
@@ -152,7 +164,7 @@ impl GpuLlama {
         let qkv_width = cfg.q_width() + 2 * cfg.kv_width();
         gpu.check_size("the q, k and v projections", (c * qkv_width * 4) as u64)?;
         gpu.check_size("the gate and up projections", (c * 2 * f * 4) as u64)?;
-        let rows = rows_per_chunk(&gpu, cfg.vocab_size, c)?;
+        let rows = rows_per_chunk(&gpu, cfg.vocab_size, c, max_rows)?;
         let w = &model.weights;
         let g = &gpu;
         let (embed_tokens, lm_head, layers, norm, zeros) = gpu
@@ -226,11 +238,12 @@ impl GpuLlama {
     }
 }
 
-/// Rows per chunk of a (vocab, C) table, as few chunks as the adapter's binding limit allows.
-fn rows_per_chunk(gpu: &Gpu, vocab: usize, c: usize) -> Result<usize, GpuError> {
+/// Rows per chunk of a (vocab, C) table: as few chunks of at most `max_rows` as the adapter's
+/// binding limit allows, of about equal size.
+fn rows_per_chunk(gpu: &Gpu, vocab: usize, c: usize, max_rows: usize) -> Result<usize, GpuError> {
     let row_bytes = (c * 4) as u64;
     let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
-    let rows = ((limit / row_bytes) as usize).min(vocab);
+    let rows = ((limit / row_bytes) as usize).min(vocab).min(max_rows);
     if rows == 0 {
         return Err(GpuError::TooBig { what: "one row of the embedding table".into(), bytes: row_bytes, limit });
     }
