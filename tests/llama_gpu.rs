@@ -250,3 +250,47 @@ fn f16_weights_match_the_rounded_cpu_model() {
         assert!(max_err(&got, exact.as_slice().unwrap()) > 1e-4, "{name}: f16 changed nothing");
     }
 }
+
+/// What a forward pass asks of the device (`gpu::Counts`; on a real GPU a small model's time per
+/// token is these fixed costs, as `tests/gpu_counts.rs` says of GPT-2): one submission and one
+/// readback of one row of logits per token; 3 host writes (the token ids, RoPE's cos and sin of
+/// the new positions, the kernels' parameters); per layer 9 dispatches (RMSNorm, the q, k, v
+/// product, RoPE, the attention, which also appends to the cache, o_proj with the residual,
+/// RMSNorm, the gate and up product, SwiGLU, down_proj with the residual); then the embedding and
+/// the logits once per chunk of the table, and the final norm. No bind group is made from the
+/// second decoded token on.
+#[test]
+fn a_decoded_token_costs_one_submission_and_one_row_of_logits() {
+    use attention_live::gpu::Precision;
+    use attention_live::llama::weights::Weights;
+    use attention_live::llama::Config;
+    let gpu = match pollster::block_on(Gpu::new()) {
+        Ok(g) => Rc::new(g),
+        Err(e) => return eprintln!("skipped: no adapter ({e})"),
+    };
+    for (layers, chunk_rows, chunks) in [(3, usize::MAX, 1), (2, 40, 3)] {
+        let config = Config { num_key_value_heads: 2, ..Config::new(97, 32, 64, layers, 4) };
+        let cpu = Llama { weights: Weights::random(&config, 3).with_layout(false), config };
+        let model = pollster::block_on(GpuLlama::upload_in_chunks(gpu.clone(), &cpu, chunk_rows, Precision::F32));
+        let model = model.unwrap();
+        let (opts, mut cache, mut cpu_cache) = (ForwardOptions::default(), model.new_cache(16), cpu.new_cache());
+        let mut next = vec![5, 17, 3, 60, 2];
+        for step in 0..5 {
+            let before = gpu.counts();
+            let out = pollster::block_on(model.forward(&next, &mut cache, &opts)).unwrap();
+            let c = gpu.counts().since(&before);
+            let what = format!("{layers} layers, {chunks} chunks, step {step}: {c}");
+            eprintln!("{what}");
+            assert_eq!((c.submits, c.readbacks), (1, 1), "{what}");
+            assert_eq!(c.readback_bytes, 97 * 4, "the last position's logits only: {what}");
+            assert_eq!(c.dispatches, (9 * layers + 2 * chunks + 1) as u64, "{what}");
+            assert_eq!(c.writes, 3, "{what}");
+            if step >= 2 {
+                assert_eq!(c.bind_groups, 0, "bind groups are reused between tokens: {what}");
+            }
+            let want = cpu.forward(&next, &mut cpu_cache, &opts).unwrap();
+            assert!(max_err(&out.logits, want.logits.as_slice().unwrap()) < TOL, "{what}: the CPU's logits");
+            next = vec![attention_live::numerics::softmax::argmax(out.logits.row(0))];
+        }
+    }
+}
