@@ -10,7 +10,6 @@
 //! are [gate | up] (what the SwiGLU kernel reads). The product kernels take W as (in, out): the
 //! checkpoint's (out, in) matrices are uploaded transposed. Llama has no biases; the kernels'
 //! bias is a buffer of zeros.
-
 //!
 //! Here the weights, the cache and the scratch buffers; the forward pass in `forward`.
 
