@@ -294,3 +294,44 @@ fn a_decoded_token_costs_one_submission_and_one_row_of_logits() {
         }
     }
 }
+
+/// Either backend behind `llama::engine::Engine`: the same input refused in the same words, the
+/// same logits, the same cache size, and weights so large that their products overflow refused
+/// on both (`RunError::NotFinite`).
+#[test]
+fn both_engines_refuse_the_same_input_and_agree() {
+    use attention_live::llama::engine::{Engine, EngineError};
+    use attention_live::llama::RunError;
+    let Some((cpu, on)) = on_gpu("gqa") else { return };
+    let (cpu, r) = (Rc::new(cpu), reference("gqa"));
+    let tokens = ids(&r["tokens"]);
+    let engines = [Engine::Cpu(cpu.clone()), Engine::Gpu(Rc::new(on))];
+    let run = |e: &Engine, m: &Llama, ids: &[u32], cache: &mut _| {
+        pollster::block_on(e.forward(m, ids, cache, &ForwardOptions { all_logits: true, ..Default::default() }))
+    };
+    let mut sizes = Vec::new();
+    for e in &engines {
+        let mut cache = e.new_cache(64);
+        let out = run(e, &cpu, &tokens, &mut cache).unwrap();
+        assert!(max_err(&out.logits, &floats(&r["logits"])) < TOL, "{}: logits", e.backend());
+        sizes.push(cache.bytes());
+        let refused = |ids: &[u32], cache: &mut _| match run(e, &cpu, ids, cache) {
+            Err(EngineError::Run(err)) => err,
+            other => panic!("{}: {:?} is refused, not {:?}", e.backend(), ids, other.map(|o| o.logits)),
+        };
+        assert_eq!(refused(&[], &mut cache), RunError::Empty);
+        assert_eq!(refused(&[300], &mut cache), RunError::TokenOutOfRange { id: 300, vocab: 300 });
+        assert_eq!(refused(&[1; 56], &mut cache), RunError::TooLong { len: 65, window: 64 });
+        let huge = Rc::new(mapped(&cpu, |x| x * 1e30));
+        let engine = match e {
+            Engine::Cpu(_) => Engine::Cpu(huge.clone()),
+            Engine::Gpu(g) => Engine::Gpu(Rc::new(pollster::block_on(GpuLlama::upload(g.gpu.clone(), &huge)).unwrap())),
+        };
+        let err = run(&engine, &huge, &tokens, &mut engine.new_cache(16)).err();
+        assert_eq!(err, Some(EngineError::Run(RunError::NotFinite)), "{}: overflowing weights", e.backend());
+    }
+    assert_eq!(sizes[0], sizes[1], "the same cache on both backends");
+    let mut cpu_cache = engines[0].new_cache(16);
+    let crossed = run(&engines[1], &cpu, &tokens, &mut cpu_cache).err();
+    assert!(matches!(crossed, Some(EngineError::Gpu(_))), "a cache from the other backend is refused");
+}

@@ -18,7 +18,7 @@
 //! - `model`: the forward pass with a KV cache per KV head, attention capture per query head,
 //!   head knock-outs, greedy decoding, and one head's rotated queries and keys (`head_qkv`);
 //! - `gpu`: the same forward pass on the GPU backend (`crate::gpu`'s kernels), the weights and the
-//!   KV cache on the device;
+//!   KV cache on the device; `engine`: either backend behind one interface, a GPU failure a value;
 //! - `tokenizer`: the checkpoint's `tokenizer.json` (byte-level BPE, SmolLM2's kind), with Hugging
 //!   Face's ids, refusing other kinds and a vocabulary that does not fit the model's.
 //!
@@ -31,6 +31,7 @@
 //! `scripts/llama/make_tokenizer_fixture.py`'s).
 
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod model;
