@@ -300,6 +300,7 @@ fn a_decoded_token_costs_one_submission_and_one_row_of_logits() {
 /// on both (`RunError::NotFinite`).
 #[test]
 fn both_engines_refuse_the_same_input_and_agree() {
+    use attention_live::gpu::GpuError;
     use attention_live::llama::engine::{Engine, EngineError};
     use attention_live::llama::RunError;
     let Some((cpu, on)) = on_gpu("gqa") else { return };
@@ -331,6 +332,13 @@ fn both_engines_refuse_the_same_input_and_agree() {
         assert_eq!(err, Some(EngineError::Run(RunError::NotFinite)), "{}: overflowing weights", e.backend());
     }
     assert_eq!(sizes[0], sizes[1], "the same cache on both backends");
+    // A device error is a value the caller can answer by falling back to the CPU; the next pass runs.
+    let Engine::Gpu(g) = &engines[1] else { unreachable!() };
+    g.fail_next();
+    let failed = run(&engines[1], &cpu, &tokens, &mut engines[1].new_cache(16)).err();
+    assert!(matches!(failed, Some(EngineError::Gpu(GpuError::Failed(_)))), "an injected fault: {failed:?}");
+    let out = run(&engines[1], &cpu, &tokens, &mut engines[1].new_cache(16)).unwrap();
+    assert!(max_err(&out.logits, &floats(&r["logits"])) < TOL, "after the fault");
     let mut cpu_cache = engines[0].new_cache(16);
     let crossed = run(&engines[1], &cpu, &tokens, &mut cpu_cache).err();
     assert!(matches!(crossed, Some(EngineError::Gpu(_))), "a cache from the other backend is refused");

@@ -41,6 +41,13 @@ impl GpuLlama {
         // logits and whatever else was asked for, each at its offset (`Batch::read`).
         let (readback, at) = gpu
             .checked(|| {
+                if self.fault.take() {
+                    let bad = wgpu::ShaderModuleDescriptor {
+                        label: Some("injected fault"),
+                        source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
+                    };
+                    let _ = gpu.device.create_shader_module(bad);
+                }
                 let mut b = Batch::new(gpu);
                 let mut at = Offsets::default();
                 gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));

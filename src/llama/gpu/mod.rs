@@ -15,7 +15,7 @@
 
 mod forward;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use ndarray::{concatenate, Array2, Axis};
@@ -91,6 +91,8 @@ pub struct GpuLlama {
     /// the embedding kernel is told not to read.
     zeros: wgpu::Buffer,
     scratch: RefCell<Option<Scratch>>,
+    /// Set by `fail_next`: the next forward pass records an invalid shader.
+    fault: Cell<bool>,
 }
 
 /// Keys (already turned by RoPE) and values on the GPU: per layer, (capacity, KV·D) each, the
@@ -198,12 +200,19 @@ impl GpuLlama {
                 (embed_tokens, lm_head, layers, g.upload("norm", &w.norm.to_vec()), g.buffer("zeros", widest))
             })
             .await?;
-        Ok(GpuLlama { gpu, config: cfg, embed_tokens, lm_head, layers, norm, zeros, scratch: RefCell::new(None) })
+        let scratch = RefCell::new(None);
+        Ok(GpuLlama { gpu, config: cfg, embed_tokens, lm_head, layers, norm, zeros, scratch, fault: Cell::new(false) })
     }
 
     /// The precision the weights of the matrix products ended up in.
     pub fn precision(&self) -> Precision {
         self.layers.first().map_or(Precision::F32, |l| l.qkv_proj.weight.precision)
+    }
+
+    /// Makes the next forward pass fail with a real device error (a shader that does not
+    /// compile), so that tests and the page can show the fallback to the CPU.
+    pub fn fail_next(&self) {
+        self.fault.set(true);
     }
 
     /// A KV cache for `capacity` positions (at most the model's window).
