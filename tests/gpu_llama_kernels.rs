@@ -105,49 +105,49 @@ async fn llama_kernels_match_their_definitions<B: LlamaOps>(b: &B) {
     close("swiglu", &name, &b.swiglu(gu.view()).await.unwrap(), &want, 1e-6);
 
     // Grouped-query attention over a cache: 3 cached positions + 4 new ones (a prompt after a
-    // prompt), then 1 new one (a decoding step), capacity 9: groups of 3 (6 heads, 2 KV heads),
-    // one KV head for all (multi-query), and one per head (multi-head, GPT-2's case).
-    for (n_head, n_kv, d) in [(6, 2, 8), (4, 1, 16), (3, 3, 8)] {
-        for (past, t) in [(3, 4), (8, 1)] {
-            let (qw, kvw) = (n_head * d, n_kv * d);
-            let qkv = random(&mut rng, t, qw + 2 * kvw, 1.5);
-            let (k0, v0) = (random(&mut rng, 9, kvw, 1.0), random(&mut rng, 9, kvw, 1.0));
-            let ablate = 0b10; // head 1 knocked out
-            let (y, k, v) =
-                b.attention(qkv.view(), (k0.view(), v0.view()), past, (n_head, n_kv), ablate).await.unwrap();
-            let what = format!("attention, {n_head} heads sharing {n_kv}, {t} after {past}");
-            // The new keys and values land in rows past .. past + T, nothing else moves.
-            let (mut want_k, mut want_v) = (k0.mapv(|x| x as f64), v0.mapv(|x| x as f64));
-            for i in 0..t {
-                for j in 0..kvw {
-                    want_k[[past + i, j]] = qkv[[i, qw + j]] as f64;
-                    want_v[[past + i, j]] = qkv[[i, qw + kvw + j]] as f64;
-                }
+    // prompt), then 1 new one (a decoding step), 2 rows to spare: groups of 3 (6 heads, 2 KV
+    // heads), one KV head for all (multi-query), and one per head (multi-head, GPT-2's case);
+    // and a long row (300 cached + 2: two tiles of 256 keys of the fused kernel) in groups of 2.
+    let cases = [(6, 2, 8), (4, 1, 16), (3, 3, 8)].into_iter().flat_map(|h| [(h, 3, 4), (h, 8, 1)]);
+    for ((n_head, n_kv, d), past, t) in cases.chain([((4, 2, 8), 300, 2)]) {
+        let (qw, kvw) = (n_head * d, n_kv * d);
+        let qkv = random(&mut rng, t, qw + 2 * kvw, 1.5);
+        let cap = past + t + 2; // rows past the new ones stay as they were
+        let (k0, v0) = (random(&mut rng, cap, kvw, 1.0), random(&mut rng, cap, kvw, 1.0));
+        let ablate = 0b10; // head 1 knocked out
+        let (y, k, v) = b.attention(qkv.view(), (k0.view(), v0.view()), past, (n_head, n_kv), ablate).await.unwrap();
+        let what = format!("attention, {n_head} heads sharing {n_kv}, {t} after {past}");
+        // The new keys and values land in rows past .. past + T, nothing else moves.
+        let (mut want_k, mut want_v) = (k0.mapv(|x| x as f64), v0.mapv(|x| x as f64));
+        for i in 0..t {
+            for j in 0..kvw {
+                want_k[[past + i, j]] = qkv[[i, qw + j]] as f64;
+                want_v[[past + i, j]] = qkv[[i, qw + kvw + j]] as f64;
             }
-            close(&format!("{what}: keys cached"), &name, &k, want_k.as_slice().unwrap(), 0.0);
-            close(&format!("{what}: values cached"), &name, &v, want_v.as_slice().unwrap(), 0.0);
-            let w = b.attention_weights(qkv.view(), k.view(), past, (n_head, n_kv)).await.unwrap();
-            let (mut want_y, mut want_w) = (vec![0.0; t * qw], Vec::new());
-            for h in 0..n_head {
-                // Query head h reads KV head h / (H / KV).
-                let g = h / (n_head / n_kv);
-                let cols = |m: &Array2<f64>| -> Vec<Vec<f64>> {
-                    (0..past + t).map(|j| (0..d).map(|e| m[[j, g * d + e]]).collect()).collect()
-                };
-                let (keys, values) = (cols(&want_k), cols(&want_v));
-                for i in 0..t {
-                    let q: Vec<f32> = (0..d).map(|e| qkv[[i, h * d + e]]).collect();
-                    let (wts, out) = attend(&q, &keys, &values, past + i + 1);
-                    want_w.extend(wts);
-                    if h != 1 {
-                        want_y[i * qw + h * d..i * qw + (h + 1) * d].copy_from_slice(&out);
-                    }
-                }
-            }
-            close(&what, &name, &y, &want_y, TOL);
-            close(&format!("{what}: weights"), &name, &w, &want_w, 1e-6);
-            assert!(w.iter().zip(&want_w).all(|(a, b)| *b != 0.0 || *a == 0.0), "{name}: masked weights are exactly 0");
         }
+        close(&format!("{what}: keys cached"), &name, &k, want_k.as_slice().unwrap(), 0.0);
+        close(&format!("{what}: values cached"), &name, &v, want_v.as_slice().unwrap(), 0.0);
+        let w = b.attention_weights(qkv.view(), k.view(), past, (n_head, n_kv)).await.unwrap();
+        let (mut want_y, mut want_w) = (vec![0.0; t * qw], Vec::new());
+        for h in 0..n_head {
+            // Query head h reads KV head h / (H / KV).
+            let g = h / (n_head / n_kv);
+            let cols = |m: &Array2<f64>| -> Vec<Vec<f64>> {
+                (0..past + t).map(|j| (0..d).map(|e| m[[j, g * d + e]]).collect()).collect()
+            };
+            let (keys, values) = (cols(&want_k), cols(&want_v));
+            for i in 0..t {
+                let q: Vec<f32> = (0..d).map(|e| qkv[[i, h * d + e]]).collect();
+                let (wts, out) = attend(&q, &keys, &values, past + i + 1);
+                want_w.extend(wts);
+                if h != 1 {
+                    want_y[i * qw + h * d..i * qw + (h + 1) * d].copy_from_slice(&out);
+                }
+            }
+        }
+        close(&what, &name, &y, &want_y, TOL);
+        close(&format!("{what}: weights"), &name, &w, &want_w, 1e-6);
+        assert!(w.iter().zip(&want_w).all(|(a, b)| *b != 0.0 || *a == 0.0), "{name}: masked weights are exactly 0");
     }
 }
 
