@@ -64,6 +64,21 @@ async fn llama_kernels_match_their_definitions<B: LlamaOps>(b: &B) {
     }
     close("rms_norm", &name, &b.rms_norm(x.view(), &w, eps).await.unwrap(), &want, TOL);
 
+    // Decoding's RMSNorm inside the product (1 and 3 rows, 67 columns: a partial workgroup of
+    // 64): sums of 130 products of normalised values up to about 3, within 1e-4 as the layer
+    // norm's fused product in tests/gpu_kernels.rs.
+    let proj = random(&mut rng, 130, 67, 0.2);
+    for m in [1, 3] {
+        let rows = x.slice(ndarray::s![..m, ..]);
+        let normed = Array2::from_shape_vec((4, 130), want.clone()).unwrap();
+        let want: Vec<f64> = (0..m)
+            .flat_map(|r| (0..67).map(move |j| (r, j)))
+            .map(|(r, j)| (0..130).map(|i| normed[[r, i]] * proj[[i, j]] as f64).sum())
+            .collect();
+        let y = b.rms_norm_linear(rows, &w, eps, proj.view()).await.unwrap();
+        close(&format!("rms_norm and linear, {m} rows"), &name, &y, &want, 1e-4);
+    }
+
     // RoPE on rows laid out as the model's [Q | K | V]: 3 query heads and 1 key head of 8 are
     // turned, the value head is not. At positions from 0 and from 1000 (angles of 1000 rad).
     // Angles as Hugging Face computes them: θᵢ and position · θᵢ in f32, cos and sin here in

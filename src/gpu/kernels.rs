@@ -20,7 +20,8 @@ pub enum Kernel {
     /// The same two with f16 weights (only on devices with `shader-f16`).
     MatmulF16,
     MatvecF16,
-    /// Layer norm and the matrix-vector product in one dispatch (decoding), f32 and f16 weights.
+    /// Layer norm (or RMSNorm) and the matrix-vector product in one dispatch (decoding), f32 and
+    /// f16 weights.
     MatvecLn,
     MatvecLnF16,
     Logits,
@@ -389,6 +390,36 @@ pub fn norm_matvec(
     (m, k, n): (usize, usize, usize),
     epilogue: Epilogue,
 ) {
+    norm_matvec_in(batch, x, (gamma, beta, eps, false), w, b, y, (m, k, n), epilogue);
+}
+
+/// `norm_matvec` with RMSNorm (the Llama family's: no centring, no β) in place of the layer
+/// norm: y = RMSNorm(x) W + b. `zeros` is any buffer of at least k zeros, read where β is.
+#[allow(clippy::too_many_arguments)]
+pub fn rms_norm_matvec(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, zeros, eps): (&wgpu::Buffer, &wgpu::Buffer, u32),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
+    norm_matvec_in(batch, x, (gamma, zeros, eps, true), w, b, y, (m, k, n), epilogue);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn norm_matvec_in(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, beta, eps, rms): (&wgpu::Buffer, &wgpu::Buffer, u32, bool),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
     let params = [
         m as u32,
         n as u32,
@@ -396,6 +427,7 @@ pub fn norm_matvec(
         (epilogue == Epilogue::Accumulate) as u32,
         (epilogue == Epilogue::Gelu) as u32,
         eps,
+        rms as u32,
     ];
     let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
     batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);

@@ -7,9 +7,10 @@
 
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
 
-use attention_live::gpu::kernels::{groups_for, Batch, Kernel};
-use attention_live::gpu::{Gpu, GpuError};
+use attention_live::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use attention_live::gpu::{Gpu, GpuError, Precision};
 use attention_live::llama::ops::{rms_norm, silu, Rope};
+use attention_live::llama::weights::Linear;
 use attention_live::numerics::flash::causal_attention;
 
 use super::gpu_ops::Cpu;
@@ -22,6 +23,15 @@ pub trait LlamaOps {
     fn name(&self) -> String;
     /// RMSNorm of each row of x (rows, n) with gain `weight` (n).
     async fn rms_norm(&self, x: ArrayView2<'_, f32>, weight: &Array1<f32>, eps: f32) -> Result<Array2<f32>, GpuError>;
+    /// rms_norm(x) W for a few rows (m ≤ 4): (m, k) x (k, n) -> (m, n), the decoding path's
+    /// fused dispatch.
+    async fn rms_norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        weight: &Array1<f32>,
+        eps: f32,
+        w: ArrayView2<'_, f32>,
+    ) -> Result<Array2<f32>, GpuError>;
     /// x (T, width) with its first `heads` heads of width D turned by RoPE, row r at position
     /// past + r; the other columns unchanged.
     async fn rope(
@@ -60,6 +70,16 @@ impl LlamaOps for Cpu {
     }
     async fn rms_norm(&self, x: ArrayView2<'_, f32>, weight: &Array1<f32>, eps: f32) -> Result<Array2<f32>, GpuError> {
         Ok(rms_norm(x, weight, eps))
+    }
+    async fn rms_norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        weight: &Array1<f32>,
+        eps: f32,
+        w: ArrayView2<'_, f32>,
+    ) -> Result<Array2<f32>, GpuError> {
+        // The engine's projection: W stored (out, in), y = x Wᵀ.
+        Ok(Linear::with_layout(w.t().to_owned(), false).apply(rms_norm(x, weight, eps).view()))
     }
     async fn rope(
         &self,
@@ -156,6 +176,29 @@ impl LlamaOps for Gpu {
             })
             .await?;
         shape2(self.read(&y, 0, rows * n).await?, rows, n)
+    }
+    async fn rms_norm_linear(
+        &self,
+        x: ArrayView2<'_, f32>,
+        weight: &Array1<f32>,
+        eps: f32,
+        w: ArrayView2<'_, f32>,
+    ) -> Result<Array2<f32>, GpuError> {
+        let ((m, k), n) = (x.dim(), w.ncols());
+        let y = self
+            .checked(|| {
+                let (xb, gb, yb) =
+                    (self.upload("x", &flat(x)), self.upload("w", &weight.to_vec()), self.buffer("y", m * n));
+                let wb = self.upload_weight("W", &flat(w), Precision::F32);
+                let zeros = self.buffer("zeros", k.max(n));
+                let mut batch = Batch::new(self);
+                let norm = (&gb, &zeros, eps.to_bits());
+                kernels::rms_norm_matvec(&mut batch, &xb, norm, &wb, &zeros, &yb, (m, k, n), Epilogue::Store);
+                batch.submit();
+                yb
+            })
+            .await?;
+        shape2(self.read(&y, 0, m * n).await?, m, n)
     }
     async fn rope(
         &self,

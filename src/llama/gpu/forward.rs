@@ -4,7 +4,7 @@
 use ndarray::{Array2, Array3};
 
 use super::{GpuKvCache, GpuLinear, GpuLlama, Scratch};
-use crate::gpu::kernels::{self, groups_for, Batch, Kernel};
+use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::GpuError;
 use crate::llama::ops::Rope;
 use crate::llama::{ForwardOptions, ForwardOutput};
@@ -132,9 +132,8 @@ impl GpuLlama {
         let (cfg, layer) = (&self.config, &self.layers[l]);
         let (n_head, n_kv, d) = (cfg.num_attention_heads as u32, cfg.num_key_value_heads as u32, cfg.head_dim);
         let (qw, qkv_width, f) = (cfg.q_width(), cfg.q_width() + 2 * cfg.kv_width(), cfg.intermediate_size);
-        // h = rms_norm(x), then (T, C) x (C, H·D + 2·KV·D) -> (T, H·D + 2·KV·D) = [Q | K | V]
-        self.rms_norm(b, &sc.x, 0, &layer.input_layernorm, &sc.h, t);
-        self.linear(b, &sc.h, &layer.qkv_proj, &sc.qkv, t, false);
+        // rms_norm(x): (T, C) x (C, H·D + 2·KV·D) -> (T, H·D + 2·KV·D) = [Q | K | V]
+        self.norm_linear(b, sc, &layer.input_layernorm, &layer.qkv_proj, &sc.qkv, t);
         // RoPE turns the H query heads and the KV key heads in place (not the values).
         let (turned, pairs) = (n_head + n_kv, t * (n_head + n_kv) as usize * d / 2);
         let params = [t as u32, qkv_width as u32, turned, d as u32];
@@ -162,9 +161,8 @@ impl GpuLlama {
         }
         // x ← x + y W_oᵀ: (T, H·D) x (H·D, C) -> (T, C), added into x
         self.linear(b, &sc.y, &layer.o_proj, &sc.x, t, true);
-        // MLP: h = rms_norm(x), (T, C) x (C, 2F) -> (T, 2F) = [gate | up]
-        self.rms_norm(b, &sc.x, 0, &layer.post_attention_layernorm, &sc.h, t);
-        self.linear(b, &sc.h, &layer.gate_up_proj, &sc.gu, t, false);
+        // MLP: rms_norm(x): (T, C) x (C, 2F) -> (T, 2F) = [gate | up]
+        self.norm_linear(b, sc, &layer.post_attention_layernorm, &layer.gate_up_proj, &sc.gu, t);
         // a = silu(gate) ⊙ up: (T, F)
         b.add(Kernel::Swiglu, &[t32, f as u32, 0, 0], &[&sc.gu, &sc.a], [groups_for(t * f, 256), 1, 1]);
         // x ← x + a W_downᵀ: (T, F) x (F, C) -> (T, C), added into x
@@ -205,6 +203,27 @@ impl GpuLlama {
             &[x, weight, y],
             [rows as u32, 1, 1],
         );
+    }
+
+    /// y ← rms_norm(x) W for the T rows of `sc.x`: in one dispatch when decoding (a few rows,
+    /// `kernels::rms_norm_matvec`), else the norm into `sc.h` and the tiled product.
+    fn norm_linear(
+        &self,
+        b: &mut Batch,
+        sc: &Scratch,
+        weight: &wgpu::Buffer,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+    ) {
+        if rows <= kernels::MATVEC_MAX_ROWS {
+            let norm = (weight, &self.zeros, self.config.rms_norm_eps.to_bits());
+            let shape = (rows, lin.n_in, lin.n_out);
+            kernels::rms_norm_matvec(b, &sc.x, norm, &lin.weight, &self.zeros, y, shape, Epilogue::Store);
+        } else {
+            self.rms_norm(b, &sc.x, 0, weight, &sc.h, rows);
+            self.linear(b, &sc.h, lin, y, rows, false);
+        }
     }
 
     /// y ← x W (or y += x W with `accumulate`: the residual connection): (rows, in) -> (rows, out).
