@@ -248,6 +248,9 @@ fn f16_weights_match_the_rounded_cpu_model() {
         // …and the rounding is real: the f32 model's logits are further away.
         let exact = cpu.forward(&tokens, &mut cpu.new_cache(), &opts).unwrap().logits;
         assert!(max_err(&got, exact.as_slice().unwrap()) > 1e-4, "{name}: f16 changed nothing");
+        // f16 without loss only where every weight is an f16 value (a checkpoint shipped in F16).
+        assert_eq!(GpuLlama::lossless_precision(&whole.gpu, &cpu), Precision::F32, "{name}");
+        assert_eq!(GpuLlama::lossless_precision(&whole.gpu, &twin), Precision::F16, "{name} rounded");
     }
 }
 
