@@ -348,3 +348,16 @@ fn both_engines_refuse_the_same_input_and_agree() {
     let crossed = run(&engines[1], &cpu, &tokens, &mut cpu_cache).err();
     assert!(matches!(crossed, Some(EngineError::Gpu(_))), "a cache from the other backend is refused");
 }
+
+/// In the browser the CPU model's projections are packed (`weights::PACK_WEIGHTS`): uploaded
+/// from that layout, the GPU holds the same matrices and gives the same logits.
+#[test]
+fn a_packed_cpu_model_uploads_the_same_weights() {
+    let Some((cpu, plain)) = on_gpu("mqa") else { return };
+    let packed = Llama { config: cpu.config.clone(), weights: cpu.weights.with_layout(true) };
+    let packed = pollster::block_on(GpuLlama::upload(plain.gpu.clone(), &packed)).unwrap();
+    let tokens = ids(&reference("mqa")["tokens"]);
+    let opts = ForwardOptions { all_logits: true, ..Default::default() };
+    let run = |m: &GpuLlama| pollster::block_on(m.forward(&tokens, &mut m.new_cache(16), &opts)).unwrap().logits;
+    assert_eq!(run(&packed), run(&plain));
+}
