@@ -361,3 +361,24 @@ fn a_packed_cpu_model_uploads_the_same_weights() {
     let run = |m: &GpuLlama| pollster::block_on(m.forward(&tokens, &mut m.new_cache(16), &opts)).unwrap().logits;
     assert_eq!(run(&packed), run(&plain));
 }
+
+/// Shapes the kernels do not take are refused with a message, before anything is uploaded:
+/// heads wider than 64 (Llama 3 8B's are 128) and more than 32 query heads (the knock-out mask).
+#[test]
+fn shapes_the_kernels_do_not_take_are_refused() {
+    use attention_live::gpu::GpuError;
+    use attention_live::llama::weights::Weights;
+    use attention_live::llama::Config;
+    let Some((_, any)) = on_gpu("gqa") else { return };
+    for (config, says) in [
+        (Config::new(10, 256, 64, 1, 2), "heads of size 128"),
+        (Config { head_dim: 2, ..Config::new(10, 66, 64, 1, 33) }, "33 heads"),
+    ] {
+        let model = Llama { weights: Weights::random(&config, 1).with_layout(false), config };
+        match pollster::block_on(GpuLlama::upload(any.gpu.clone(), &model)) {
+            Err(e @ GpuError::Unsupported(_)) => assert!(e.to_string().contains(says), "{e}"),
+            Err(e) => panic!("refused for another reason: {e}"),
+            Ok(_) => panic!("{says}: uploaded"),
+        }
+    }
+}
