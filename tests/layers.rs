@@ -4,7 +4,7 @@
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> train                        the training lab's engine (writes GPT-2 checkpoints)
-//!   -> gpt2, llama, seq2seq         the models (gpt2 runs on the backend too; its worker protocol trains)
+//!   -> gpt2, llama, seq2seq         the models (gpt2 and llama run on the backend too; gpt2's worker protocol trains)
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
 //!   -> exercises                    checked exercises: answer keys, checks, goals on demos
@@ -25,7 +25,8 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
         "numerics" | "formats" | "state" => &[],
         "gpu" => &["numerics", "formats"],
         "gpt2" => &["numerics", "formats", "gpu", "train"],
-        "llama" | "seq2seq" => &["numerics", "formats"],
+        "llama" => &["numerics", "formats", "gpu"],
+        "seq2seq" => &["numerics", "formats"],
         "train" => &["numerics", "formats"],
         "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train"],
         "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train", "kit"],

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 /// The kernels, in `wgsl/`. Each file names its CPU twin in its header; those that reduce over
 /// a workgroup get `wgsl/reduce.wgsl` in front of their source, those that apply GELU
-/// `wgsl/gelu_new.wgsl`.
+/// `wgsl/gelu_new.wgsl`. GPT-2's forward pass (`gpt2::gpu`) and the Llama family's
+/// (`llama::gpu`) share the products, the embedding, the output layer and the attention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Matmul,
@@ -19,7 +20,8 @@ pub enum Kernel {
     /// The same two with f16 weights (only on devices with `shader-f16`).
     MatmulF16,
     MatvecF16,
-    /// Layer norm and the matrix-vector product in one dispatch (decoding), f32 and f16 weights.
+    /// Layer norm (or RMSNorm) and the matrix-vector product in one dispatch (decoding), f32 and
+    /// f16 weights.
     MatvecLn,
     MatvecLnF16,
     Logits,
@@ -31,9 +33,14 @@ pub enum Kernel {
     Scores,
     Softmax,
     Pool,
+    /// The Llama family's: RMSNorm, RoPE (in place) and SwiGLU's gate. (Its grouped-query
+    /// attention is `Attention` and `Scores` with a number of KV heads.)
+    RmsNorm,
+    Rope,
+    Swiglu,
 }
 
-const SOURCES: [(Kernel, &str, &str); 15] = [
+const SOURCES: [(Kernel, &str, &str); 18] = [
     (Kernel::Matmul, "matmul", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
     (Kernel::Matvec, "matvec", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
     (Kernel::MatmulF16, "matmul_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
@@ -53,6 +60,9 @@ const SOURCES: [(Kernel, &str, &str); 15] = [
     (Kernel::Scores, "scores", include_str!("wgsl/scores.wgsl")),
     (Kernel::Softmax, "softmax", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/softmax.wgsl"))),
     (Kernel::Pool, "pool", include_str!("wgsl/pool.wgsl")),
+    (Kernel::RmsNorm, "rms_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/rms_norm.wgsl"))),
+    (Kernel::Rope, "rope", include_str!("wgsl/rope.wgsl")),
+    (Kernel::Swiglu, "swiglu", include_str!("wgsl/swiglu.wgsl")),
 ];
 
 /// Rows of A above which `Matmul` (64 × 64 tiles) beats `Matvec` (one row per workgroup).
@@ -380,6 +390,36 @@ pub fn norm_matvec(
     (m, k, n): (usize, usize, usize),
     epilogue: Epilogue,
 ) {
+    norm_matvec_in(batch, x, (gamma, beta, eps, false), w, b, y, (m, k, n), epilogue);
+}
+
+/// `norm_matvec` with RMSNorm (the Llama family's: no centring, no β) in place of the layer
+/// norm: y = RMSNorm(x) W + b. `zeros` is any buffer of at least k zeros, read where β is.
+#[allow(clippy::too_many_arguments)]
+pub fn rms_norm_matvec(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, zeros, eps): (&wgpu::Buffer, &wgpu::Buffer, u32),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
+    norm_matvec_in(batch, x, (gamma, zeros, eps, true), w, b, y, (m, k, n), epilogue);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn norm_matvec_in(
+    batch: &mut Batch,
+    x: &wgpu::Buffer,
+    (gamma, beta, eps, rms): (&wgpu::Buffer, &wgpu::Buffer, u32, bool),
+    w: &super::Weight,
+    b: &wgpu::Buffer,
+    y: &wgpu::Buffer,
+    (m, k, n): (usize, usize, usize),
+    epilogue: Epilogue,
+) {
     let params = [
         m as u32,
         n as u32,
@@ -387,6 +427,7 @@ pub fn norm_matvec(
         (epilogue == Epilogue::Accumulate) as u32,
         (epilogue == Epilogue::Gelu) as u32,
         eps,
+        rms as u32,
     ];
     let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
     batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);

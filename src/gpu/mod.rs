@@ -3,8 +3,8 @@
 //!
 //! - `mod.rs` (here): the device (`Gpu`), its errors (`GpuError`) and buffers;
 //! - `kernels`: the WGSL kernels (`wgsl/*.wgsl`, one file each) and a batch of dispatches;
-//! - GPT-2's forward pass on this backend lives with the model (`gpt2::gpu`): the backend
-//!   knows buffers and kernels, not models;
+//! - GPT-2's and the Llama family's forward passes on this backend live with the models
+//!   (`gpt2::gpu`, `llama::gpu`): the backend knows buffers and kernels, not models;
 //! - `bench`: the attention benchmark (naive CPU, tiled CPU, fused GPU), DOM-free.
 //!
 //! A missing or failing GPU is a value, never a panic: `Gpu::new` returns why there is none,

@@ -17,18 +17,23 @@
 //!   the output layer);
 //! - `model`: the forward pass with a KV cache per KV head, attention capture per query head,
 //!   head knock-outs, greedy decoding, and one head's rotated queries and keys (`head_qkv`);
+//! - `gpu`: the same forward pass on the GPU backend (`crate::gpu`'s kernels), the weights and the
+//!   KV cache on the device; `engine`: either backend behind one interface, a GPU failure a value;
 //! - `tokenizer`: the checkpoint's `tokenizer.json` (byte-level BPE, SmolLM2's kind), with Hugging
 //!   Face's ids, refusing other kinds and a vocabulary that does not fit the model's.
 //!
 //! `weights::Weights::random` makes a model of any shape (SmolLM2-135M's: `Config::smollm2_135m`)
 //! without a download, for benchmarks (`examples/llama_bench.rs`).
 //!
-//! Everything here builds and is tested natively (`tests/llama.rs`, against fixtures written by
+//! Everything here builds and is tested natively (`tests/llama.rs` and, on the GPU,
+//! `tests/llama_gpu.rs`, against fixtures written by
 //! `scripts/llama/make_fixtures.py` with `transformers`; `tests/llama_tokenizer.rs`, against
 //! `scripts/llama/make_tokenizer_fixture.py`'s).
 
 pub mod config;
+pub mod engine;
 pub mod error;
+pub mod gpu;
 pub mod model;
 pub mod ops;
 pub mod tokenizer;

@@ -51,6 +51,13 @@ impl Rope {
         }
     }
 
+    /// (len, D): row p is [cos | sin] of position start + p, the table the GPU's RoPE kernel
+    /// reads (`wgsl/rope.wgsl`), so both backends turn by the same f32 values.
+    pub fn table(&self) -> Array2<f32> {
+        // (concatenate! may lay the result out column by column: the kernel reads rows.)
+        ndarray::concatenate![ndarray::Axis(1), self.cos, self.sin].as_standard_layout().into_owned()
+    }
+
     /// Rotates the rows of x (T, n·D), n heads of width D side by side, row p by position
     /// start + p. Hugging Face's convention (`rotate_half`): dimension i of a head pairs with
     /// dimension i + D/2 (the two halves, not adjacent pairs), and

@@ -1,8 +1,10 @@
-//! Shared by the GPT-2 tests: reading a checkpoint folder of this repository, the backends a
-//! model test runs on, and each GPU kernel beside its CPU twin (`gpu_ops`).
+//! Shared by the model tests: reading a checkpoint folder of this repository, the backends a
+//! model test runs on, and each GPU kernel beside its CPU twin (`gpu_ops`, `llama_ops`).
 
 #[allow(dead_code)] // each test binary uses a part
 pub mod gpu_ops;
+#[allow(dead_code)] // each test binary uses a part
+pub mod llama_ops;
 
 /// `config.json` text and `model.safetensors` bytes of a folder, relative to the repository.
 #[allow(dead_code)] // each test binary uses a part

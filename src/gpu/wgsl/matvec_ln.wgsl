@@ -1,7 +1,9 @@
 // Layer norm, then the matrix-vector product: C = LN(A) B + bias, with matvec.wgsl's epilogues
 // (C += … with `accumulate`, C = GELU(…) with `gelu`). A is (M, K) with K = C of the model,
 // B is (K, N), C is (M, N); LN(A) = γ ⊙ (A − μ) / √(σ² + ε) + β over each row.
-// CPU twin: `gpt2::ops::layer_norm`, then `gpt2::ops::linear`.
+// CPU twin: `gpt2::ops::layer_norm`, then `gpt2::ops::linear`. With `rms` set the norm is
+// RMSNorm instead (the Llama family's): μ = 0 and β = 0, so LN(A) = γ ⊙ A / √(mean(A²) + ε);
+// CPU twin `llama::ops::rms_norm`, then the product (`llama::weights::Linear::apply`).
 //
 // When decoding, each layer norm normalises one row right before a product reads it. Here every
 // workgroup normalises its row itself, on the fly: two sums over K values (the mean, then the
@@ -9,7 +11,7 @@
 // of its own costs a fixed overhead on a real GPU and a trip of the row through memory. The
 // product is then matvec.wgsl's: 64 columns × 4 slices of K per workgroup of 256 threads.
 
-struct Params { m: u32, n: u32, k: u32, accumulate: u32, gelu: u32, eps: f32 }
+struct Params { m: u32, n: u32, k: u32, accumulate: u32, gelu: u32, eps: f32, rms: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
@@ -44,11 +46,14 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let row = wid.y;
     let tid = lid.y * 64u + lid.x;
     let base = row * p.k;
-    var s = 0.0;
-    for (var k = tid; k < p.k; k += 256u) {
-        s += a[base + k];
+    var mean = 0.0;
+    if (p.rms == 0u) { // uniform: every thread takes the same branch, barriers included
+        var s = 0.0;
+        for (var k = tid; k < p.k; k += 256u) {
+            s += a[base + k];
+        }
+        mean = block_sum(tid, s) / f32(p.k);
     }
-    let mean = block_sum(tid, s) / f32(p.k);
     var q = 0.0;
     for (var k = tid; k < p.k; k += 256u) {
         let d = a[base + k] - mean;

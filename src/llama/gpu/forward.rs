@@ -1,0 +1,255 @@
+//! The forward pass of `GpuLlama`: every kernel of a call recorded into one batch, one
+//! submission and one readback.
+
+use ndarray::{Array2, Array3};
+
+use super::{GpuKvCache, GpuLinear, GpuLlama, Scratch};
+use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use crate::gpu::GpuError;
+use crate::llama::ops::Rope;
+use crate::llama::{ForwardOptions, ForwardOutput};
+
+impl GpuLlama {
+    /// Runs `tokens` after what `cache` holds. The caller has checked the tokens
+    /// (`Llama::check_input`); here only the cache's capacity is checked.
+    pub async fn forward(
+        &self,
+        tokens: &[u32],
+        cache: &mut GpuKvCache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, GpuError> {
+        let cfg = &self.config;
+        let (t, c, past) = (tokens.len(), cfg.hidden_size, cache.len);
+        if t == 0 || past + t > cache.capacity {
+            return Err(GpuError::Unsupported(format!("{} positions in a KV cache of {}", past + t, cache.capacity)));
+        }
+        let (n_head, d, s_len) = (cfg.num_attention_heads, cfg.head_dim, past + t);
+        let logit_rows = if opts.all_logits { t } else { 1 };
+        let wants = |l: usize| opts.capture.wants(l);
+        let need_weights = (0..cfg.num_hidden_layers).any(wants);
+        if need_weights {
+            self.gpu.check_size("the attention weights of one layer", (n_head * t * s_len * 4) as u64)?;
+        }
+        self.gpu.check_size("the logits", (logit_rows * cfg.vocab_size * 4) as u64)?;
+        let sc = self.scratch(t);
+        let gpu = &self.gpu;
+        let logits_buf =
+            if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
+        // The turns of positions past .. past + T, shared by every layer: (T, D) = [cos | sin].
+        let rope = Rope::new(d, cfg.rope_theta, past, t).table();
+        // Everything is recorded into one batch: one submission, and one readback that holds the
+        // logits and whatever else was asked for, each at its offset (`Batch::read`).
+        let (readback, at) = gpu
+            .checked(|| {
+                if self.fault.take() {
+                    let bad = wgpu::ShaderModuleDescriptor {
+                        label: Some("injected fault"),
+                        source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
+                    };
+                    let _ = gpu.device.create_shader_module(bad);
+                }
+                let mut b = Batch::new(gpu);
+                let mut at = Offsets::default();
+                gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
+                gpu.write(&sc.rope, 0, bytemuck::cast_slice(rope.as_slice().expect("standard layout")));
+                // x₀ = embed_tokens[token]: (T, C), one dispatch per chunk, no positions added
+                for ch in &self.embed_tokens {
+                    b.add(
+                        Kernel::Embed,
+                        &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32, 1],
+                        &[&sc.ids, &ch.buf, &self.zeros, &sc.x],
+                        [groups_for(t * c, 256), 1, 1],
+                    );
+                }
+                if opts.hidden_states {
+                    at.hidden.push(b.read(&sc.x, 0, t * c));
+                }
+                let weights = need_weights.then(|| gpu.buffer("attention weights", n_head * t * s_len));
+                for l in 0..self.layers.len() {
+                    let ablate =
+                        opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
+                    let capture = weights.as_ref().filter(|_| wants(l));
+                    self.layer(&mut b, &sc, cache, l, (t, past), ablate, capture);
+                    if let Some(w) = capture {
+                        at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
+                    }
+                    if opts.hidden_states {
+                        at.hidden.push(b.read(&sc.x, 0, t * c));
+                    }
+                }
+                // Only the rows whose logits are wanted go through the final norm and the output layer.
+                self.rms_norm(&mut b, &sc.x, t - logit_rows, &self.norm, &sc.h, logit_rows);
+                // (rows, C) x (C, vocab) -> (rows, vocab), against lm_head (vocab, C) or the tied table
+                for ch in self.lm_head.as_ref().unwrap_or(&self.embed_tokens) {
+                    b.add(
+                        Kernel::Logits,
+                        &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32],
+                        &[&sc.h, &ch.buf, &logits_buf],
+                        [groups_for(ch.rows, 8), logit_rows as u32, 1],
+                    );
+                }
+                at.logits = b.read(&logits_buf, 0, logit_rows * cfg.vocab_size);
+                (b.submit(), at)
+            })
+            .await?;
+        cache.len = past + t;
+        let all = match readback {
+            Some(r) => r.values(gpu).await?,
+            None => Vec::new(),
+        };
+        let slice = |from: usize, len: usize| {
+            all.get(from..from + len).map(<[f32]>::to_vec).ok_or_else(|| GpuError::Failed("a short readback".into()))
+        };
+        let v = cfg.vocab_size;
+        let logits = Array2::from_shape_vec((logit_rows, v), slice(at.logits, logit_rows * v)?).map_err(shape_err)?;
+        let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.num_hidden_layers).map(|_| None).collect();
+        for (l, from) in at.captured {
+            let w = slice(from, n_head * t * s_len)?;
+            attentions[l] = Some(Array3::from_shape_vec((n_head, t, s_len), w).map_err(shape_err)?);
+        }
+        let hidden_states = at
+            .hidden
+            .iter()
+            .map(|&from| Array2::from_shape_vec((t, c), slice(from, t * c)?).map_err(shape_err))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ForwardOutput { logits, attentions, hidden_states })
+    }
+
+    /// Records layer l on the T new rows of `sc.x` at positions past .. past + T:
+    /// x ← x + attn(rms_norm(x)), then x ← x + mlp(rms_norm(x)); query heads whose bit is set in
+    /// `ablate` knocked out, and the layer's (H, T, S) attention weights written to `capture`.
+    #[allow(clippy::too_many_arguments)]
+    fn layer(
+        &self,
+        b: &mut Batch,
+        sc: &Scratch,
+        cache: &GpuKvCache,
+        l: usize,
+        (t, past): (usize, usize),
+        ablate: u32,
+        capture: Option<&wgpu::Buffer>,
+    ) {
+        let (cfg, layer) = (&self.config, &self.layers[l]);
+        let (n_head, n_kv, d) = (cfg.num_attention_heads as u32, cfg.num_key_value_heads as u32, cfg.head_dim);
+        let (qw, qkv_width, f) = (cfg.q_width(), cfg.q_width() + 2 * cfg.kv_width(), cfg.intermediate_size);
+        // rms_norm(x): (T, C) x (C, H·D + 2·KV·D) -> (T, H·D + 2·KV·D) = [Q | K | V]
+        self.norm_linear(b, sc, &layer.input_layernorm, &layer.qkv_proj, &sc.qkv, t);
+        // RoPE turns the H query heads and the KV key heads in place (not the values).
+        let (turned, pairs) = (n_head + n_kv, t * (n_head + n_kv) as usize * d / 2);
+        let params = [t as u32, qkv_width as u32, turned, d as u32];
+        b.add(Kernel::Rope, &params, &[&sc.rope, &sc.qkv], [groups_for(pairs, 256), 1, 1]);
+        // Grouped-query attention over all S = past + T positions: (T, H·D), query head h
+        // reading KV head h / (H / KV); it also appends the new keys and values to the cache.
+        let scale = (1.0 / (d as f32).sqrt()).to_bits();
+        let (t32, past32, d32, qw32) = (t as u32, past as u32, d as u32, qw as u32);
+        b.add(
+            Kernel::Attention,
+            &[t32, past32, n_head, d32, qw32, ablate, scale, n_kv],
+            &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y],
+            [t32, n_head, 1],
+        );
+        if let Some(w) = capture {
+            // Only when asked: the (H, T, S) weights, explicitly.
+            let s_len = (past + t) as u32;
+            b.add(
+                Kernel::Scores,
+                &[t32, past32, n_head, d32, qw32, s_len, scale, n_kv],
+                &[&sc.qkv, &cache.k[l], w],
+                [t32, n_head, 1],
+            );
+            b.add(Kernel::Softmax, &[n_head * t32, s_len, t32, past32, 1, 0, 0, 0], &[w], [n_head * t32, 1, 1]);
+        }
+        // x ← x + y W_oᵀ: (T, H·D) x (H·D, C) -> (T, C), added into x
+        self.linear(b, &sc.y, &layer.o_proj, &sc.x, t, true);
+        // MLP: rms_norm(x): (T, C) x (C, 2F) -> (T, 2F) = [gate | up]
+        self.norm_linear(b, sc, &layer.post_attention_layernorm, &layer.gate_up_proj, &sc.gu, t);
+        // a = silu(gate) ⊙ up: (T, F)
+        b.add(Kernel::Swiglu, &[t32, f as u32, 0, 0], &[&sc.gu, &sc.a], [groups_for(t * f, 256), 1, 1]);
+        // x ← x + a W_downᵀ: (T, F) x (F, C) -> (T, C), added into x
+        self.linear(b, &sc.a, &layer.down_proj, &sc.x, t, true);
+    }
+
+    /// Greedy decoding with the KV cache on the GPU: the prompt once, then one token per step,
+    /// each step reading back one row of logits (as `Llama::greedy`).
+    pub async fn greedy(&self, prompt: &[u32], steps: usize) -> Result<Vec<u32>, GpuError> {
+        let mut cache = self.new_cache(prompt.len() + steps);
+        let opts = ForwardOptions::default();
+        let mut out = Vec::with_capacity(steps);
+        let mut logits = self.forward(prompt, &mut cache, &opts).await?.logits;
+        for step in 0..steps {
+            let next = crate::numerics::softmax::argmax(logits.row(0));
+            out.push(next);
+            if step + 1 < steps {
+                logits = self.forward(&[next], &mut cache, &opts).await?.logits;
+            }
+        }
+        Ok(out)
+    }
+
+    /// y ← rms_norm(x[row0 .. row0 + rows]) with gain `weight`: (rows, C).
+    fn rms_norm(
+        &self,
+        b: &mut Batch,
+        x: &wgpu::Buffer,
+        row0: usize,
+        weight: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        rows: usize,
+    ) {
+        let eps = self.config.rms_norm_eps.to_bits();
+        b.add(
+            Kernel::RmsNorm,
+            &[rows as u32, self.config.hidden_size as u32, eps, row0 as u32],
+            &[x, weight, y],
+            [rows as u32, 1, 1],
+        );
+    }
+
+    /// y ← rms_norm(x) W for the T rows of `sc.x`: in one dispatch when decoding (a few rows,
+    /// `kernels::rms_norm_matvec`), else the norm into `sc.h` and the tiled product.
+    fn norm_linear(
+        &self,
+        b: &mut Batch,
+        sc: &Scratch,
+        weight: &wgpu::Buffer,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+    ) {
+        if rows <= kernels::MATVEC_MAX_ROWS {
+            let norm = (weight, &self.zeros, self.config.rms_norm_eps.to_bits());
+            let shape = (rows, lin.n_in, lin.n_out);
+            kernels::rms_norm_matvec(b, &sc.x, norm, &lin.weight, &self.zeros, y, shape, Epilogue::Store);
+        } else {
+            self.rms_norm(b, &sc.x, 0, weight, &sc.h, rows);
+            self.linear(b, &sc.h, lin, y, rows, false);
+        }
+    }
+
+    /// y ← x W (or y += x W with `accumulate`: the residual connection): (rows, in) -> (rows, out).
+    fn linear(
+        &self,
+        b: &mut Batch,
+        x: &wgpu::Buffer,
+        lin: &GpuLinear,
+        y: &wgpu::Buffer,
+        rows: usize,
+        accumulate: bool,
+    ) {
+        kernels::linear(b, x, &lin.weight, &self.zeros, y, rows, lin.n_in, lin.n_out, accumulate);
+    }
+}
+
+/// Where each result starts in a forward pass's readback (in f32).
+#[derive(Default)]
+struct Offsets {
+    logits: usize,
+    /// (layer, offset) of each captured layer's (H, T, S) weights.
+    captured: Vec<(usize, usize)>,
+    /// The residual stream after the embeddings and after each layer, (T, C) each.
+    hidden: Vec<usize>,
+}
+
+fn shape_err(e: ndarray::ShapeError) -> GpuError {
+    GpuError::Failed(format!("read back the wrong size: {e}"))
+}
