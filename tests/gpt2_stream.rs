@@ -174,3 +174,23 @@ fn refusals_name_the_problem_as_the_whole_file_path_does() {
     let mut loader = StreamLoader::new(&other, None).unwrap();
     assert!(loader.feed(&file[..boundaries(&file)[0]]).is_err());
 }
+
+#[test]
+fn the_pinned_hash_is_checked_chunk_by_chunk() {
+    use attention_live::gpt2::manifest::{sha256_hex, verify, FileCheck, Verifier};
+    let (_, file) = fixture();
+    let want = FileCheck { size: file.len() as u64, sha256: sha256_hex(&file) };
+    let fed = |bytes: &[u8]| {
+        let mut v = Verifier::default();
+        for piece in bytes.chunks(1000) {
+            v.update(piece);
+        }
+        v.check("model.safetensors", &want)
+    };
+    assert_eq!(fed(&file), Ok(()));
+    let mut other = file.clone();
+    other[5000] ^= 1;
+    assert_eq!(fed(&other), verify("model.safetensors", &other, &want));
+    assert!(fed(&other).unwrap_err().contains("SHA-256"));
+    assert!(fed(&file[..file.len() - 1]).unwrap_err().contains("bytes"));
+}
