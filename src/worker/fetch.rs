@@ -191,8 +191,8 @@ struct CacheWriter {
     put: Option<Promise>,
     stored: std::rc::Rc<std::cell::Cell<bool>>,
     open: std::cell::Cell<bool>,
-    /// The stream's `start`, and the put's two outcomes.
-    _closures: [Closure<dyn FnMut(JsValue)>; 3],
+    /// The stream's `start` (called inside the constructor, kept for its lifetime).
+    _start: Closure<dyn FnMut(JsValue)>,
 }
 
 impl CacheWriter {
@@ -206,13 +206,17 @@ impl CacheWriter {
         let stream = ReadableStream::new_with_underlying_source(&source).ok()?;
         let resp = Response::new_with_opt_readable_stream(Some(&stream)).ok()?;
         // Settles when the put does, `stored` saying how: an aborted put is never an unhandled
-        // rejection.
+        // rejection. The handlers outlive this writer (a put settles after its stream ends):
+        // each frees itself when called, and the one not called is a few bytes left behind.
         let stored = std::rc::Rc::new(std::cell::Cell::new(false));
         let ok = stored.clone();
-        let (done, failed) = (Closure::new(move |_| ok.set(true)), Closure::new(|_| {}));
-        let put = cache.put_with_str(url, &resp).then2(&done, &failed);
+        let done = Closure::once_into_js(move |_: JsValue| ok.set(true));
+        let failed = Closure::once_into_js(|_: JsValue| {});
+        let put = cache.put_with_str(url, &resp);
+        let then = Reflect::get(&put, &"then".into()).ok()?.dyn_into::<Function>().ok()?;
+        let put: Promise = then.call2(&put, &done, &failed).ok()?.dyn_into().ok()?;
         let controller = controller.borrow().clone();
-        Some(CacheWriter { controller, put: Some(put), stored, open: true.into(), _closures: [start, done, failed] })
+        Some(CacheWriter { controller, put: Some(put), stored, open: true.into(), _start: start })
     }
 
     fn call(&self, method: &str, arg: &JsValue) {
