@@ -225,7 +225,9 @@ impl CacheWriter {
         }
     }
 
-    /// Queues a chunk; waits while Cache Storage is more than [`CACHE_LAG_CHUNKS`] behind.
+    /// Queues a chunk; waits while Cache Storage is more than [`CACHE_LAG_CHUNKS`] behind. One
+    /// that stops reading for `STALL_SECONDS` is given up (nothing is stored): the model still
+    /// loads.
     async fn write(&self, chunk: &Uint8Array) {
         if !self.open.get() {
             return;
@@ -235,7 +237,11 @@ impl CacheWriter {
             Reflect::get(&self.controller, &"desiredSize".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
                 < -CACHE_LAG_CHUNKS
         };
+        let since = js_sys::Date::now();
         while behind() {
+            if js_sys::Date::now() - since > f64::from(STALL_SECONDS) * 1000.0 {
+                return self.abort();
+            }
             super::dispatch::yield_now().await;
         }
     }
