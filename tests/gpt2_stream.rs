@@ -194,3 +194,20 @@ fn the_pinned_hash_is_checked_chunk_by_chunk() {
     assert!(fed(&other).unwrap_err().contains("SHA-256"));
     assert!(fed(&file[..file.len() - 1]).unwrap_err().contains("bytes"));
 }
+
+#[test]
+fn a_packed_matrix_written_piece_by_piece_equals_one_packed_whole() {
+    use attention_live::numerics::packed::PackedMatrix;
+    use ndarray::Array2;
+    for (rows, cols) in [(5, 3), (7, 8), (9, 21), (4, 17)] {
+        let w = Array2::from_shape_fn((rows, cols), |(i, j)| (i * 100 + j) as f32);
+        let flat = w.as_slice().unwrap();
+        for step in [1, 3, 8, 11, rows * cols] {
+            let mut p = PackedMatrix::zeros(rows, cols);
+            for (k, piece) in flat.chunks(step).enumerate() {
+                p.write(k * step, piece);
+            }
+            assert_eq!(p, PackedMatrix::pack(w.view()), "{rows} x {cols} in pieces of {step}");
+        }
+    }
+}
