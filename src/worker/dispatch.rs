@@ -181,7 +181,7 @@ fn load_local(config: &str, file: Option<Uint8Array>) -> Result<crate::gpt2::Gpt
     let mut chunk = Vec::new();
     let step = 1 << 20;
     for at in (0..file.length()).step_by(step) {
-        let piece = file.subarray(at, file.length().min(at + step as u32));
+        let piece = file.subarray(at, file.length().min(at.saturating_add(step as u32)));
         chunk.resize(piece.length() as usize, 0);
         piece.copy_to(&mut chunk);
         loader.feed(&chunk)?;
