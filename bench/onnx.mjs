@@ -3,7 +3,8 @@
 // isolated page, which the server then makes): prompt forward at 16 and 128 tokens.
 // Setup (not part of CI): `npm install --no-save onnxruntime-web@1.30.0` and
 // `python bench/export_onnx.py` (writes /tmp/attention-live-test-models/onnx/gpt2.onnx).
-// Run: node bench/onnx.mjs   Prints a table row and writes bench/out/onnx.json.
+// Run: node bench/onnx.mjs   Prints a table row and writes bench/out/onnx.json (with the
+// renderer's peak memory, VmHWM, as bench/gpt2.mjs measures it).
 import fs from "node:fs";
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
@@ -35,14 +36,36 @@ window.bench = async () => {
 };
 window.ready = true;
 </script>`);
+// The largest VmHWM among the renderer processes of the Chromium this script started (its
+// descendants: other Chromiums on the machine, a test run beside the benchmark, do not count).
+// A dedicated worker runs inside its page's renderer, so this is the page and its worker.
+function rendererPeakMb() {
+  const parent = (pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
+  const ours = (pid) => {
+    for (let p = pid; p > 1; p = parent(p)) if (p === process.pid) return true;
+    return false;
+  };
+  let best = 0;
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("chromium") || !cmd.includes("--type=renderer") || !ours(Number(pid))) continue;
+      const hwm = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (hwm) best = Math.max(best, Number(hwm[1]) / 1024);
+    } catch { /* the process ended */ }
+  }
+  return Math.round(best);
+}
+
 const { server, url } = await startServer(site, 0, { isolated: threads > 1 });
 const browser = await launch();
 const page = await newPage(browser);
 await page.goto(url + "/");
 await page.waitForFunction(() => window.ready);
 const r = await page.evaluate(() => window.bench());
+r.renderer_peak_mb = rendererPeakMb();
 console.log(`| ONNX Runtime Web 1.30 (wasm, ${threads} thread${threads > 1 ? "s" : ""}) | random GPT-2 124M (F32) | ` +
-  `${r.load_ms} ms | ${r.prompt_16_ms} ms | ${r.prompt_128_ms} ms |`);
+  `${r.load_ms} ms | ${r.prompt_16_ms} ms | ${r.prompt_128_ms} ms | ${r.renderer_peak_mb} MB |`);
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
 fs.writeFileSync(new URL("./out/onnx.json", import.meta.url), JSON.stringify({ date: new Date().toISOString(), chromium: browser.version(), threads, ...r }, null, 2));
 await browser.close();

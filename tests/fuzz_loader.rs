@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use attention_live::formats::safetensors::{self, byte_range, Dtype, SafeTensors};
 use attention_live::gpt2::session::Session;
+use attention_live::gpt2::stream::StreamLoader;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, Gpt2, LoadError};
 use attention_live::numerics::rng::Rng;
@@ -341,6 +342,59 @@ fn mutated_checkpoints_never_panic_nor_read_outside_the_data() {
     );
     assert!(failures.is_empty(), "{} failures, first: {:#?}", failures.len(), &failures[..failures.len().min(10)]);
     assert!(accepted > 0 && accepted < CASES / 2, "the mutations should mostly break the file: {accepted}");
+}
+
+/// `file` fed to the streaming loader in chunks of random sizes (1 byte to all of it), with or
+/// without its length announced.
+fn streamed(rng: &mut Rng, config: &str, file: &[u8], declared: bool, packed: bool) -> Result<Gpt2, LoadError> {
+    let mut loader = StreamLoader::with_layout(config, declared.then_some(file.len() as u64), packed)?;
+    let mut at = 0;
+    while at < file.len() {
+        let n = pick(rng, &[1usize, 2, 3, 5, 8, 13, 64, 1000, 4096, file.len()]).min(file.len() - at);
+        loader.feed(&file[at..at + n])?;
+        at += n;
+    }
+    loader.finish()
+}
+
+/// The download path refuses exactly what the whole-file path refuses, and what it accepts
+/// holds the same weights: the fuzz corpus, fed in chunks.
+#[test]
+fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
+    const CASES: usize = 3000;
+    let bases = bases();
+    let mut rng = Rng::new(7);
+    let (mut accepted, mut failures) = (0, Vec::new());
+    for i in 0..CASES {
+        let (what, config, file) = mutate(&mut rng, &bases[i % bases.len()]);
+        let whole = Gpt2::load(&config, &file);
+        for declared in [true, false] {
+            let packed = i % 4 == 0;
+            let outcome = catch_unwind(AssertUnwindSafe(|| streamed(&mut rng, &config, &file, declared, packed)));
+            let Ok(stream) = outcome else {
+                failures.push(format!("case {i} ({what}) panicked"));
+                continue;
+            };
+            match (&whole, stream) {
+                (Ok(a), Ok(b)) => {
+                    accepted += 1;
+                    let b = b.weights.with_layout(false);
+                    if a.weights.named() != b.named() {
+                        failures.push(format!("case {i} ({what}): other weights when streamed"));
+                    }
+                }
+                (Err(_), Err(_)) => {}
+                (a, b) => failures.push(format!(
+                    "case {i} ({what}, length announced: {declared}): whole file {:?}, streamed {:?}",
+                    a.as_ref().err(),
+                    b.err()
+                )),
+            }
+        }
+    }
+    println!("{CASES} mutated checkpoints streamed: {accepted} accepted");
+    assert!(failures.is_empty(), "{} failures, first: {:#?}", failures.len(), &failures[..failures.len().min(10)]);
+    assert!(accepted > 0, "some cases load");
 }
 
 /// The worker's entry, `Session::new`, on a few of the same cases (it also builds the tokenizer).

@@ -91,6 +91,67 @@ pub fn byte_range<P: TryFrom<u64>>(
     }
 }
 
+/// A header read on its own (`parse_header`): what `SafeTensors` holds, without the bytes.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// Where the data section begins (8 + the header's length).
+    pub data_start: usize,
+    pub tensors: BTreeMap<String, TensorInfo>,
+    pub metadata: BTreeMap<String, String>,
+    /// The file's length: the one given, or where the last tensor ends.
+    pub file_len: usize,
+}
+
+/// The header's length N from the file's first 8 bytes, refused past [`MAX_HEADER`]: the data
+/// section then begins at 8 + N.
+pub fn header_len(first: [u8; 8]) -> Result<u64, LoadError> {
+    let n = u64::from_le_bytes(first);
+    if n > MAX_HEADER {
+        return Err(LoadError::BadHeader(format!("it declares a {n}-byte header; is this a safetensors file?")));
+    }
+    Ok(n)
+}
+
+/// Reads the header's JSON (`text`, the N bytes after the length) of a file of `file_len` bytes
+/// with every check of [`SafeTensors::parse`]. Without a length (a download that announced
+/// none) the tensors must still tile the data section, whose end is then where the last one
+/// ends; the reader checks that the file ends there.
+pub fn parse_header(text: &[u8], file_len: Option<u64>) -> Result<Header, LoadError> {
+    let data_start = 8 + text.len() as u64;
+    // Without a length, any end a file of this build could have (a tensor past it is refused).
+    let have = file_len.unwrap_or(MAX_FILE_BYTES);
+    check_file_size(have)?;
+    let header = std::str::from_utf8(text).map_err(|_| LoadError::BadHeader("the header is not UTF-8 text".into()))?;
+    let json = super::json::parse_strict(header.trim_end(), MAX_TENSORS + 1)
+        .map_err(|e| LoadError::BadHeader(format!("not valid JSON ({e})")))?;
+    let Value::Object(entries) = json else {
+        return Err(LoadError::BadHeader("the header is not a JSON object".into()));
+    };
+    let mut tensors = BTreeMap::new();
+    let mut metadata = BTreeMap::new();
+    for (name, entry) in entries {
+        if name == "__metadata__" {
+            if let Value::Object(m) = entry {
+                for (k, v) in m {
+                    metadata.insert(k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+                }
+            }
+            continue;
+        }
+        let info = SafeTensors::entry(&name, &entry, data_start, have)?;
+        tensors.insert(name, info);
+    }
+    // The tensors end within `have`, which fits a usize (`entry`), and data_start ≤ their ends.
+    let start = usize::try_from(data_start)
+        .map_err(|_| LoadError::BadHeader("the header lies past what this build can address".into()))?;
+    let len = match file_len {
+        Some(n) => Some(usize::try_from(n).map_err(|_| LoadError::TooLarge(format!("the file is {n} bytes")))?),
+        None => None,
+    };
+    let end = SafeTensors::check_coverage(&tensors, start, len)?;
+    Ok(Header { data_start: start, tensors, metadata, file_len: len.unwrap_or(end) })
+}
+
 impl<'a> SafeTensors<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self, LoadError> {
         let have = bytes.len() as u64; // usize → u64 never loses bits
@@ -98,43 +159,24 @@ impl<'a> SafeTensors<'a> {
         if have < 8 {
             return Err(LoadError::Truncated { needed: 8, have });
         }
-        let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-        if n > MAX_HEADER {
-            return Err(LoadError::BadHeader(format!("it declares a {n}-byte header; is this a safetensors file?")));
-        }
+        let n = header_len(bytes[..8].try_into().expect("8 bytes"))?;
         let data_start = 8 + n; // n ≤ MAX_HEADER: no overflow
         if data_start > have {
             return Err(LoadError::Truncated { needed: data_start, have });
         }
         let start = usize::try_from(data_start).expect("within the slice's length");
-        let header = std::str::from_utf8(&bytes[8..start])
-            .map_err(|_| LoadError::BadHeader("the header is not UTF-8 text".into()))?;
-        let json = super::json::parse_strict(header.trim_end(), MAX_TENSORS + 1)
-            .map_err(|e| LoadError::BadHeader(format!("not valid JSON ({e})")))?;
-        let Value::Object(entries) = json else {
-            return Err(LoadError::BadHeader("the header is not a JSON object".into()));
-        };
-        let mut tensors = BTreeMap::new();
-        let mut metadata = BTreeMap::new();
-        for (name, entry) in entries {
-            if name == "__metadata__" {
-                if let Value::Object(m) = entry {
-                    for (k, v) in m {
-                        metadata.insert(k, v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-                    }
-                }
-                continue;
-            }
-            let info = Self::entry(&name, &entry, data_start, have)?;
-            tensors.insert(name, info);
-        }
-        Self::check_coverage(&tensors, start, bytes.len())?;
-        Ok(SafeTensors { bytes, data_start: start, tensors, metadata })
+        let Header { data_start, tensors, metadata, .. } = parse_header(&bytes[8..start], Some(have))?;
+        Ok(SafeTensors { bytes, data_start, tensors, metadata })
     }
 
     /// The format forbids overlapping tensors and bytes that belong to no tensor: the ranges,
-    /// sorted, must tile the data section exactly (as the reference implementation checks).
-    fn check_coverage(tensors: &BTreeMap<String, TensorInfo>, data_start: usize, len: usize) -> Result<(), LoadError> {
+    /// sorted, must tile the data section exactly (as the reference implementation checks), up
+    /// to `len` when given. Returns where the last tensor ends.
+    fn check_coverage(
+        tensors: &BTreeMap<String, TensorInfo>,
+        data_start: usize,
+        len: Option<usize>,
+    ) -> Result<usize, LoadError> {
         let mut ranges: Vec<(usize, usize, &str)> = tensors.iter().map(|(n, t)| (t.start, t.end, n.as_str())).collect();
         ranges.sort_unstable();
         let (mut cursor, mut last) = (data_start, None::<&str>);
@@ -162,13 +204,10 @@ impl<'a> SafeTensors<'a> {
                 (cursor, last) = (end, Some(name));
             }
         }
-        if cursor < len {
-            return Err(LoadError::BadHeader(format!(
-                "the last {} bytes of the file belong to no tensor (the format forbids gaps)",
-                len - cursor
-            )));
+        if let Some(len) = len.filter(|&len| cursor < len) {
+            return Err(trailing(len - cursor));
         }
-        Ok(())
+        Ok(cursor)
     }
 
     fn entry(name: &str, entry: &Value, data_start: u64, file_len: u64) -> Result<TensorInfo, LoadError> {
@@ -272,6 +311,11 @@ fn first_special<const W: usize>(
         }
     }
     None
+}
+
+/// The error for `n` bytes after the last tensor.
+pub fn trailing(n: usize) -> LoadError {
+    LoadError::BadHeader(format!("the last {n} bytes of the file belong to no tensor (the format forbids gaps)"))
 }
 
 /// IEEE half → single, exactly (subnormals, infinities and NaN included).

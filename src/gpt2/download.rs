@@ -3,8 +3,10 @@
 //! server's `Content-Length` and the body disagree, and when the server sent a web page. All
 //! sizes are u64, so the same checks hold in the 32-bit browser build.
 
-/// The largest file the page loads: a browser's WebAssembly memory is at most 4 GiB, and a model
-/// needs its file and its weights in it at once (GPT-2 medium, 1.52 GB, fits; large does not).
+/// The largest file the page loads: a browser's WebAssembly memory is at most 4 GiB, and a model's
+/// weights, widened to f32, must fit in it (GPT-2 medium, 1.52 GB, fits; large does not). The
+/// model file itself is never held whole (`gpt2::stream`): only `config.json` is read into one
+/// buffer, with [`reserve_for`] and [`grow_to`].
 pub const MAX_FILE_BYTES: u64 = 1_600_000_000;
 
 /// At most this much is reserved up front from a declared `Content-Length`; the rest is reserved
@@ -90,7 +92,7 @@ pub fn web_page_error(url: &str) -> String {
 fn too_large(url: &str, bytes: u64) -> String {
     format!(
         "{url} is {:.2} GB, more than this page can load ({:.1} GB at most: the browser gives a page 4 GB of \
-         memory, and a model needs its file and its weights in it at once)",
+         memory, and the model's weights must fit in it)",
         bytes as f64 / 1e9,
         MAX_FILE_BYTES as f64 / 1e9
     )

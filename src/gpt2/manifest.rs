@@ -59,21 +59,42 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Checks a downloaded file against its pinned size and hash; the error names both.
 pub fn verify(name: &str, bytes: &[u8], want: &FileCheck) -> Result<(), String> {
-    let size = bytes.len() as u64;
-    if size != want.size {
-        return Err(format!(
-            "{name} is {size} bytes, but the pinned file is {} bytes: \
-             the download is incomplete or it is a different file",
-            want.size
-        ));
+    let mut v = Verifier::default();
+    v.update(bytes);
+    v.check(name, want)
+}
+
+/// [`verify`] for a file that arrives in chunks: each goes through [`Verifier::update`] as it
+/// arrives, and [`Verifier::check`] at the end.
+#[derive(Default)]
+pub struct Verifier {
+    hash: Sha256,
+    size: u64,
+}
+
+impl Verifier {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.hash.update(bytes);
+        self.size += bytes.len() as u64;
     }
-    let got = sha256_hex(bytes);
-    if got != want.sha256 {
-        return Err(format!(
-            "{name} has SHA-256 {}…, but the pinned file's is {}…: it is a different or corrupted file",
-            &got[..12],
-            &want.sha256[..12]
-        ));
+
+    /// The file's size and hash against the pinned ones; the error names both.
+    pub fn check(self, name: &str, want: &FileCheck) -> Result<(), String> {
+        if self.size != want.size {
+            return Err(format!(
+                "{name} is {} bytes, but the pinned file is {} bytes: \
+                 the download is incomplete or it is a different file",
+                self.size, want.size
+            ));
+        }
+        let got: String = self.hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        if got != want.sha256 {
+            return Err(format!(
+                "{name} has SHA-256 {}…, but the pinned file's is {}…: it is a different or corrupted file",
+                &got[..12],
+                &want.sha256[..12]
+            ));
+        }
+        Ok(())
     }
-    Ok(())
 }

@@ -8,6 +8,8 @@
 //! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
 //! - `engine`: that forward pass on the CPU or on the GPU, one interface;
 //! - `sample`: temperature, top-k, top-p and greedy decoding with a seeded RNG;
+//! - `stream`: a checkpoint loaded while it downloads, each tensor written straight into its
+//!   final buffer (the file is never held whole);
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's);
 //! - `session`: a loaded model answering the page's questions, and `protocol`, those questions
 //!   and answers as the compute worker's messages (the packed attention buffer included).
@@ -27,6 +29,7 @@ pub mod ops;
 pub mod protocol;
 pub mod sample;
 pub mod session;
+pub mod stream;
 pub mod tokenizer;
 pub mod weights;
 

@@ -44,18 +44,22 @@ impl Session {
     /// Loads a checkpoint. Its tokenizer is GPT-2's BPE, or the character vocabulary its
     /// `config.json` names (`char_vocab`).
     pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        let model = Gpt2::load(config_json, safetensors)?;
+        Ok(Session::with_model(Gpt2::load(config_json, safetensors)?))
+    }
+
+    /// A session on a model already loaded (`stream::StreamLoader`).
+    pub fn with_model(model: Gpt2) -> Self {
         let tok = match &model.config.char_vocab {
             Some(vocab) => Tokenizer::chars(vocab),
             None => Tokenizer::gpt2(),
         };
-        Ok(Session {
+        Session {
             model: Rc::new(model),
             tok,
             gpu: RefCell::new(None),
             notice: RefCell::new(None),
             f16_change: Cell::new(None),
-        })
+        }
     }
 
     pub fn config(&self) -> &Config {

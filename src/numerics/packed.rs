@@ -64,6 +64,32 @@ impl PackedMatrix {
         PackedMatrix { rows, cols, panels }
     }
 
+    /// A matrix of zeros, to be filled by [`PackedMatrix::write`] as W's values arrive.
+    pub fn zeros(rows: usize, cols: usize) -> PackedMatrix {
+        PackedMatrix { rows, cols, panels: vec![0.0f32; cols.div_ceil(PANEL) * rows * PANEL] }
+    }
+
+    /// Writes `values` at W's row-major flat indices `at ..` (rows need not be whole: a loader
+    /// writes each piece of the file as it arrives); values past W's end are dropped.
+    pub fn write(&mut self, at: usize, values: &[f32]) {
+        let (rows, cols) = (self.rows, self.cols);
+        if cols == 0 {
+            return;
+        }
+        let (mut kk, mut j, mut rest) = (at / cols, at % cols, values);
+        while !rest.is_empty() && kk < rows {
+            // Up to the end of column j's panel (or of the row): contiguous in the panel.
+            let n = (PANEL - j % PANEL).min(cols - j).min(rest.len());
+            let to = ((j / PANEL) * rows + kk) * PANEL + j % PANEL;
+            self.panels[to..to + n].copy_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            j += n;
+            if j == cols {
+                (kk, j) = (kk + 1, 0);
+            }
+        }
+    }
+
     /// (in, out)
     pub fn dim(&self) -> (usize, usize) {
         (self.rows, self.cols)

@@ -168,25 +168,32 @@ impl Worker {
         post(&reply, None);
     }
 
-    /// Parses fetched files into a model; on success keeps the downloaded ones in Cache
-    /// Storage, on failure removes the stored ones (a file that does not load is never kept).
-    async fn load_files(&self, name: &str, files: fetch::Files, load: u64) {
+    /// A model loaded from fetched files: keeps the downloaded ones in Cache Storage and installs
+    /// it (a superseded load's files are dropped, which stores nothing).
+    async fn load_files(&self, name: &str, mut files: fetch::Files, load: u64) {
         if !self.current(load) {
             return;
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-        match Session::new(&files.config, &files.model) {
-            Ok(s) => {
-                let source = files.keep().await;
-                drop(files);
-                self.loaded(s, name, source, load).await
-            }
-            Err(e) => {
-                files.evict().await;
-                load_error(load, format!("{name}: {e}"))
-            }
-        }
+        let source = files.keep().await;
+        self.loaded(Session::with_model(files.model), name, source, load).await
     }
+}
+
+/// A local file (the page's ArrayBuffer) loaded a megabyte at a time, so the wasm memory never
+/// holds it whole.
+fn load_local(config: &str, file: Option<Uint8Array>) -> Result<crate::gpt2::Gpt2, crate::gpt2::LoadError> {
+    let file = file.unwrap_or_else(|| Uint8Array::new_with_length(0));
+    let mut loader = crate::gpt2::stream::StreamLoader::new(config, Some(u64::from(file.length())))?;
+    let mut chunk = Vec::new();
+    let step = 1 << 20;
+    for at in (0..file.length()).step_by(step) {
+        let piece = file.subarray(at, file.length().min(at.saturating_add(step as u32)));
+        chunk.resize(piece.length() as usize, 0);
+        piece.copy_to(&mut chunk);
+        loader.feed(&chunk)?;
+    }
+    loader.finish()
 }
 
 /// A load failed: the page shows `message` unless a later load superseded this one.
@@ -206,10 +213,9 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         }
         Request::LoadBytes { name, config, load } => {
             w.latest_load.set(load);
-            let bytes =
-                data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
-            match Session::new(&config, &bytes) {
-                Ok(s) => w.loaded(s, &name, Source::File, load).await,
+            let file = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b));
+            match load_local(&config, file.ok()) {
+                Ok(model) => w.loaded(Session::with_model(model), &name, Source::File, load).await,
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }
         }

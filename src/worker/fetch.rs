@@ -1,20 +1,27 @@
 //! Getting a model's files into the worker: downloading them with progress, checking them
 //! against a pinned manifest (and against the limits of `gpt2::download`), and keeping them in
-//! (and reading them back from) the browser's Cache Storage. A file is kept only once the model
-//! it belongs to has loaded ([`Files::keep`]), and a kept file that fails to load is removed
-//! ([`Files::evict`]): a bad download never stays.
+//! (and reading them back from) the browser's Cache Storage. `model.safetensors` is never held
+//! whole: each chunk of its body goes into a `StreamLoader`, which writes it into the model's
+//! weights, and (when downloaded) into a stream that Cache Storage reads from as it arrives
+//! ([`CacheWriter`]). A file is kept only once the model it belongs to has loaded
+//! ([`Files::keep`] ends that stream; until then the entry does not exist, and a load that fails
+//! or is superseded ends it as failed), and a kept file that fails to load is removed: a bad
+//! download never stays.
 
-use js_sys::{Promise, Reflect, Uint8Array};
+use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Cache, ReadableStreamDefaultReader, Response};
+use web_sys::{Cache, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::{js_err, post, scope};
 use crate::gpt2::download::{
     check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
 };
-use crate::gpt2::manifest::{verify, FileCheck, Manifest, MODEL_CACHE};
+use crate::gpt2::manifest::{verify, FileCheck, Manifest, Verifier, MODEL_CACHE};
 use crate::gpt2::protocol::{Phase, Reply, Source};
+use crate::gpt2::stream::StreamLoader;
+use crate::gpt2::Gpt2;
 
 async fn fetch(url: &str) -> Result<Response, String> {
     let resp: Response = JsFuture::from(scope().fetch_with_str(url))
@@ -114,6 +121,155 @@ async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) 
     Ok(bytes)
 }
 
+/// How many chunks Cache Storage may fall behind the download before the download waits for
+/// it (a network chunk is at most 64 KB in Chromium: a few MB).
+const CACHE_LAG_CHUNKS: f64 = 64.0;
+
+/// Where a model file's body goes while it arrives, besides the loader.
+struct Sinks<'a> {
+    loader: &'a mut StreamLoader,
+    /// The pinned file's size and hash, when there is one.
+    hash: Option<Verifier>,
+    /// Cache Storage's copy, for a download.
+    cache: Option<&'a CacheWriter>,
+}
+
+/// Reads a model file's body chunk by chunk into `sinks` (progress about every 1 MB, the
+/// checks of `gpt2::download` on the declared and received lengths): a reused buffer of one
+/// chunk is all of the file the worker holds. `name` prefixes the loader's refusals.
+async fn stream_model(
+    resp: Response,
+    url: &str,
+    name: &str,
+    phase: Phase,
+    load: u64,
+    sinks: &mut Sinks<'_>,
+) -> Result<(), String> {
+    let total = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
+    check_declared(url, total)?;
+    let body = resp.body().ok_or_else(|| format!("{url}: the response has no body"))?;
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    // The first bytes, to tell a web page from a refused file.
+    let mut head = Vec::with_capacity(64);
+    let (mut chunk, mut received, mut last) = (Vec::new(), 0u64, 0u64);
+    let progress = |loaded: u64| post(&Reply::Progress { phase, loaded, total, load }, None);
+    progress(0);
+    while let Some(value) = next_chunk(&reader, url).await? {
+        received += u64::from(value.length());
+        if let Err(e) = check_received(url, received, total) {
+            cancel(&reader);
+            return Err(e);
+        }
+        chunk.resize(value.length() as usize, 0);
+        value.copy_to(&mut chunk);
+        head.extend_from_slice(&chunk[..chunk.len().min(64 - head.len())]);
+        if let Some(h) = &mut sinks.hash {
+            h.update(&chunk);
+        }
+        if let Err(e) = sinks.loader.feed(&chunk) {
+            cancel(&reader);
+            return Err(if is_web_page(None, &head) { web_page_error(url) } else { format!("{name}: {e}") });
+        }
+        if let Some(c) = sinks.cache {
+            c.write(&value).await;
+        }
+        if received - last >= 1 << 20 {
+            last = received;
+            progress(last);
+        }
+    }
+    progress(received);
+    check_complete(url, received, total)
+}
+
+/// A file going into Cache Storage while it downloads: a `ReadableStream` this worker writes
+/// each chunk into (the network's own `Uint8Array`, not a copy), read by `cache.put` as it
+/// comes. The entry exists only once the stream is closed ([`CacheWriter::close`], after the
+/// model loaded); an error ends it instead, and the put stores nothing (also on drop).
+struct CacheWriter {
+    controller: JsValue,
+    put: Option<Promise>,
+    stored: std::rc::Rc<std::cell::Cell<bool>>,
+    open: std::cell::Cell<bool>,
+    /// The stream's `start` (called inside the constructor, kept for its lifetime).
+    _start: Closure<dyn FnMut(JsValue)>,
+}
+
+impl CacheWriter {
+    fn new(cache: &Cache, url: &str) -> Option<CacheWriter> {
+        let controller = std::rc::Rc::new(std::cell::RefCell::new(JsValue::UNDEFINED));
+        let keep = controller.clone();
+        let start = Closure::<dyn FnMut(JsValue)>::new(move |c: JsValue| *keep.borrow_mut() = c);
+        let source = Object::new();
+        Reflect::set(&source, &"start".into(), start.as_ref()).ok()?;
+        // `start` runs inside the constructor: the controller is set when it returns.
+        let stream = ReadableStream::new_with_underlying_source(&source).ok()?;
+        let resp = Response::new_with_opt_readable_stream(Some(&stream)).ok()?;
+        // Settles when the put does, `stored` saying how: an aborted put is never an unhandled
+        // rejection. The handlers outlive this writer (a put settles after its stream ends):
+        // each frees itself when called, and the one not called is a few bytes left behind.
+        let stored = std::rc::Rc::new(std::cell::Cell::new(false));
+        let ok = stored.clone();
+        let done = Closure::once_into_js(move |_: JsValue| ok.set(true));
+        let failed = Closure::once_into_js(|_: JsValue| {});
+        let put = cache.put_with_str(url, &resp);
+        let then = Reflect::get(&put, &"then".into()).ok()?.dyn_into::<Function>().ok()?;
+        let put: Promise = then.call2(&put, &done, &failed).ok()?.dyn_into().ok()?;
+        let controller = controller.borrow().clone();
+        Some(CacheWriter { controller, put: Some(put), stored, open: true.into(), _start: start })
+    }
+
+    fn call(&self, method: &str, arg: &JsValue) {
+        if let Ok(f) = Reflect::get(&self.controller, &method.into()).and_then(|f| f.dyn_into::<Function>()) {
+            let _ = f.call1(&self.controller, arg);
+        }
+    }
+
+    /// Queues a chunk; waits while Cache Storage is more than [`CACHE_LAG_CHUNKS`] behind. One
+    /// that stops reading for `STALL_SECONDS` is given up (nothing is stored): the model still
+    /// loads.
+    async fn write(&self, chunk: &Uint8Array) {
+        if !self.open.get() {
+            return;
+        }
+        self.call("enqueue", chunk);
+        let behind = || {
+            Reflect::get(&self.controller, &"desiredSize".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+                < -CACHE_LAG_CHUNKS
+        };
+        let since = js_sys::Date::now();
+        while behind() {
+            if js_sys::Date::now() - since > f64::from(STALL_SECONDS) * 1000.0 {
+                return self.abort();
+            }
+            super::dispatch::yield_now().await;
+        }
+    }
+
+    /// Ends the stream as failed: nothing is stored.
+    fn abort(&self) {
+        if self.open.replace(false) {
+            self.call("error", &"the model did not load".into());
+        }
+    }
+
+    /// Ends the stream: the entry is stored once Cache Storage has it all. Whether it was.
+    async fn close(mut self) -> bool {
+        self.open.set(false);
+        self.call("close", &JsValue::UNDEFINED);
+        match self.put.take() {
+            Some(p) => JsFuture::from(p).await.is_ok() && self.stored.get(),
+            None => false,
+        }
+    }
+}
+
+impl Drop for CacheWriter {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
 async fn open_cache() -> Option<Cache> {
     let storage = scope().caches().ok()?;
     JsFuture::from(storage.open(MODEL_CACHE)).await.ok().map(JsCast::unchecked_into)
@@ -124,21 +280,40 @@ async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
     found.dyn_into::<Response>().ok()
 }
 
-/// One file of a model: the cached copy `stored` if there is one, else from the network
-/// (verified against `expect` when given). `true` with the bytes when they came from the cache.
-async fn file(
+/// `config.json` as text: the cached copy `stored` if there is one, else from the network
+/// (verified against `expect` when given). `true` with the text when it came from the cache.
+async fn config_file(
     url: &str,
-    name: &str,
     expect: Option<&FileCheck>,
     stored: Option<Response>,
     load: u64,
-) -> Result<(Vec<u8>, bool), String> {
-    if let Some(resp) = stored {
-        return Ok((read_with_progress(resp, url, Phase::Cache, load).await?, true));
-    }
-    let resp = fetch(url).await?;
-    // A pinned file of another size is refused before downloading it.
-    let length = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
+) -> Result<(String, bool), String> {
+    let cached = stored.is_some();
+    let bytes = match stored {
+        Some(resp) => read_with_progress(resp, url, Phase::Cache, load).await?,
+        None => {
+            let resp = fetch(url).await?;
+            check_pinned_length(&resp, url, "config.json", expect)?;
+            let bytes = read_with_progress(resp, url, Phase::Download, load).await?;
+            // A server may label its error page as anything: its first bytes tell.
+            if is_web_page(None, &bytes[..bytes.len().min(64)]) {
+                return Err(web_page_error(url));
+            }
+            if let Some(want) = expect {
+                post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: Some(bytes.len() as u64), load }, None);
+                verify("config.json", &bytes, want)?;
+            }
+            bytes
+        }
+    };
+    let text = String::from_utf8(bytes).map_err(|_| "config.json is not UTF-8 text".to_string())?;
+    Ok((text, cached))
+}
+
+/// Refuses a pinned file of another size before downloading it, and a response that says it is
+/// a web page.
+fn check_pinned_length(resp: &Response, url: &str, name: &str, expect: Option<&FileCheck>) -> Result<(), String> {
+    let length = header(resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
     if let (Some(want), Some(len)) = (expect, length) {
         if want.size != len {
             return Err(format!(
@@ -147,58 +322,77 @@ async fn file(
             ));
         }
     }
-    if is_web_page(header(&resp, "content-type").as_deref(), b"") {
+    if is_web_page(header(resp, "content-type").as_deref(), b"") {
         return Err(web_page_error(url));
     }
-    let bytes = read_with_progress(resp, url, Phase::Download, load).await?;
-    // A server may label its error page as anything: its first bytes tell.
-    if is_web_page(None, &bytes[..bytes.len().min(64)]) {
-        return Err(web_page_error(url));
-    }
-    if let Some(want) = expect {
-        post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: Some(bytes.len() as u64), load }, None);
-        verify(name, &bytes, want)?;
-    }
-    Ok((bytes, false))
+    Ok(())
 }
 
-/// A model's files, read and not yet kept.
+/// `model.safetensors` loaded into a model for `config`: from the cached copy `stored` if there
+/// is one, else downloaded (verified against `expect` when given), and then written into Cache
+/// Storage as it arrives when `cache` is open. The model, and the pending cache entry.
+async fn model_file(
+    url: &str,
+    name: &str,
+    config: &str,
+    expect: Option<&FileCheck>,
+    stored: Option<Response>,
+    cache: Option<&Cache>,
+    load: u64,
+) -> Result<(Gpt2, Option<CacheWriter>), String> {
+    let (resp, phase) = match stored {
+        Some(resp) => (resp, Phase::Cache),
+        None => (fetch(url).await?, Phase::Download),
+    };
+    let downloaded = phase == Phase::Download;
+    if downloaded {
+        check_pinned_length(&resp, url, "model.safetensors", expect)?;
+    }
+    let declared = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
+    let mut loader = StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?;
+    let writer = cache.filter(|_| downloaded).and_then(|c| CacheWriter::new(c, url));
+    let hash = expect.filter(|_| downloaded).map(|_| Verifier::default());
+    let mut sinks = Sinks { loader: &mut loader, hash, cache: writer.as_ref() };
+    stream_model(resp, url, name, phase, load, &mut sinks).await?;
+    if let (Some(h), Some(want)) = (sinks.hash.take(), expect) {
+        post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: None, load }, None);
+        h.check("model.safetensors", want)?;
+    }
+    let model = loader.finish().map_err(|e| format!("{name}: {e}"))?;
+    Ok((model, writer))
+}
+
+/// A model loaded from its files, not yet kept.
 pub struct Files {
-    pub config: String,
-    pub model: Vec<u8>,
+    pub model: Gpt2,
     /// Where the model file came from (`Network`: to be kept with [`Files::keep`], when
     /// `cache` is open).
     pub from: Source,
     cache: Option<Cache>,
-    /// Which files (config, model) came from the network.
-    fresh: [bool; 2],
+    /// `config.json`'s text, to keep when it came from the network.
+    config: Option<String>,
+    /// The downloaded model file's entry, stored when closed.
+    writer: Option<CacheWriter>,
     urls: [String; 2],
 }
 
 impl Files {
     /// Keeps the downloaded files in Cache Storage (call once the model loaded): the source to
     /// report. A failure to store (quota, private browsing) only costs the next visit a download.
-    pub async fn keep(&self) -> Source {
+    pub async fn keep(&mut self) -> Source {
         let Some(c) = &self.cache else { return self.from };
-        if self.fresh == [false, false] {
+        if self.config.is_none() && self.writer.is_none() {
             return self.from;
         }
         let mut stored = true;
-        let bytes = [self.config.as_bytes(), &self.model[..]];
-        for ((url, bytes), _) in self.urls.iter().zip(bytes).zip(self.fresh).filter(|(_, fresh)| *fresh) {
-            // A Blob made from a view of the wasm memory: one copy, which the browser can keep
-            // out of this tab's memory, where a Uint8Array and a Response from it made two
-            // (548 MB each for GPT-2 small, beside the file and the weights still in the wasm).
-            // SAFETY: the view is used only by the Blob constructor, before any allocation can
-            // move the wasm memory.
-            let blob = {
-                let view = unsafe { Uint8Array::view(bytes) };
-                web_sys::Blob::new_with_u8_array_sequence(&js_sys::Array::of1(&view))
-            };
-            stored &= match blob.and_then(|b| Response::new_with_opt_blob(Some(&b))) {
-                Ok(r) => JsFuture::from(c.put_with_str(url, &r)).await.is_ok(),
+        if let Some(text) = self.config.take() {
+            stored &= match Response::new_with_opt_str(Some(&text)) {
+                Ok(r) => JsFuture::from(c.put_with_str(&self.urls[0], &r)).await.is_ok(),
                 Err(_) => false,
             };
+        }
+        if let Some(w) = self.writer.take() {
+            stored &= w.close().await;
         }
         if stored {
             Source::NetworkStored
@@ -206,22 +400,22 @@ impl Files {
             Source::NetworkUnstored
         }
     }
+}
 
-    /// Removes the model's kept files (call when they failed to load), so the next visit
-    /// downloads them afresh.
-    pub async fn evict(&self) {
-        if let Some(c) = &self.cache {
-            for url in &self.urls {
-                let _ = JsFuture::from(c.delete_with_str(url)).await;
-            }
+/// Removes a model's kept files (when they failed to load), so the next visit downloads them
+/// afresh.
+async fn evict(cache: &Option<Cache>, urls: &[String; 2]) {
+    if let Some(c) = cache {
+        for url in urls {
+            let _ = JsFuture::from(c.delete_with_str(url)).await;
         }
     }
 }
 
-/// A model's `config.json` (as text) and `model.safetensors` from `base`: from the browser's
-/// Cache Storage when kept there (with `use_cache`), else downloaded and checked against
-/// `expect`. With `only_cached`, replies `NotCached` and returns `None` unless both are kept.
-/// A file that fails its checks is removed from the cache.
+/// A model from `config.json` and `model.safetensors` at `base`: from the browser's Cache
+/// Storage when kept there (with `use_cache`), else downloaded and checked against `expect`
+/// (the model file loaded while it arrives). With `only_cached`, replies `NotCached` and
+/// returns `None` unless both are kept. A file that fails its checks is removed from the cache.
 pub async fn model_files(
     name: &str,
     base: &str,
@@ -231,44 +425,37 @@ pub async fn model_files(
     load: u64,
 ) -> Result<Option<Files>, String> {
     let cache = if use_cache { open_cache().await } else { None };
-    let (cfg_url, model_url) = (format!("{base}config.json"), format!("{base}model.safetensors"));
+    let urls = [format!("{base}config.json"), format!("{base}model.safetensors")];
     // Each file is looked up in the cache once: the answer decides both "ask first?" and where
     // the bytes come from.
-    let (stored_cfg, stored_model) = (cached(&cache, &cfg_url).await, cached(&cache, &model_url).await);
+    let (stored_cfg, stored_model) = (cached(&cache, &urls[0]).await, cached(&cache, &urls[1]).await);
     if only_cached && (stored_cfg.is_none() || stored_model.is_none()) {
         post(&Reply::NotCached { name: name.into(), size: expect.map(|m| m.model.size), load }, None);
         return Ok(None);
     }
-    let mut files = Files {
-        config: String::new(),
-        model: Vec::new(),
-        from: Source::Network,
-        cache,
-        fresh: [false, false],
-        urls: [cfg_url.clone(), model_url.clone()],
-    };
     let read = async {
-        let (config, cfg_cached) = file(&cfg_url, "config.json", expect.map(|m| &m.config), stored_cfg, load).await?;
-        let (model, cached) =
-            file(&model_url, "model.safetensors", expect.map(|m| &m.model), stored_model, load).await?;
-        Ok::<_, String>((config, cfg_cached, model, cached))
+        let (config, cfg_cached) = config_file(&urls[0], expect.map(|m| &m.config), stored_cfg, load).await?;
+        let model_cached = stored_model.is_some();
+        let (model, writer) =
+            model_file(&urls[1], name, &config, expect.map(|m| &m.model), stored_model, cache.as_ref(), load).await?;
+        let from = if model_cached { Source::Cache } else { Source::Network };
+        Ok::<_, String>(Files {
+            model,
+            from,
+            cache: None,
+            config: (!cfg_cached).then_some(config),
+            writer,
+            urls: urls.clone(),
+        })
     };
-    let (config, cfg_cached, model, model_cached) = match read.await {
-        Ok(r) => r,
+    match read.await {
+        Ok(mut files) => {
+            files.cache = cache;
+            Ok(Some(files))
+        }
         Err(e) => {
-            files.evict().await;
-            return Err(e);
+            evict(&cache, &urls).await;
+            Err(e)
         }
-    };
-    files.fresh = [!cfg_cached, !model_cached];
-    files.config = match String::from_utf8(config) {
-        Ok(c) => c,
-        Err(_) => {
-            files.evict().await;
-            return Err("config.json is not UTF-8 text".into());
-        }
-    };
-    files.model = model;
-    files.from = if model_cached { Source::Cache } else { Source::Network };
-    Ok(Some(files))
+    }
 }
