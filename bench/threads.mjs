@@ -1,9 +1,11 @@
 // One thread against every core, for the book's CPU engine and for ONNX Runtime Web, on the same
 // random-init GPT-2 small in the same headless Chromium, back to back, ROUNDS times (default 2:
 // this machine's timings drift from minute to minute, so compare ratios within a round).
-// Ours with one thread is the page as a first visit gets it (not cross-origin isolated: the
-// single-threaded worker); with every core the server sends the isolation headers the service
-// worker adds (static/sw.js) and the threaded worker runs (scripts/build_threads.sh).
+// Ours: the server sends the isolation headers the service worker adds (static/sw.js), so the
+// threaded worker runs (scripts/build_threads.sh), once capped at one thread (the page's hook
+// `localStorage["attention-live:threads"]`) and once on every core: the same build both times.
+// Also the page as a first visit gets it (not isolated: the single-threaded build, whose products
+// do not fuse their multiply-adds), for reference.
 // Needs the release build in dist/, and for ONNX Runtime Web its export (see bench/onnx.mjs).
 // Run: node bench/threads.mjs   Prints a table; the last round's figures go to bench/out/threads.json.
 import fs from "node:fs";
@@ -17,9 +19,11 @@ const cores = Math.min(os.availableParallelism(), 8);
 const withOrt = fs.existsSync("/tmp/attention-live-test-models/onnx/gpt2.onnx") && fs.existsSync(`${here}../node_modules/onnxruntime-web`);
 if (!withOrt) console.log("(ONNX Runtime Web skipped: run the setup in bench/onnx.mjs)");
 
-function ours(isolated) {
-  execFileSync("node", [`${here}gpt2.mjs`], { stdio: "ignore", env: { ...process.env, BENCH_MODELS: "124m", BENCH_ISOLATED: isolated ? "1" : "0" } });
-  const r = Object.values(read(isolated ? "gpt2-isolated.json" : "gpt2.json").models)[0];
+/// threads: undefined for the page without isolation, else the pool's cap.
+function ours(threads) {
+  const env = { ...process.env, BENCH_MODELS: "124m", BENCH_ISOLATED: threads ? "1" : "0", BENCH_THREADS: threads ? String(threads) : "" };
+  execFileSync("node", [`${here}gpt2.mjs`], { stdio: "ignore", env });
+  const r = Object.values(read(threads ? `gpt2-isolated${threads}.json` : "gpt2.json").models)[0];
   return { p16: r.prompt_16.worker_ms, p128: r.prompt_128.worker_ms, tok_s: r.generate_tok_s, load_ms: r.load_ms, ran_on: r.ran_on };
 }
 function ort(threads) {
@@ -34,8 +38,9 @@ console.log(`| round | engine | threads | prompt 16 tok | prompt 128 tok | decod
 console.log("|---|---|---|---|---|---|---|");
 let last;
 for (let i = 1; i <= rounds; i++) {
-  const r = { ours1: ours(false), ort1: ort(1), oursN: ours(true), ortN: ort(cores) };
-  for (const [engine, threads, v] of [["ours", 1, r.ours1], ["ONNX Runtime Web", 1, r.ort1], ["ours", cores, r.oursN], ["ONNX Runtime Web", cores, r.ortN]]) {
+  const r = { plain: ours(undefined), ours1: ours(1), ort1: ort(1), oursN: ours(cores), ortN: ort(cores) };
+  for (const [engine, threads, v] of [["ours, not isolated (single-threaded build)", 1, r.plain], ["ours", 1, r.ours1],
+    ["ONNX Runtime Web", 1, r.ort1], ["ours", cores, r.oursN], ["ONNX Runtime Web", cores, r.ortN]]) {
     if (v) console.log(`| ${i} | ${engine} | ${threads} | ${v.p16} ms | ${v.p128} ms | ${v.tok_s ?? "–"} | ${v.load_ms} ms |`);
   }
   console.log(`| ${i} | ratios | | ours ${cores}t / 1t: ${x(r.ours1.p16, r.oursN.p16)} (16), ${x(r.ours1.p128, r.oursN.p128)} (128), ` +

@@ -16,7 +16,9 @@ target_dir=${CARGO_TARGET_DIR:-target}/threads
 # asked for at the final link: shared, imported (each pool thread instantiates the module on the
 # same memory), at most 4 GiB (GPT-2 medium needs more than 1), with the thread-local storage
 # symbols wasm-bindgen uses to give each thread its own.
-RUSTFLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128" \
+# +relaxed-simd: fused multiply-adds in the matrix products (`numerics::f4`); the page loads this
+# build only where the browser validates relaxed SIMD (Chromium does; elsewhere one thread runs).
+RUSTFLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128,+relaxed-simd" \
   cargo "+$toolchain" rustc --quiet --locked --release --target wasm32-unknown-unknown \
   --bin gpt2-worker --features threads -Z build-std=std,panic_abort --target-dir "$target_dir" -- \
   -C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
@@ -24,6 +26,6 @@ RUSTFLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128" \
   -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
 wasm-bindgen --target no-modules --no-typescript --out-dir "$dist" --out-name gpt2-worker-mt \
   "$target_dir/wasm32-unknown-unknown/release/gpt2-worker.wasm"
-wasm-opt -Oz --enable-threads --enable-bulk-memory --enable-simd --enable-mutable-globals \
+wasm-opt -Oz --enable-threads --enable-bulk-memory --enable-simd --enable-relaxed-simd --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-sign-ext \
   "$dist/gpt2-worker-mt_bg.wasm" -o "$dist/gpt2-worker-mt_bg.wasm"

@@ -3,8 +3,6 @@
 //! layout, on rayon's pool (natively its threads; in the browser, Web Workers).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
-
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Mutex;
@@ -48,12 +46,13 @@ fn work_is_shared_between_threads_only_when_it_is_large_enough() {
     assert_eq!(*calls.lock().unwrap(), vec![0..64], "small work runs as one call");
 }
 
-/// Prompt-sized, decoding-sized (one row: the lone-row kernel) and ragged shapes, on 1, 2 and 3
+/// Prompt-sized, decoding-sized (one row: the lone-row kernel, split only when W is large) and
+/// ragged shapes, on 1, 2 and 3
 /// threads.
 #[test]
 fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
     two_threads();
-    for (t, k, n) in [(16, 768, 2304), (1, 768, 3072), (5, 64, 1030), (17, 33, 517)] {
+    for (t, k, n) in [(16, 768, 2304), (1, 2048, 8192), (5, 256, 1030), (17, 96, 1031)] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = PackedMatrix::pack(normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32).view());
         par::set_threads(1);
@@ -68,27 +67,47 @@ fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
     par::set_threads(1);
 }
 
-/// A whole forward pass with the browser's packed weights: logits and every attention weight.
+/// `map` gives f(0), …, f(n − 1) in order, split or not.
+#[test]
+fn map_keeps_the_order() {
+    two_threads();
+    par::set_threads(3);
+    let before = par::split_runs();
+    assert_eq!(par::map(10, par::MIN_PARALLEL_WORK, |i| i * i), (0..10).map(|i| i * i).collect::<Vec<_>>());
+    assert!(par::split_runs() > before);
+    assert_eq!(par::map(10, 0, |i| i + 1), (1..=10).collect::<Vec<_>>());
+    par::set_threads(1);
+}
+
+/// A whole forward pass with the browser's packed weights, large enough that its products and
+/// its heads are split: logits and every attention weight.
 #[test]
 fn gpt2_gives_the_same_outputs_on_two_threads() {
-    use attention_live::gpt2::{ForwardOptions, Gpt2};
+    use attention_live::gpt2::weights::Weights;
+    use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
     use attention_live::numerics::kv_cache::Capture;
     two_threads();
-    let (cfg, bytes) = common::checkpoint("tests/fixtures/gpt2/a");
-    let model = Gpt2::load(&cfg, &bytes).unwrap();
-    let model = Rc::new(Gpt2 { config: model.config.clone(), weights: model.weights.with_layout(true) });
-    let tokens: Vec<u32> = (0..40).map(|i| (i * 37 % 256) as u32).collect();
+    let json = r#"{"model_type":"gpt2","vocab_size":1000,"n_positions":128,"n_embd":256,"n_layer":2,"n_head":4}"#;
+    let config = Config::from_json(json).unwrap();
+    let weights = Weights::random(&config, 7).with_layout(true);
+    let model = Rc::new(Gpt2 { config, weights });
+    // 64 tokens: c_attn is 64 × 256 × 768 multiply-adds, the heads 2 × 4 × 64 × 64 × 64.
+    let tokens: Vec<u32> = (0..64).map(|i| (i * 37 % 1000) as u32).collect();
     let run = |threads: usize| {
         par::set_threads(threads);
         let mut cache = model.new_cache();
         let opts = ForwardOptions { capture: Capture::All, all_logits: true, ..Default::default() };
-        model.forward(&tokens, &mut cache, &opts).unwrap()
+        let prompt = model.forward(&tokens, &mut cache, &opts).unwrap();
+        // And one decoding step with the cache.
+        let step = model.forward(&[5], &mut cache, &opts).unwrap();
+        (prompt, step)
     };
-    let one = run(1);
+    let (one, one_step) = run(1);
     let before = par::split_runs();
-    let two = run(2);
+    let (two, two_step) = run(2);
     assert!(par::split_runs() > before, "the forward pass split some kernel");
     assert_eq!(one.logits, two.logits);
     assert_eq!(one.attentions, two.attentions);
+    assert_eq!((one_step.logits, one_step.attentions), (two_step.logits, two_step.attentions));
     par::set_threads(1);
 }

@@ -14,6 +14,7 @@ use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
 use crate::formats::safetensors::SafeTensors;
 pub use crate::numerics::kv_cache::{Capture, KvCache};
+use crate::numerics::par;
 
 pub struct Gpt2 {
     pub config: Config,
@@ -141,9 +142,15 @@ impl Gpt2 {
         let mut weights = keep.then(|| Array3::<f32>::zeros((n_head, t, past + t)));
         let mut thumbs = opts.thumbnails.map(|n| Array3::<f32>::zeros((n_head, t.min(n), (past + t).min(n))));
         let mut y = Array2::<f32>::zeros((t, c));
-        for head in 0..n_head {
-            let cols = s![.., head * hd..(head + 1) * hd];
-            let (out, wts) = causal_attention(q.slice(cols), k_all.slice(cols), v_all.slice(cols), past);
+        // The heads are independent: on several threads each takes a run of them (`par::map`).
+        // (H, T, S) scores and (H, T, d) outputs: 2 H T S d multiply-adds.
+        let cols = |head: usize| s![.., head * hd..(head + 1) * hd];
+        let work = 2 * n_head * t * (past + t) * hd;
+        let heads = par::map(n_head, work, |head| {
+            causal_attention(q.slice(cols(head)), k_all.slice(cols(head)), v_all.slice(cols(head)), past)
+        });
+        for (head, (out, wts)) in heads.into_iter().enumerate() {
+            let cols = cols(head);
             // Ablation zeroes this head's slice of the concatenated output, before W_O mixes heads.
             if !opts.ablate.contains(&(l, head)) {
                 y.slice_mut(cols).assign(&out);

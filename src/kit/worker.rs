@@ -33,14 +33,45 @@ thread_local! {
 }
 
 /// The script to start: the threaded build where the page is cross-origin isolated (the service
-/// worker makes it so from the second visit on) and it has not failed here, else the single-threaded one.
+/// worker makes it so from the second visit on), the browser has relaxed SIMD (that build fuses
+/// its multiply-adds) and it has not failed here; else the single-threaded one.
 fn script() -> &'static str {
     let isolated = Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy());
-    if isolated && !THREADED_FAILED.with(|f| f.get()) {
+    if isolated && relaxed_simd() && !THREADED_FAILED.with(|f| f.get()) {
         THREADED_SCRIPT
     } else {
         SCRIPT
     }
+}
+
+/// Whether this browser compiles relaxed SIMD: a module of one function using
+/// `i8x16.relaxed_swizzle` (opcode 0xfd 0x100), which a browser without it refuses to validate.
+fn relaxed_simd() -> bool {
+    const MODULE: [u8; 36] = [
+        0, 97, 115, 109, 1, 0, 0, 0, // "\0asm", version 1
+        1, 5, 1, 96, 0, 1, 123, // types: one, () -> v128
+        3, 2, 1, 0, // functions: one, of type 0
+        10, 15, 1, 13, 0, // code: one body of 13 bytes, no locals
+        65, 1, 253, 15, // i32.const 1; i8x16.splat
+        65, 2, 253, 15, // i32.const 2; i8x16.splat
+        253, 128, 2, 11, // i8x16.relaxed_swizzle; end
+    ];
+    js_sys::WebAssembly::validate(&js_sys::Uint8Array::from(&MODULE[..]).into()).unwrap_or(false)
+}
+
+/// The worker's name: `threads=N` caps its thread pool where the reader's storage says so
+/// (`localStorage["attention-live:threads"]`, a hook for benchmarks and tests that compare
+/// thread counts on the same build).
+fn worker_options() -> web_sys::WorkerOptions {
+    let opts = web_sys::WorkerOptions::new();
+    let cap = web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item("attention-live:threads").ok().flatten())
+        .and_then(|v| v.trim().parse::<u32>().ok());
+    if let Some(n) = cap {
+        opts.set_name(&format!("threads={n}"));
+    }
+    opts
 }
 
 /// What a view hears from its worker.
@@ -151,7 +182,7 @@ impl ComputeWorker {
         });
         let Some(Some((on_message, on_error))) = hooks else { return };
         let script = script();
-        match Worker::new(script) {
+        match Worker::new_with_options(script, &worker_options()) {
             Ok(worker) => {
                 worker.set_onmessage(Some(&on_message));
                 worker.set_onerror(Some(&on_error));

@@ -2,7 +2,7 @@
 //! only the tests run this code, to check it). The CPU matrix kernels (`packed`) are written
 //! with it.
 #[cfg(target_arch = "wasm32")]
-use core::arch::wasm32::{f32x4_add, f32x4_mul, f32x4_splat, v128, v128_load, v128_load32_splat, v128_store};
+use core::arch::wasm32::{f32x4_add, f32x4_splat, v128, v128_load, v128_load32_splat, v128_store};
 
 #[derive(Clone, Copy)]
 #[cfg(target_arch = "wasm32")]
@@ -41,7 +41,7 @@ impl F4 {
         #[cfg(target_feature = "relaxed-simd")]
         return F4(core::arch::wasm32::f32x4_relaxed_madd(a.0, b.0, self.0));
         #[cfg(not(target_feature = "relaxed-simd"))]
-        F4(f32x4_add(self.0, f32x4_mul(a.0, b.0)))
+        F4(f32x4_add(self.0, core::arch::wasm32::f32x4_mul(a.0, b.0)))
     }
     /// self + a
     #[inline]

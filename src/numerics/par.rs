@@ -13,6 +13,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// The threads kernels split their work across: 1 until a pool is started and [`set_threads`]
 /// says how many it has.
@@ -21,9 +22,11 @@ static THREADS: AtomicUsize = AtomicUsize::new(1);
 /// How many calls of [`for_each`] have split their work (tests check that a model's kernels do).
 static SPLIT_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// Below this many multiply-adds a kernel runs on one thread: waking another costs tens of
-/// microseconds in the browser (an `Atomics.notify` and a wait), about what 32 K multiply-adds take.
-pub const MIN_PARALLEL_WORK: usize = 1 << 15;
+/// Below this many multiply-adds a kernel runs on one thread. Waking another and waiting for it
+/// costs tens of microseconds in the browser (an `Atomics.notify`, a wait); and a product of one
+/// row (decoding) is bound by memory, which a second core shares. Measured with bench/threads.mjs
+/// on GPT-2 small: splitting from 32 K multiply-adds up made decoding slower on two threads.
+pub const MIN_PARALLEL_WORK: usize = 1 << 20;
 
 /// Whether this build can run kernels on several threads.
 pub const AVAILABLE: bool = cfg!(any(not(target_arch = "wasm32"), feature = "threads"));
@@ -60,12 +63,53 @@ pub fn split(n: usize, parts: usize) -> Vec<Range<usize>> {
 /// or when the work (`work`, in multiply-adds) is too small to share, else one range per thread
 /// at the same time. Returns when every range is done.
 pub fn for_each(n: usize, work: usize, f: impl Fn(Range<usize>) + Sync) {
-    let parts = if work < MIN_PARALLEL_WORK { 1 } else { threads().min(n) };
-    if parts <= 1 {
-        return f(0..n);
+    match parts(n, work) {
+        1 => f(0..n),
+        parts => run(split(n, parts), &f),
     }
-    SPLIT_RUNS.fetch_add(1, Ordering::Relaxed);
-    run(split(n, parts), &f);
+}
+
+/// `f(0), f(1), …, f(n − 1)` in order, computed as [`for_each`] computes ranges: for work split
+/// at a coarse grain (attention's heads), whose kernels inside then run on the thread they are on.
+pub fn map<T: Send>(n: usize, work: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let parts = parts(n, work);
+    if parts == 1 {
+        return (0..n).map(f).collect();
+    }
+    let ranges = split(n, parts);
+    // One slot per range, found by the range's start; filled by whichever thread runs it.
+    let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+    let slots: Vec<Mutex<Vec<T>>> = ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
+    run(ranges, &|r: Range<usize>| {
+        let slot = starts.binary_search(&r.start).unwrap_or_default();
+        let values: Vec<T> = r.map(&f).collect();
+        *slots[slot].lock().unwrap_or_else(|e| e.into_inner()) = values;
+    });
+    slots.into_iter().flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
+}
+
+/// How many parts to cut work into: 1 when it is small, when there is one thread, or when this
+/// already runs on a pool thread (a kernel inside work that was split: splitting again would only
+/// add the cost of waking threads that are busy).
+fn parts(n: usize, work: usize) -> usize {
+    if work < MIN_PARALLEL_WORK || on_pool_thread() {
+        return 1;
+    }
+    let parts = threads().min(n).max(1);
+    if parts > 1 {
+        SPLIT_RUNS.fetch_add(1, Ordering::Relaxed);
+    }
+    parts
+}
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "threads"))]
+fn on_pool_thread() -> bool {
+    rayon::current_thread_index().is_some()
+}
+
+#[cfg(not(any(not(target_arch = "wasm32"), feature = "threads")))]
+fn on_pool_thread() -> bool {
+    false
 }
 
 /// How many calls of [`for_each`] split their work across threads so far, in this process.
