@@ -102,8 +102,8 @@ fn the_card_matches_the_files() {
     assert!(c.num_key_value_heads < c.num_attention_heads && c.group_size() >= 2, "{c:?}");
     // The parameter count: the config's formula, the tensors in the file, the card.
     let st = SafeTensors::parse(&bytes).unwrap();
-    let in_file: usize = st.tensors.iter().map(|(_, i)| i.shape.iter().product::<usize>()).sum();
-    assert!(st.tensors.iter().all(|(_, i)| i.dtype == Dtype::F16), "every tensor is F16");
+    let in_file: usize = st.tensors.values().map(|i| i.shape.iter().product::<usize>()).sum();
+    assert!(st.tensors.values().all(|i| i.dtype == Dtype::F16), "every tensor is F16");
     assert_eq!(in_file, c.n_params());
     assert_eq!(card["parameters"].as_u64(), Some(in_file as u64));
     // Within the size a phone downloads for it, and as the card says.
