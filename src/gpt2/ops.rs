@@ -68,8 +68,8 @@ fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
     use crate::numerics::par::{self, SharedOut};
     let (c, rows) = (h.len(), out.len());
     let out = SharedOut::new(out);
-    // One row of logits: counted as 1/16 of its multiply-adds, as a one-row product (`packed`).
-    par::for_each(rows, rows * c / 16, |rs| {
+    // One row of logits (decoding): see `par::one_row_work`.
+    par::for_each(rows, par::one_row_work(c, rows), |rs| {
         // SAFETY: rows rs of out are written by this call only (`par::for_each` gives disjoint ranges).
         let out = unsafe { out.slice(rs.start, rs.len()) };
         // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)

@@ -149,10 +149,8 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
     // contiguous run of them (`par`), writing its own columns of every row of y.
     let y = SharedOut::new(y);
     let xp = &xp[..];
-    // One row (decoding) is bound by reading W, and the cores share the memory: measured on two
-    // threads (bench/threads.mjs), splitting GPT-2 small's one-row products made decoding slower,
-    // so a row counts as 1/16 of its multiply-adds (only the largest, 16 M and up, are split).
-    let work = if t == 1 { k * n / 16 } else { t * k * n };
+    // One row (decoding) stays on one thread: see `par::one_row_work`.
+    let work = if t == 1 { par::one_row_work(k, n) } else { t * k * n };
     par::for_each(n.div_ceil(PANEL), work, |ps| {
         #[allow(unused_unsafe)]
         // SAFETY: y holds t × n values and each call writes only columns 8p .. 8p + 8 of its panels p.

@@ -28,6 +28,14 @@ static SPLIT_RUNS: AtomicUsize = AtomicUsize::new(0);
 /// on GPT-2 small: splitting from 32 K multiply-adds up made decoding slower on two threads.
 pub const MIN_PARALLEL_WORK: usize = 1 << 20;
 
+/// The work to give [`for_each`] for a product of one row (decoding) by a (k, n) matrix: none,
+/// so it runs on one thread. Such a product reads all of W once and is bound by memory, which
+/// the cores share; measured with bench/threads.mjs on two threads, splitting them (the logits'
+/// 50257 × 768 included) made GPT-2 small's decoding 4–11 % slower.
+pub fn one_row_work(_k: usize, _n: usize) -> usize {
+    0
+}
+
 /// Whether this build can run kernels on several threads.
 pub const AVAILABLE: bool = cfg!(any(not(target_arch = "wasm32"), feature = "threads"));
 
