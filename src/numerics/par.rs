@@ -19,8 +19,11 @@ use std::sync::Mutex;
 /// says how many it has.
 static THREADS: AtomicUsize = AtomicUsize::new(1);
 
-/// How many calls of [`for_each`] have split their work (tests check that a model's kernels do).
-static SPLIT_RUNS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// How many calls of [`for_each`] and [`map`] made on this thread have split their work (tests
+    /// check that a model's kernels do; per thread, so tests running side by side do not mix).
+    static SPLIT_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Below this many multiply-adds a kernel runs on one thread. Waking another and waiting for it
 /// costs tens of microseconds in the browser (an `Atomics.notify`, a wait); and a product of one
@@ -105,7 +108,7 @@ fn parts(n: usize, work: usize) -> usize {
     }
     let parts = threads().min(n).max(1);
     if parts > 1 {
-        SPLIT_RUNS.fetch_add(1, Ordering::Relaxed);
+        SPLIT_RUNS.with(|n| n.set(n.get() + 1));
     }
     parts
 }
@@ -120,9 +123,9 @@ fn on_pool_thread() -> bool {
     false
 }
 
-/// How many calls of [`for_each`] split their work across threads so far, in this process.
+/// How many calls of [`for_each`] and [`map`] made on this thread split their work so far.
 pub fn split_runs() -> usize {
-    SPLIT_RUNS.load(Ordering::Relaxed)
+    SPLIT_RUNS.with(|n| n.get())
 }
 
 #[cfg(any(not(target_arch = "wasm32"), feature = "threads"))]
