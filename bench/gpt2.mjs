@@ -16,7 +16,8 @@
 // BENCH_ISOLATED=1 serves the book with the cross-origin isolation headers, so the page runs the
 // threaded worker on every core (bench/threads.mjs compares); its results go to
 // bench/out/gpt2-isolated.json; with BENCH_THREADS=N its pool has at most N threads (the same
-// build on fewer threads), into bench/out/gpt2-isolatedN.json.
+// build on fewer threads), into bench/out/gpt2-isolatedN.json; BENCH_POOL=rayon runs rayon's
+// pool instead of the hand-made one (gpt2-isolatedNrayon.json).
 // BENCH_BACKEND=webgpu runs the same on WebGPU (Chromium with --enable-unsafe-webgpu, which
 // here is SwiftShader, a software adapter: a regression figure, not a GPU's speed), one run
 // per prompt size, into bench/out/gpt2-webgpu.json.
@@ -76,9 +77,10 @@ async function run(name, link, download) {
   const profile = download && process.env.BENCH_PERSISTENT ? fs.mkdtempSync("/tmp/attention-live-bench-") : null;
   const persistent = profile && await launchPersistent(profile, { viewport });
   const page = persistent ? persistent.pages()[0] || await persistent.newPage() : await newPage(browser, { viewport });
-  // BENCH_THREADS=N caps the threaded worker's pool (the page's hook, src/kit/worker.rs).
-  if (process.env.BENCH_THREADS) {
-    await page.addInitScript((n) => localStorage.setItem("attention-live:threads", n), process.env.BENCH_THREADS);
+  // BENCH_THREADS=N caps the threaded worker's pool, BENCH_POOL=rayon runs rayon's pool instead
+  // of the hand-made one (the page's hooks, src/kit/worker.rs).
+  for (const [key, value] of [["threads", process.env.BENCH_THREADS], ["pool", process.env.BENCH_POOL]]) {
+    if (value) await page.addInitScript(([k, v]) => localStorage.setItem(`attention-live:${k}`, v), [key, value]);
   }
   const t0 = Date.now();
   await page.goto(`${url}${link}&gpt2.backend=${backend}`);
@@ -117,7 +119,7 @@ for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name}${r.kept === undefined ? "" : r.kept ? ", copy kept" : ", no copy kept"} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-const out = backend === "webgpu" ? "gpt2-webgpu" : isolated ? `gpt2-isolated${process.env.BENCH_THREADS || ""}` : "gpt2";
+const out = backend === "webgpu" ? "gpt2-webgpu" : isolated ? `gpt2-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "gpt2";
 fs.writeFileSync(new URL(`./out/${out}.json`, import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();

@@ -12,6 +12,10 @@
 //! - `ui` (wasm only): the Leptos app;
 //! - `worker` (wasm only): the compute worker around `gpt2::session`, speaking `gpt2::protocol`.
 
+// The threaded worker build (nightly, scripts/build_threads.sh): its pool threads sleep and wake
+// with wasm's wait and notify instructions (numerics::par::spin).
+#![cfg_attr(all(target_arch = "wasm32", target_feature = "atomics"), feature(stdarch_wasm_atomic_wait))]
+
 pub mod chapters;
 pub mod demos;
 pub mod exercises;

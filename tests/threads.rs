@@ -1,6 +1,7 @@
 //! The kernels split across threads (`numerics::par`) give the single thread's results, bit for
 //! bit: the matrix product by column panels, and GPT-2's forward pass in the browser's weight
-//! layout, on rayon's pool (natively its threads; in the browser, Web Workers).
+//! layout, on both pools (the hand-made one and rayon's; natively std threads, in the browser
+//! Web Workers).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::collections::HashSet;
@@ -8,13 +9,17 @@ use std::rc::Rc;
 use std::sync::Mutex;
 
 use attention_live::numerics::packed::PackedMatrix;
-use attention_live::numerics::par;
+use attention_live::numerics::par::{self, Pool};
 use attention_live::numerics::rng::normal_matrix;
 
-/// rayon's pool with two threads whatever the machine's cores, so the split runs in parallel.
+/// Both pools with threads whatever the machine's cores, so the split runs in parallel: rayon's
+/// with two, the hand-made one with two besides the thread that asks.
 fn two_threads() {
     let _ = rayon::ThreadPoolBuilder::new().num_threads(2).build_global();
+    par::spin::start_native(2);
 }
+
+const POOLS: [Pool; 2] = [Pool::Spin, Pool::Rayon];
 
 #[test]
 fn split_covers_the_range_once_in_near_equal_parts() {
@@ -35,15 +40,22 @@ fn split_covers_the_range_once_in_near_equal_parts() {
 fn work_is_shared_between_threads_only_when_it_is_large_enough() {
     two_threads();
     par::set_threads(2);
-    let ids = Mutex::new(HashSet::new());
-    par::for_each(64, par::MIN_PARALLEL_WORK, |r| {
-        std::thread::sleep(std::time::Duration::from_millis(20 * r.len() as u64 / 32));
-        ids.lock().unwrap().insert(std::thread::current().id());
-    });
-    assert_eq!(ids.lock().unwrap().len(), 2, "two parts on two threads");
-    let calls = Mutex::new(Vec::new());
-    par::for_each(64, par::MIN_PARALLEL_WORK - 1, |r| calls.lock().unwrap().push(r));
-    assert_eq!(*calls.lock().unwrap(), vec![0..64], "small work runs as one call");
+    for pool in POOLS {
+        par::set_pool(pool);
+        let ids = Mutex::new(HashSet::new());
+        par::for_each(64, par::MIN_PARALLEL_WORK, |r| {
+            std::thread::sleep(std::time::Duration::from_millis(20 * r.len() as u64 / 32));
+            ids.lock().unwrap().insert(std::thread::current().id());
+        });
+        // The hand-made pool is one job at a time: a test beside this one may hold it, and then
+        // this thread runs both parts itself.
+        let shared = ids.lock().unwrap().len();
+        assert!(shared == 2 || pool == Pool::Spin && shared == 1, "{pool:?}: two parts on {shared} threads");
+        let calls = Mutex::new(Vec::new());
+        par::for_each(64, par::MIN_PARALLEL_WORK - 1, |r| calls.lock().unwrap().push(r));
+        assert_eq!(*calls.lock().unwrap(), vec![0..64], "small work runs as one call");
+    }
+    par::set_pool(Pool::Spin);
 }
 
 /// Prompt-sized, decoding-sized (one row: the lone-row kernel, never split) and ragged shapes, on 1, 2 and 3
@@ -56,10 +68,11 @@ fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
         let w = PackedMatrix::pack(normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32).view());
         par::set_threads(1);
         let one = w.matmul(x.view());
-        for threads in [2, 3] {
+        for (threads, pool) in [2, 3].into_iter().flat_map(|t| POOLS.map(|p| (t, p))) {
             par::set_threads(threads);
+            par::set_pool(pool);
             let before = par::split_runs();
-            assert_eq!(w.matmul(x.view()), one, "({t}, {k}, {n}) on {threads} threads");
+            assert_eq!(w.matmul(x.view()), one, "({t}, {k}, {n}) on {threads} threads, {pool:?}");
             // One row (decoding) stays on one thread (`par::one_row_work`); the others are split.
             assert_eq!(par::split_runs() > before, t > 1, "({t}, {k}, {n}) split across {threads} threads");
         }
@@ -103,11 +116,15 @@ fn gpt2_gives_the_same_outputs_on_two_threads() {
         (prompt, step)
     };
     let (one, one_step) = run(1);
-    let before = par::split_runs();
-    let (two, two_step) = run(2);
-    assert!(par::split_runs() > before, "the forward pass split some kernel");
-    assert_eq!(one.logits, two.logits);
-    assert_eq!(one.attentions, two.attentions);
-    assert_eq!((one_step.logits, one_step.attentions), (two_step.logits, two_step.attentions));
+    for pool in POOLS {
+        par::set_pool(pool);
+        let before = par::split_runs();
+        let (two, two_step) = run(2);
+        assert!(par::split_runs() > before, "the forward pass split some kernel");
+        assert_eq!(one.logits, two.logits, "{pool:?}");
+        assert_eq!(one.attentions, two.attentions, "{pool:?}");
+        assert_eq!((&one_step.logits, &one_step.attentions), (&two_step.logits, &two_step.attentions), "{pool:?}");
+    }
+    par::set_pool(Pool::Spin);
     par::set_threads(1);
 }

@@ -59,18 +59,21 @@ fn relaxed_simd() -> bool {
     js_sys::WebAssembly::validate(&js_sys::Uint8Array::from(&MODULE[..]).into()).unwrap_or(false)
 }
 
-/// The worker's name: `threads=N` caps its thread pool where the reader's storage says so
-/// (`localStorage["attention-live:threads"]`, a hook for benchmarks and tests that compare
-/// thread counts on the same build).
+/// The worker's name, from hooks in the reader's storage for benchmarks and tests that compare
+/// runs on the same build: `threads=N` caps its thread pool (`attention-live:threads`), and
+/// `pool=rayon` uses rayon's pool instead of the hand-made one (`attention-live:pool`).
 fn worker_options() -> web_sys::WorkerOptions {
     let opts = web_sys::WorkerOptions::new();
-    let cap = web_sys::window()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item("attention-live:threads").ok().flatten())
-        .and_then(|v| v.trim().parse::<u32>().ok());
-    if let Some(n) = cap {
-        opts.set_name(&format!("threads={n}"));
+    let storage = web_sys::window().and_then(|w| w.local_storage().ok().flatten());
+    let item = |key: &str| storage.as_ref().and_then(|s| s.get_item(key).ok().flatten());
+    let mut name = Vec::new();
+    if let Some(n) = item("attention-live:threads").and_then(|v| v.trim().parse::<u32>().ok()) {
+        name.push(format!("threads={n}"));
     }
+    if item("attention-live:pool").as_deref() == Some("rayon") {
+        name.push("pool=rayon".to_string());
+    }
+    opts.set_name(&name.join(","));
     opts
 }
 

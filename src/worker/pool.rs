@@ -1,12 +1,14 @@
-//! The compute worker's thread pool, in its threaded build (feature `threads`): rayon's pool,
-//! whose threads are Web Workers that share this worker's wasm memory.
+//! The compute worker's thread pool, in its threaded build (feature `threads`): Web Workers that
+//! share this worker's wasm memory, running the hand-made pool's loop (`numerics::par::spin`:
+//! this thread takes parts of each job too, so one worker fewer than threads) or, where the
+//! worker's name asks for it, rayon's pool (benchmarks compare the two).
 //!
 //! The Web Workers are started first, each from a short script given the compiled module and
 //! the shared memory, which it instantiates; [`start`] waits until every one has said so. Only
-//! then is rayon's pool built: `build_global` blocks until its threads run, and a worker cannot
-//! start while the thread that created it is blocked, so they must already be running. rayon is
-//! told how to "spawn" a thread (`spawn_handler`): the next started worker is sent a pointer to
-//! the boxed closure rayon wants run, and calls [`pool_thread`], which never returns (the thread
+//! then does each get its loop: for rayon, `build_global` blocks until its threads run, and a
+//! worker cannot start while the thread that created it is blocked, so they must already be
+//! running; rayon is told how to "spawn" a thread (`spawn_handler`): the next started worker is
+//! sent a pointer to the boxed closure rayon wants run. [`pool_thread`] never returns (a thread
 //! waits for work with `Atomics.wait`, allowed in workers). Where the page is not cross-origin
 //! isolated (no shared memory), or a thread fails to start, kernels run on one thread and the
 //! backend line says why.
@@ -65,13 +67,22 @@ pub fn threads() -> Threads {
     THREADS.with(|t| t.borrow().clone())
 }
 
-/// Entry point of a pool thread: runs the closure rayon handed to `spawn_handler` (its thread's
-/// main loop, which returns only when the pool is dropped, never here).
+/// Entry point of a pool thread: with 0, the hand-made pool's loop (`par::spin`); else the
+/// closure rayon handed to `spawn_handler` (its thread's main loop). Neither returns.
 #[wasm_bindgen]
 pub fn pool_thread(ptr: u32) {
+    if ptr == 0 {
+        par::spin::worker_loop();
+    }
     // SAFETY: `ptr` is the `Box::into_raw` of `spawn`, sent to exactly one thread.
     let run = unsafe { Box::from_raw(ptr as *mut Box<dyn FnOnce() + Send>) };
     run();
+}
+
+/// rayon's pool rather than the hand-made one: where the worker's name says `pool=rayon`
+/// (`kit::worker`; benchmarks compare the two on one build).
+fn wants_rayon() -> bool {
+    global("name").as_string().is_some_and(|n| n.split(',').any(|p| p == "pool=rayon"))
 }
 
 fn global(name: &str) -> JsValue {
@@ -86,13 +97,16 @@ pub fn is_pool_thread() -> bool {
 /// Starts the pool with one thread per core (at most [`MAX_THREADS`]) and waits until each has
 /// started; then kernels split their work across them. On failure kernels stay on one thread.
 pub async fn start() {
+    let rayon = wants_rayon();
     let outcome = match want() {
         Err(why) => Err(why),
-        Ok(n) => spawn(n).await.map(|()| n),
+        // The hand-made pool's asking thread takes parts too: one Web Worker fewer.
+        Ok(n) => spawn(if rayon { n } else { n - 1 }, rayon).await.map(|()| n),
     };
     let threads = match outcome {
         Ok(n) => {
             par::set_threads(n);
+            par::set_pool(if rayon { par::Pool::Rayon } else { par::Pool::Spin });
             Threads { count: n, why_one: None }
         }
         Err(why) => Threads { count: 1, why_one: Some(why) },
@@ -111,7 +125,8 @@ fn want() -> Result<usize, String> {
         .and_then(|c| c.as_f64())
         .unwrap_or(1.0) as usize;
     // A cap in the worker's name (`kit::worker`: benchmarks compare thread counts on one build).
-    let cap = global("name").as_string().and_then(|n| n.strip_prefix("threads=")?.parse::<usize>().ok());
+    let name = global("name").as_string().unwrap_or_default();
+    let cap = name.split(',').find_map(|p| p.strip_prefix("threads=")?.parse::<usize>().ok());
     match (cores.min(MAX_THREADS), cap) {
         (_, Some(0 | 1)) => Err("capped by this browser's storage (attention-live:threads)".into()),
         (0 | 1, _) => Err("this machine reports one core".into()),
@@ -125,9 +140,9 @@ fn js_text(e: JsValue) -> String {
         .unwrap_or_else(|| format!("{e:?}"))
 }
 
-/// Starts `n` Web Workers on this module and memory, waits until each has instantiated it, then
-/// builds rayon's pool on them.
-async fn spawn(n: usize) -> Result<(), String> {
+/// Starts `n` Web Workers on this module and memory and waits until each has instantiated it;
+/// then gives each the hand-made pool's loop, or builds rayon's pool on them.
+async fn spawn(n: usize, rayon: bool) -> Result<(), String> {
     let glue = global("glueUrl");
     if glue.as_string().is_none() {
         return Err("the worker's loader did not keep its script for the pool".into());
@@ -171,6 +186,13 @@ async fn spawn(n: usize) -> Result<(), String> {
     if let Err(e) = wasm_bindgen_futures::JsFuture::from(all).await {
         workers.iter().for_each(Worker::terminate);
         return Err(format!("the pool's threads failed to start: {}", js_text(e)));
+    }
+    if !rayon {
+        for worker in &workers {
+            worker.post_message(&0u32.into()).map_err(js_text)?;
+        }
+        WORKERS.with(|w| *w.borrow_mut() = workers);
+        return Ok(());
     }
     let next = std::cell::Cell::new(0);
     rayon::ThreadPoolBuilder::new()

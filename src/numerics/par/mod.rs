@@ -4,25 +4,52 @@
 //! product's column panels, the vocabulary's rows of the logits) and a function that computes
 //! a contiguous range of them. With one thread the function is called once, on the whole range,
 //! exactly as the single-threaded kernel always ran. With several, the range is cut into one
-//! part per thread ([`split`]) and the parts run at once on rayon's pool: natively its own
-//! threads; in the browser's threaded build a pool of Web Workers sharing the wasm memory
-//! (the compute worker starts it when the page is cross-origin isolated).
+//! part per thread ([`split`]) and the parts run at once on a pool: the hand-made one in
+//! [`spin`] (the default) or rayon's ([`Pool`]; docs/performance.md measures both). Natively its
+//! threads are std threads; in the browser's threaded build, Web Workers sharing the wasm memory
+//! (the compute worker starts them when the page is cross-origin isolated: `worker::pool`).
 //!
 //! Every piece is computed by the same instructions in the same order whichever thread runs it,
 //! so the outputs are bit-for-bit those of one thread (tests/threads.rs checks it).
 
+use std::cell::Cell;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// The threads kernels split their work across: 1 until a pool is started and [`set_threads`]
-/// says how many it has.
-static THREADS: AtomicUsize = AtomicUsize::new(1);
+pub mod spin;
+
+/// Which pool runs the parts of split work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The hand-made pool ([`spin`]): its threads stay awake between the products of a pass.
+    Spin,
+    /// rayon's global pool.
+    Rayon,
+}
+
+/// Chooses the pool this thread's kernels use (the hand-made one unless told otherwise).
+pub fn set_pool(pool: Pool) {
+    RAYON.with(|r| r.set(pool == Pool::Rayon));
+}
+
+pub fn pool() -> Pool {
+    if RAYON.with(Cell::get) {
+        Pool::Rayon
+    } else {
+        Pool::Spin
+    }
+}
 
 thread_local! {
+    /// The threads this thread's kernels split their work across: 1 until a pool is started and
+    /// [`set_threads`] says how many it has. (Per thread: in the browser the compute worker's
+    /// thread runs the kernels; natively, tests side by side each choose their own.)
+    static THREADS: Cell<usize> = const { Cell::new(1) };
+    /// rayon's pool rather than the hand-made one.
+    static RAYON: Cell<bool> = const { Cell::new(false) };
     /// How many calls of [`for_each`] and [`map`] made on this thread have split their work (tests
     /// check that a model's kernels do; per thread, so tests running side by side do not mix).
-    static SPLIT_RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static SPLIT_RUNS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Below this many multiply-adds a kernel runs on one thread. Waking another and waiting for it
@@ -42,16 +69,16 @@ pub fn one_row_work(_k: usize, _n: usize) -> usize {
 /// Whether this build can run kernels on several threads.
 pub const AVAILABLE: bool = cfg!(any(not(target_arch = "wasm32"), feature = "threads"));
 
-/// The threads kernels use now.
+/// The threads this thread's kernels use now.
 pub fn threads() -> usize {
-    THREADS.load(Ordering::Relaxed)
+    THREADS.with(Cell::get)
 }
 
 /// Sets how many threads kernels use (at least 1; 1 where the build has no threads). Natively
 /// rayon's pool serves any number; in the browser the compute worker sets it to the size of the
 /// pool it started.
 pub fn set_threads(n: usize) {
-    THREADS.store(if AVAILABLE { n.max(1) } else { 1 }, Ordering::Relaxed);
+    THREADS.with(|t| t.set(if AVAILABLE { n.max(1) } else { 1 }));
 }
 
 /// `0 .. n` cut into at most `parts` contiguous, non-empty ranges whose lengths differ by at most one.
@@ -113,23 +140,39 @@ fn parts(n: usize, work: usize) -> usize {
     parts
 }
 
-#[cfg(any(not(target_arch = "wasm32"), feature = "threads"))]
+/// How many calls of [`for_each`] and [`map`] made on this thread split their work so far.
+pub fn split_runs() -> usize {
+    SPLIT_RUNS.with(Cell::get)
+}
+
 fn on_pool_thread() -> bool {
+    spin::in_pool() || rayon_thread()
+}
+
+#[cfg(any(not(target_arch = "wasm32"), feature = "threads"))]
+fn rayon_thread() -> bool {
     rayon::current_thread_index().is_some()
 }
 
 #[cfg(not(any(not(target_arch = "wasm32"), feature = "threads")))]
-fn on_pool_thread() -> bool {
+fn rayon_thread() -> bool {
     false
 }
 
-/// How many calls of [`for_each`] and [`map`] made on this thread split their work so far.
-pub fn split_runs() -> usize {
-    SPLIT_RUNS.with(|n| n.get())
+fn run(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
+    match pool() {
+        Pool::Rayon => run_rayon(ranges, f),
+        // The pool is another thread's (natively, tests side by side): this thread does it all.
+        Pool::Spin => {
+            if !spin::run(&ranges, f) {
+                ranges.into_iter().for_each(f);
+            }
+        }
+    }
 }
 
 #[cfg(any(not(target_arch = "wasm32"), feature = "threads"))]
-fn run(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
+fn run_rayon(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
     rayon::scope(|s| {
         for r in ranges {
             s.spawn(move |_| f(r));
@@ -138,7 +181,7 @@ fn run(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
 }
 
 #[cfg(not(any(not(target_arch = "wasm32"), feature = "threads")))]
-fn run(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
+fn run_rayon(ranges: Vec<Range<usize>>, f: &(impl Fn(Range<usize>) + Sync)) {
     ranges.into_iter().for_each(f);
 }
 
