@@ -26,6 +26,9 @@ pub struct FileCheck {
 pub struct Manifest {
     pub config: FileCheck,
     pub model: FileCheck,
+    /// `tokenizer.json`, for a Llama-family model (GPT-2's tokenizer is built in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<FileCheck>,
 }
 
 /// openai-community/gpt2 at revision 607a30d783dfa663caf39e06633721c8d4cfcd7e (the hub's LFS
@@ -40,17 +43,23 @@ pub fn gpt2_small() -> Manifest {
             size: 548_105_171,
             sha256: "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707".into(),
         },
+        tokenizer: None,
     }
 }
 
 /// A bundled model's files as the build recorded them (`formats::bundled`), for a folder of the
-/// site such as `/models/stories/`; `None` elsewhere.
+/// site such as `/models/stories/` (with `tokenizer.json` where the folder has one); `None`
+/// elsewhere.
 pub fn bundled(base: &str) -> Option<Manifest> {
     let file = |name: &str| {
         crate::formats::bundled::expected(&format!("{base}{name}"))
             .map(|(size, sha256)| FileCheck { size, sha256: sha256.to_string() })
     };
-    Some(Manifest { config: file("config.json")?, model: file("model.safetensors")? })
+    Some(Manifest {
+        config: file("config.json")?,
+        model: file("model.safetensors")?,
+        tokenizer: file("tokenizer.json"),
+    })
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -42,6 +42,8 @@ pub fn family(config_json: &str) -> Result<Family, LoadError> {
     }
 }
 
+// A worker holds one session: the variants' sizes (the tokenizer's byte table) do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum ModelSession {
     Gpt2(Session),
     Llama(LlamaSession),

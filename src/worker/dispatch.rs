@@ -10,8 +10,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{error, fetch, post, scope};
+use crate::gpt2::manifest::Manifest;
+use crate::gpt2::model_session::{family, ModelSession as Session};
+use crate::gpt2::protocol::Family;
 use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
-use crate::gpt2::session::Session;
 use crate::gpu::{Gpu, GpuError};
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled).
@@ -168,21 +170,48 @@ impl Worker {
         post(&reply, None);
     }
 
-    /// Parses fetched files into a model; on success keeps the downloaded ones in Cache
-    /// Storage, on failure removes the stored ones (a file that does not load is never kept).
-    async fn load_files(&self, name: &str, files: fetch::Files, load: u64) {
+    /// Parses fetched files into a model (with `tokenizer.json` from `base` for a Llama-family
+    /// model); on success keeps the downloaded ones in Cache Storage, on failure removes the
+    /// stored ones (a file that does not load is never kept).
+    async fn load_files(&self, name: &str, files: fetch::Files, from: (&str, Option<&Manifest>, bool), load: u64) {
+        if !self.current(load) {
+            return;
+        }
+        let (base, expect, use_cache) = from;
+        let tokenizer = match family(&files.config) {
+            Ok(Family::Llama) => {
+                match super::tokenizer_file::fetch(base, expect.and_then(|m| m.tokenizer.as_ref()), use_cache, load)
+                    .await
+                {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        files.evict().await;
+                        return load_error(load, format!("{name}: {e}"));
+                    }
+                }
+            }
+            _ => None,
+        };
         if !self.current(load) {
             return;
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-        match Session::new(&files.config, &files.model) {
+        match Session::new(&files.config, &files.model, tokenizer.as_ref().map(|t| t.text.as_str())) {
             Ok(s) => {
-                let source = files.keep().await;
+                let mut source = files.keep().await;
+                if let Some(t) = &tokenizer {
+                    if !t.keep().await && source == Source::NetworkStored {
+                        source = Source::NetworkUnstored;
+                    }
+                }
                 drop(files);
                 self.loaded(s, name, source, load).await
             }
             Err(e) => {
                 files.evict().await;
+                if let Some(t) = &tokenizer {
+                    t.evict().await;
+                }
                 load_error(load, format!("{name}: {e}"))
             }
         }
@@ -199,16 +228,16 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::Load { name, base, expect, cache, only_cached, load } => {
             w.latest_load.set(load);
             match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached, load).await {
-                Ok(Some(files)) => w.load_files(&name, files, load).await,
+                Ok(Some(files)) => w.load_files(&name, files, (&base, expect.as_ref(), cache), load).await,
                 Ok(None) => {}
                 Err(e) => load_error(load, e),
             }
         }
-        Request::LoadBytes { name, config, load } => {
+        Request::LoadBytes { name, config, tokenizer, load } => {
             w.latest_load.set(load);
             let bytes =
                 data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b).to_vec()).unwrap_or_default();
-            match Session::new(&config, &bytes) {
+            match Session::new(&config, &bytes, tokenizer.as_deref()) {
                 Ok(s) => w.loaded(s, &name, Source::File, load).await,
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }

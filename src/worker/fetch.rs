@@ -114,19 +114,19 @@ async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) 
     Ok(bytes)
 }
 
-async fn open_cache() -> Option<Cache> {
+pub(super) async fn open_cache() -> Option<Cache> {
     let storage = scope().caches().ok()?;
     JsFuture::from(storage.open(MODEL_CACHE)).await.ok().map(JsCast::unchecked_into)
 }
 
-async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
+pub(super) async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
     let found = JsFuture::from(cache.as_ref()?.match_with_str(url)).await.ok()?;
     found.dyn_into::<Response>().ok()
 }
 
 /// One file of a model: the cached copy `stored` if there is one, else from the network
 /// (verified against `expect` when given). `true` with the bytes when they came from the cache.
-async fn file(
+pub(super) async fn file(
     url: &str,
     name: &str,
     expect: Option<&FileCheck>,

@@ -214,7 +214,7 @@ pub fn load_files(s: Store, files: Option<web_sys::FileList>) {
             Ok((config, bytes)) => {
                 s.advance(Event::FilesSent);
                 s.set(|p| p.model = Model::File);
-                s.send_load(Request::LoadBytes { name: Model::File.key().into(), config, load: 0 }, Some(bytes));
+                s.send_load(Request::LoadBytes { name: Model::File.key().into(), config, tokenizer: None, load: 0 }, Some(bytes));
             }
             Err(e) => s.advance(Event::Failed(e)),
         }
