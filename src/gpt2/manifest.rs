@@ -7,6 +7,10 @@ use sha2::{Digest, Sha256};
 /// Where "GPT-2 small" is fetched from unless the reader gives another folder.
 pub const HUB_GPT2: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
 
+/// Where "SmolLM2-135M" (a Llama-family model) is fetched from unless the reader gives another
+/// folder: `config.json`, `model.safetensors` and `tokenizer.json`.
+pub const HUB_SMOLLM2: &str = "https://huggingface.co/HuggingFaceTB/SmolLM2-135M/resolve/main/";
+
 /// The browser's Cache Storage bucket that keeps models (the worker's downloads, and the
 /// training lab's model handed to the GPT-2 chapter).
 pub const MODEL_CACHE: &str = "attention-live-models";
@@ -46,6 +50,22 @@ pub fn gpt2_small() -> Manifest {
         tokenizer: None,
     }
 }
+
+/// HuggingFaceTB/SmolLM2-135M's pins, once recorded: `None` until `scripts/llama/pin_smollm2.py`
+/// (run where the hub is reachable) has written the revision, sizes and SHA-256 of its three files
+/// into `SMOLLM2_PINS` below. Until then the download is checked as any URL's (size against
+/// `Content-Length`, a web page refused, the checkpoint and tokenizer refused when malformed or
+/// mismatched), not against pinned hashes, and the page says so.
+pub fn smollm2_135m() -> Option<Manifest> {
+    let [config, model, tokenizer] = SMOLLM2_PINS?;
+    let check = |(size, sha256): (u64, &str)| FileCheck { size, sha256: sha256.into() };
+    Some(Manifest { config: check(config), model: check(model), tokenizer: Some(check(tokenizer)) })
+}
+
+/// (size, SHA-256) of SmolLM2-135M's config.json, model.safetensors and tokenizer.json at the
+/// revision `scripts/llama/pin_smollm2.py` printed. NOT PINNED YET: the hub was not reachable where
+/// this was written; run the script and paste its output here.
+pub const SMOLLM2_PINS: Option<[(u64, &str); 3]> = None;
 
 /// A bundled model's files as the build recorded them (`formats::bundled`), for a folder of the
 /// site such as `/models/stories/` (with `tokenizer.json` where the folder has one); `None`
