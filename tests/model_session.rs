@@ -190,3 +190,77 @@ fn a_llama_session_on_the_gpu_answers_as_on_the_cpu() {
     assert_eq!(on_gpu.backend(), "cpu");
     assert!(on_gpu.take_notice().is_some_and(|n| n.contains("now runs on the CPU")));
 }
+
+mod menu {
+    //! The chapter's model menu: both families, the links that name them, the status line.
+    use attention_live::demos::gpt2::status::{next, plan_load, shape_line, Event, Plan, Status};
+    use attention_live::demos::gpt2::SPEC;
+    use attention_live::demos::gpt2::{model_base, Model, Params};
+    use attention_live::gpt2::manifest::{smollm2_135m, HUB_SMOLLM2, SMOLLM2_PINS};
+    use attention_live::gpt2::protocol::{Family, Request, Source};
+    use attention_live::state::query::parse_query;
+    use attention_live::state::{Params as _, Values};
+
+    fn from_link(query: &str) -> Params {
+        Params::read(&Values::from_pairs(SPEC.id, SPEC.params, &parse_query(query)).0)
+    }
+
+    #[test]
+    fn old_keys_keep_their_meaning_and_the_llama_models_have_their_own() {
+        let keys: Vec<&str> = Model::OPTIONS.iter().map(|o| o.0).collect();
+        assert_eq!(keys, ["stories", "induction", "gpt2", "url", "file", "trained", "smollm2", "stories-llama"]);
+        assert_eq!(Model::Smollm2.label(), "SmolLM2-135M (Llama family, download ~270 MB)");
+        assert_eq!(Model::StoriesLlama.label(), "Pet stories, Llama family (bundled)");
+        assert_eq!(model_base("smollm2", ""), Some(HUB_SMOLLM2.to_string()));
+        assert_eq!(model_base("smollm2", "http://127.0.0.1:8000/m"), Some("http://127.0.0.1:8000/m/".into()));
+        assert_eq!(model_base("stories-llama", ""), Some("/models/stories-llama/".into()));
+        assert_eq!(model_base("gpt2", ""), Some(attention_live::gpt2::manifest::HUB_GPT2.to_string()));
+        assert_eq!(model_base("stories", ""), Some("/models/stories/".into()));
+        // A link's values: the new keys parse, and an old link's model is what it was.
+        assert_eq!(from_link("gpt2.model=smollm2").model, Model::Smollm2);
+        assert_eq!(from_link("gpt2.model=stories-llama").model, Model::StoriesLlama);
+        assert_eq!(from_link("gpt2.model=url").model, Model::Url);
+        assert_eq!(from_link("gpt2.model=gpt2").model, Model::Gpt2);
+    }
+
+    #[test]
+    fn smollm2_downloads_from_the_hub_with_consent_and_is_kept() {
+        let plan = plan_load(Model::Smollm2, "", true, &Status::Starting);
+        let Plan::Send(Request::Load { name, base, expect, cache, only_cached, .. }) = plan else { panic!("{plan:?}") };
+        assert_eq!((name.as_str(), base.as_str(), cache, only_cached), ("smollm2", HUB_SMOLLM2, true, true));
+        // Pinned only once scripts/llama/pin_smollm2.py has filled the pins in; never a made-up pin.
+        assert_eq!(expect, smollm2_135m());
+        assert_eq!(expect.is_some(), SMOLLM2_PINS.is_some());
+        if let Some(m) = expect {
+            assert!(m.tokenizer.is_some(), "the third file is pinned too");
+        }
+        // The same files from the reader's own folder are not checked against the hub's pins.
+        let plan = plan_load(Model::Smollm2, "http://127.0.0.1:9/smol/", false, &Status::Starting);
+        assert!(matches!(plan, Plan::Send(Request::Load { expect: None, only_cached: false, .. })), "{plan:?}");
+        // The bundled Llama-family model: from the site, checked against what the build recorded.
+        let plan = plan_load(Model::StoriesLlama, "", true, &Status::Starting);
+        let Plan::Send(Request::Load { base, cache, only_cached, .. }) = plan else { panic!("{plan:?}") };
+        assert_eq!((base.as_str(), cache, only_cached), ("/models/stories-llama/", false, false));
+    }
+
+    #[test]
+    fn the_status_line_names_the_family_and_the_kv_heads() {
+        assert_eq!(shape_line(Family::Llama, 30, 9, Some(3)), "Llama family · 30 layers × 9 heads (3 KV heads)");
+        assert_eq!(shape_line(Family::Llama, 2, 6, Some(1)), "Llama family · 2 layers × 6 heads (1 KV head)");
+        assert_eq!(shape_line(Family::Gpt2, 12, 12, None), "GPT-2 · 12 layers × 12 heads");
+        let (cfg, bytes) = super::fixture("gqa");
+        let s = super::ModelSession::new(&cfg, &bytes, Some(&super::tokenizer300())).unwrap();
+        let loading = Status::Loading {
+            name: "url".into(),
+            phase: attention_live::gpt2::protocol::Phase::Parse,
+            loaded: 0,
+            total: None,
+            rate: None,
+        };
+        let ready = next(&loading, Event::Reply(&s.loaded("url", Source::Network)));
+        assert!(
+            matches!(ready, Status::Ready { family: Family::Llama, n_kv_head: Some(2), n_head: 6, .. }),
+            "{ready:?}"
+        );
+    }
+}
