@@ -3,10 +3,14 @@
 //! loading paths without the hub. Never committed:
 //!
 //!     cargo run --example write_random_llama -- /tmp/random-llama
+//!     cargo run --example write_random_llama -- /tmp/random-smollm2 smollm2
 //!
-//! The shape is small (2 layers, 6 query heads sharing 2 KV heads, 1,200 tokens) so the browser
-//! test stays quick; the tokenizer is `tests/fixtures/llama/tokenizer/tokenizer.json` (SmolLM2's
-//! configuration, 1,200 ids, written by `scripts/llama/make_tokenizer_fixture.py`).
+//! The first shape is small (2 layers, 6 query heads sharing 2 KV heads, 1,200 tokens) so the
+//! browser test stays quick; the second is SmolLM2-135M's (`Config::smollm2_135m`, BF16 as the
+//! hub's file, about 270 MB). The tokenizer is `tests/fixtures/llama/tokenizer/tokenizer.json`
+//! (SmolLM2's configuration, 1,200 ids, written by `scripts/llama/make_tokenizer_fixture.py`);
+//! for SmolLM2's shape its vocabulary is filled up to 49,152 ids with tokens no merge reaches
+//! (`<|filler-N|>`), so it fits the model's embedding rows.
 
 use attention_live::formats::safetensors::{write, Dtype};
 use attention_live::llama::weights::Weights;
@@ -14,14 +18,19 @@ use attention_live::llama::Config;
 
 fn main() {
     let dir = std::env::args().nth(1).unwrap_or_else(|| "/tmp/random-llama".into());
+    let smollm2 = std::env::args().nth(2).as_deref() == Some("smollm2");
     std::fs::create_dir_all(&dir).expect("can create the folder");
-    let cfg = Config {
-        num_key_value_heads: 2,
-        tie_word_embeddings: true,
-        max_position_embeddings: 256,
-        rope_theta: 100_000.0,
-        rms_norm_eps: 1e-5,
-        ..Config::new(1200, 96, 192, 2, 6)
+    let cfg = if smollm2 {
+        Config::smollm2_135m()
+    } else {
+        Config {
+            num_key_value_heads: 2,
+            tie_word_embeddings: true,
+            max_position_embeddings: 256,
+            rope_theta: 100_000.0,
+            rms_norm_eps: 1e-5,
+            ..Config::new(1200, 96, 192, 2, 6)
+        }
     };
     let config = serde_json::json!({
         "architectures": ["LlamaForCausalLM"],
@@ -43,9 +52,16 @@ fn main() {
     });
     std::fs::write(format!("{dir}/config.json"), serde_json::to_string_pretty(&config).unwrap())
         .expect("writes config.json");
-    let bytes = write(&Weights::random(&cfg, 135).named(), Dtype::F32, &[("format", "pt")]);
+    let dtype = if smollm2 { Dtype::BF16 } else { Dtype::F32 };
+    let bytes = write(&Weights::random(&cfg, 135).named(), dtype, &[("format", "pt")]);
     std::fs::write(format!("{dir}/model.safetensors"), &bytes).expect("writes model.safetensors");
-    let tokenizer = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llama/tokenizer/tokenizer.json");
-    std::fs::copy(tokenizer, format!("{dir}/tokenizer.json")).expect("copies tokenizer.json");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llama/tokenizer/tokenizer.json");
+    let mut tokenizer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("reads the tokenizer fixture")).unwrap();
+    let vocab = tokenizer["model"]["vocab"].as_object_mut().expect("a BPE vocabulary");
+    for id in vocab.len()..cfg.vocab_size {
+        vocab.insert(format!("<|filler-{id}|>"), id.into());
+    }
+    std::fs::write(format!("{dir}/tokenizer.json"), tokenizer.to_string()).expect("writes tokenizer.json");
     println!("wrote {dir}: {} parameters, {} bytes", cfg.n_params(), bytes.len());
 }

@@ -234,9 +234,10 @@ mod menu {
         if let Some(m) = expect {
             assert!(m.tokenizer.is_some(), "the third file is pinned too");
         }
-        // The same files from the reader's own folder are not checked against the hub's pins.
-        let plan = plan_load(Model::Smollm2, "http://127.0.0.1:9/smol/", false, &Status::Starting);
-        assert!(matches!(plan, Plan::Send(Request::Load { expect: None, only_cached: false, .. })), "{plan:?}");
+        // The same files from a folder the reader gives are held to the same pins, as GPT-2 small's.
+        let plan = plan_load(Model::Smollm2, "http://127.0.0.1:9/smol", false, &Status::Starting);
+        let Plan::Send(Request::Load { base, expect: pins, only_cached, .. }) = plan else { panic!("{plan:?}") };
+        assert_eq!((base.as_str(), pins, only_cached), ("http://127.0.0.1:9/smol/", smollm2_135m(), false));
         // The bundled Llama-family model: from the site, checked against what the build recorded.
         let plan = plan_load(Model::StoriesLlama, "", true, &Status::Starting);
         let Plan::Send(Request::Load { base, cache, only_cached, .. }) = plan else { panic!("{plan:?}") };

@@ -102,3 +102,30 @@ test("local files: a Llama-family checkpoint loads with its tokenizer.json, and 
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test("SmolLM2-135M's entry: a random model of its shape from a folder given for it (the hub cannot be reached here)", async () => {
+  const dir = `${models}/random-smollm2`;
+  if (!fs.existsSync(`${dir}/tokenizer.json`)) {
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"], { cwd: root, stdio: "inherit" });
+  }
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=smollm2&gpt2.base=${encodeURIComponent(hub.url + "/random-smollm2/")}&gpt2.prompt=Hello%20world&gpt2.compare=`);
+  await page.waitForSelector("#gpt2 .download-model");
+  const offer = await page.$eval("#gpt2 .model-status", (e) => e.textContent);
+  assert.match(offer, /SmolLM2-135M \(Llama family, download ~270 MB\) is not stored in this browser yet/);
+  const t0 = Date.now();
+  await page.click("#gpt2 .download-model");
+  if (/no pinned SHA-256/.test(offer)) {
+    // Unpinned (scripts/llama/pin_smollm2.py not run): checked by loading, and it runs.
+    await ready(page);
+    console.log(`# random SmolLM2-135M shape: downloaded, parsed and first analysis in ${Date.now() - t0} ms`);
+    assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /Llama family · 30 layers × 9 heads \(3 KV heads\), 134\.52 M parameters, window 8192 tokens/);
+    assert.deepEqual(await ids(page), cases[0].ids);
+  } else {
+    // Pinned: a random model is not SmolLM2-135M, and is refused with the reason.
+    await page.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 60000 });
+    assert.match(await page.$eval("#gpt2 .notice.error", (e) => e.textContent), /pinned/);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

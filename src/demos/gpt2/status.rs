@@ -189,12 +189,10 @@ pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -
     let Some(base) = model_base(model.key(), base) else { return Plan::NeedUrl };
     let remote = matches!(model, Model::Gpt2 | Model::Smollm2 | Model::Url);
     let stored_only = model == Model::Trained;
-    let hub = |hub_base: &str| base == hub_base;
     let expect = match model {
-        // The hub's files are pinned; the same files from the reader's own folder are not.
+        // The hub's models are pinned, from the hub or from a folder the reader gives for them.
         Model::Gpt2 => Some(crate::gpt2::manifest::gpt2_small()),
-        Model::Smollm2 if hub(crate::gpt2::manifest::HUB_SMOLLM2) => crate::gpt2::manifest::smollm2_135m(),
-        Model::Smollm2 => None,
+        Model::Smollm2 => crate::gpt2::manifest::smollm2_135m(),
         // The bundled models: as the build recorded them.
         _ => crate::gpt2::manifest::bundled(&base),
     };
