@@ -265,3 +265,29 @@ mod menu {
         );
     }
 }
+
+#[test]
+fn the_thumbnails_of_a_long_prompt_are_the_captured_weights_pooled() {
+    use attention_live::gpt2::llama_session::LlamaSession;
+    use attention_live::gpt2::model::max_pool_into;
+    let (cfg, bytes) = fixture("gqa");
+    let s = LlamaSession::new(&cfg, &bytes, &tokenizer300()).unwrap();
+    let ids: Vec<u32> = (0..40u32).map(|i| (i * 37 + 5) % 300).collect();
+    let opts = ForwardOptions { capture: Capture::All, hidden_states: true, ..Default::default() };
+    let out = s.model.forward(&ids, &mut s.model.new_cache(), &opts).unwrap();
+    for n in [16, 64] {
+        let thumbs = s.thumbnails(&out.hidden_states, n);
+        assert_eq!(thumbs.len(), 2);
+        for (l, th) in thumbs.iter().enumerate() {
+            let side = 40.min(n);
+            assert_eq!(th.dim(), (6, side, side));
+            let full = out.attentions[l].as_ref().unwrap();
+            for h in 0..6 {
+                let mut want = ndarray::Array2::<f32>::zeros((side, side));
+                max_pool_into(full.index_axis(ndarray::Axis(0), h), want.view_mut());
+                let diff = (&th.index_axis(ndarray::Axis(0), h) - &want).iter().fold(0f32, |m, d| m.max(d.abs()));
+                assert!(diff < 1e-5, "layer {l} head {h} at {n}: {diff}");
+            }
+        }
+    }
+}

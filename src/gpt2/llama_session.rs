@@ -6,14 +6,18 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::model::max_pool_into;
 use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
-use super::session::{all_layers_fit, candidates, cut_to_window, self_test};
+use super::session::{all_layers_fit, candidates, cut_to_window, self_test, THUMBNAIL};
 use super::{LoadError, RunError, Sampling};
 use crate::gpu::{Gpu, GpuError, Precision};
 use crate::llama::engine::{Cache, Engine, EngineError};
 use crate::llama::gpu::GpuLlama;
+use crate::llama::ops::{rms_norm, Rope};
 use crate::llama::{Capture, Config, ForwardOptions, ForwardOutput, Llama, Tokenizer};
+use crate::numerics::flash::causal_attention;
 use crate::numerics::rng::Rng;
+use ndarray::{s, Array2, Array3, Axis};
 
 /// The token an empty prompt starts from, when the tokenizer has it (SmolLM2's first id).
 pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"];
@@ -167,16 +171,19 @@ impl LlamaSession {
         Token { id, text: self.tok.token_text(id) }
     }
 
-    /// As GPT-2's `Session::analyze`: one row of weights per query head (H, T, T), every layer
-    /// when they fit, else only the selected one (the model view then shows that layer).
+    /// As GPT-2's `Session::analyze`: one matrix of weights per query head (H, T, T), every layer
+    /// when they fit, else the selected one in full and every layer as a thumbnail.
     pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
         let cfg = self.config();
         let (l_n, h_n) = (cfg.num_hidden_layers, cfg.num_attention_heads);
         let (ids, dropped) = self.tokens(&q.prompt)?;
         let t = ids.len();
         let layer = q.layer.min(l_n - 1);
-        let capture = if all_layers_fit(l_n, h_n, t) { Capture::All } else { Capture::Layer(layer) };
-        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), ..Default::default() };
+        let all = all_layers_fit(l_n, h_n, t);
+        let capture = if all { Capture::All } else { Capture::Layer(layer) };
+        // Not all layers fit: keep the residual stream, from which `thumbnails` recomputes each
+        // layer's weights one head at a time for the model view.
+        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states: !all, ..Default::default() };
         let out = self.run(&[], &ids, &mut self.engine().new_cache(t), &opts).await?;
         let text = |id| self.tok.token_text(id);
         let next = candidates(out.logits.row(0), q, text);
@@ -186,7 +193,8 @@ impl LlamaSession {
             let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(candidates(plain.logits.row(0), q, text))
         };
-        let attention = Attention::encode(l_n, h_n, t, &out.attentions, &[]);
+        let thumbs = if all { Vec::new() } else { self.thumbnails(&out.hidden_states, THUMBNAIL) };
+        let attention = Attention::encode(l_n, h_n, t, &out.attentions, &thumbs);
         let analysis = Analysis {
             id: q.id,
             tokens: ids.iter().map(|&id| self.token(id)).collect(),
@@ -199,6 +207,45 @@ impl LlamaSession {
             compute_ms: 0.0,
         };
         Ok((analysis, attention))
+    }
+
+    /// Every layer's attention weights max-pooled to at most `n` × `n` per query head (H, rows,
+    /// cols), from the residual stream entering each layer (`hidden`, as the forward pass kept
+    /// it with `hidden_states`, after any knock-outs of earlier layers; a knocked-out head's own
+    /// weights are unchanged, as in the captured ones): the layer's queries and keys are computed
+    /// again (RMSNorm, projections, RoPE from position 0) and each head's (T, T) weights exist
+    /// only while they are pooled, so a long prompt never holds L · H · T² weights at once. The
+    /// engine's forward pass keeps no weights of the layers it did not capture (and the GPU's
+    /// cannot pool them), hence this second, CPU-side pass; `tests/model_session.rs` checks it
+    /// against the captured weights.
+    pub fn thumbnails(&self, hidden: &[Array2<f32>], n: usize) -> Vec<Array3<f32>> {
+        let cfg = self.config();
+        let (d, n_head) = (cfg.head_dim, cfg.num_attention_heads);
+        let t = hidden.first().map_or(0, |h| h.nrows());
+        let rope = Rope::new(d, cfg.rope_theta, 0, t);
+        self.model
+            .weights
+            .layers
+            .iter()
+            .zip(hidden)
+            .map(|(layer, x)| {
+                let a = &layer.self_attn;
+                let h = rms_norm(x.view(), &layer.input_layernorm, cfg.rms_norm_eps);
+                // (T, C) x (C, H·D) -> (T, H·D); (T, C) x (C, KV·D) -> (T, KV·D) for k and v
+                let (mut q, mut k, v) = (a.q_proj.apply(h.view()), a.k_proj.apply(h.view()), a.v_proj.apply(h.view()));
+                rope.apply(q.view_mut(), d);
+                rope.apply(k.view_mut(), d);
+                let mut th = Array3::<f32>::zeros((n_head, t.min(n), t.min(n)));
+                for head in 0..n_head {
+                    let (g, cols) = (cfg.kv_head(head), s![.., head * d..(head + 1) * d]);
+                    let kv_cols = s![.., g * d..(g + 1) * d];
+                    // (T, D) against (T, D): weights (T, T), pooled and dropped
+                    let (_, w) = causal_attention(q.slice(cols), k.slice(kv_cols), v.slice(kv_cols), 0);
+                    max_pool_into(w.view(), th.index_axis_mut(Axis(0), head));
+                }
+                th
+            })
+            .collect()
     }
 
     /// One query head's rotated queries and its KV head's keys and values, on the CPU.
