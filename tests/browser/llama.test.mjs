@@ -121,6 +121,21 @@ test("SmolLM2-135M's entry: a random model of its shape from a folder given for 
     console.log(`# random SmolLM2-135M shape: downloaded, parsed and first analysis in ${Date.now() - t0} ms`);
     assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /Llama family · 30 layers × 9 heads \(3 KV heads\), 134\.52 M parameters, window 8192 tokens/);
     assert.deepEqual(await ids(page), cases[0].ids);
+    // A long prompt (30 × 9 × T² weights, past the worker's limit): the selected layer in full,
+    // every other layer as a thumbnail recomputed from the residual stream, so the model view
+    // still draws layer 7.
+    const before = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+    await page.$eval("#gpt2 textarea", (t) => { t.value = "one two three four five six seven eight nine ten ".repeat(15); t.dispatchEvent(new Event("input", { bubbles: true })); });
+    const t1 = Date.now();
+    await ready(page, before);
+    console.log(`# random SmolLM2-135M shape, ${await page.$$eval("#gpt2 .chip", (c) => c.length)}-token prompt analysed in ${Date.now() - t1} ms`);
+    const colours = await page.$eval("#gpt2 .model-view", (c) => {
+      const cell = Math.min(96, Math.max(24, (c.width - 26) / 9));
+      const x = 26 + 4 * cell + 2, y = 26 + 7 * cell + 2 + (cell - 4) / 2;
+      const d = c.getContext("2d").getImageData(x, y, cell - 4, 1).data;
+      return new Set(Array.from({ length: d.length / 4 }, (_, i) => `${d[4 * i]},${d[4 * i + 1]},${d[4 * i + 2]}`)).size;
+    });
+    assert.ok(colours >= 2, `layer 7's thumbnail is drawn (${colours} colours in a row)`);
   } else {
     // Pinned: a random model is not SmolLM2-135M, and is refused with the reason.
     await page.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 60000 });
