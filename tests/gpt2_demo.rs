@@ -118,8 +118,10 @@ fn loaded(name: &str) -> Reply {
     Reply::Loaded {
         name: name.into(),
         source: Source::Cache,
+        family: Default::default(),
         n_layer: 4,
         n_head: 4,
+        n_kv_head: None,
         n_embd: 64,
         n_positions: 256,
         params: 500_000,
@@ -326,7 +328,7 @@ fn a_slow_download_that_ends_after_another_model_was_chosen_is_dropped() {
     loads.number(&mut stop);
     assert!(loads.wants(*second));
     // Local files are numbered too.
-    let mut files = Request::LoadBytes { name: "file".into(), config: "{}".into(), load: 0 };
+    let mut files = Request::LoadBytes { name: "file".into(), config: "{}".into(), tokenizer: None, load: 0 };
     loads.number(&mut files);
     assert!(matches!(files, Request::LoadBytes { load, .. } if load == second + 1));
     assert!(!loads.wants(*second));

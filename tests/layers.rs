@@ -4,7 +4,8 @@
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> train                        the training lab's engine (writes GPT-2 checkpoints)
-//!   -> gpt2, llama, seq2seq         the models (gpt2 and llama run on the backend too; gpt2's worker protocol trains)
+//!   -> llama, seq2seq               the models (llama runs on the backend too)
+//!   -> gpt2                         GPT-2, and the worker's protocol and sessions for either family (and training)
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
 //!   -> exercises                    checked exercises: answer keys, checks, goals on demos
@@ -24,7 +25,7 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
         "numerics" | "formats" | "state" => &[],
         "gpu" => &["numerics", "formats"],
-        "gpt2" => &["numerics", "formats", "gpu", "train"],
+        "gpt2" => &["numerics", "formats", "gpu", "train", "llama"],
         "llama" => &["numerics", "formats", "gpu"],
         "seq2seq" => &["numerics", "formats"],
         "train" => &["numerics", "formats"],

@@ -24,6 +24,8 @@ pub enum LoadError {
     NotFinite { tensor: String, index: usize, what: &'static str },
     /// The file or the model is past a limit, refused before it is allocated.
     TooLarge(String),
+    /// `tokenizer.json` is missing, malformed, of a kind not supported, or not the model's.
+    Tokenizer(String),
 }
 
 impl fmt::Display for LoadError {
@@ -49,6 +51,8 @@ impl fmt::Display for LoadError {
                  with such a weight computes nothing but NaN"
             ),
             LoadError::TooLarge(why) => write!(f, "the checkpoint is too large: {why}"),
+            LoadError::Tokenizer(why) if why.starts_with("tokenizer.json") => write!(f, "{why}"),
+            LoadError::Tokenizer(why) => write!(f, "tokenizer.json: {why}"),
         }
     }
 }

@@ -12,7 +12,9 @@
 //!   final buffer (the file is never held whole);
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's);
 //! - `session`: a loaded model answering the page's questions, and `protocol`, those questions
-//!   and answers as the compute worker's messages (the packed attention buffer included).
+//!   and answers as the compute worker's messages (the packed attention buffer included);
+//! - `llama_session`: a Llama-family model (`crate::llama`) answering the same questions with the
+//!   same replies, and `model_session`, either family, told apart by `config.json`.
 //!
 //! Everything here builds and is tested natively (`tests/gpt2_*.rs`); the browser runs the same
 //! code in a Web Worker.
@@ -20,11 +22,12 @@
 pub mod config;
 pub mod download;
 pub mod engine;
-pub mod error;
 pub use crate::numerics::gelu;
 pub mod gpu;
+pub mod llama_session;
 pub mod manifest;
 pub mod model;
+pub mod model_session;
 pub mod ops;
 pub mod protocol;
 pub mod sample;
@@ -34,7 +37,7 @@ pub mod tokenizer;
 pub mod weights;
 
 pub use crate::formats::LoadError;
+pub use crate::formats::RunError;
 pub use config::Config;
-pub use error::RunError;
 pub use model::{Capture, ForwardOptions, ForwardOutput, Gpt2, KvCache};
 pub use sample::Sampling;

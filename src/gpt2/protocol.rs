@@ -37,7 +37,8 @@ use crate::train::{HeadSnapshot, StepStats, TrainConfig};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
-    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`),
+    /// Fetch `config.json` and `model.safetensors` from `base` (a folder URL ending in `/`), and
+    /// `tokenizer.json` when `config.json` names a Llama-family model,
     /// check them against `expect` when given, and keep them in the browser's Cache Storage
     /// when `cache` is set. With `only_cached`, load only if cached, else reply `NotCached`.
     Load {
@@ -59,6 +60,9 @@ pub enum Request {
     LoadBytes {
         name: String,
         config: String,
+        /// `tokenizer.json`'s text, for a Llama-family model (GPT-2 needs none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokenizer: Option<String>,
         #[serde(default)]
         load: u64,
     },
@@ -317,6 +321,35 @@ impl Phase {
     }
 }
 
+/// A model's architecture, read from its `config.json` (`model_type`, `architectures`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// GPT-2: learned positions, one key and value per head, LayerNorm, GELU.
+    #[default]
+    Gpt2,
+    /// Llama's: RoPE, grouped-query attention, RMSNorm, SwiGLU (Llama 2 and 3, SmolLM2, …).
+    Llama,
+}
+
+impl Family {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Gpt2 => "gpt2",
+            Family::Llama => "llama",
+        }
+    }
+
+    /// How the page names it ("GPT-2", "Llama family").
+    pub fn label(self) -> &'static str {
+        match self {
+            Family::Gpt2 => "GPT-2",
+            Family::Llama => "Llama family",
+        }
+    }
+}
+
 /// Where a loaded model came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -366,8 +399,14 @@ pub enum Reply {
         #[serde(default)]
         load: u64,
         source: Source,
+        /// The model's family (GPT-2 when absent: replies from before Llama-family models).
+        #[serde(default)]
+        family: Family,
         n_layer: usize,
         n_head: usize,
+        /// Key and value heads, when fewer than the query heads may be (Llama family).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        n_kv_head: Option<usize>,
         n_embd: usize,
         n_positions: usize,
         params: usize,

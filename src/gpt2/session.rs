@@ -71,8 +71,10 @@ impl Session {
         Reply::Loaded {
             name: name.into(),
             source,
+            family: super::protocol::Family::Gpt2,
             n_layer: c.n_layer,
             n_head: c.n_head,
+            n_kv_head: None,
             n_embd: c.n_embd,
             n_positions: c.n_positions,
             params: c.n_params(),
@@ -107,18 +109,7 @@ impl Session {
             .forward(&ids, &mut self.model.new_cache(), &opts)
             .map_err(|e| GpuError::SelfTest(e.to_string()))?;
         let out = g.forward(&ids, &mut g.new_cache(ids.len()), &opts).await?;
-        let scale = cpu.logits.iter().fold(1.0f32, |m, v| m.max(v.abs()));
-        let err = cpu.logits.iter().zip(out.logits.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
-            if e.is_nan() {
-                f32::INFINITY
-            } else {
-                m.max(e)
-            }
-        });
-        let tol = if rounded { F16_SELF_TEST_TOL } else { SELF_TEST_TOL };
-        if err.is_nan() || err > tol * scale {
-            return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
-        }
+        let err = self_test(&cpu.logits, &out.logits, rounded)?;
         self.f16_change.set(rounded.then_some(err));
         *self.gpu.borrow_mut() = Some(g);
         Ok(())
@@ -231,9 +222,7 @@ impl Session {
             }
             ids.push(super::tokenizer::END_OF_TEXT); // an empty prompt starts from <|endoftext|>
         }
-        let window = self.config().n_positions;
-        let dropped = ids.len().saturating_sub(window);
-        ids.drain(..dropped);
+        let dropped = cut_to_window(&mut ids, self.config().n_positions);
         Ok((ids, dropped))
     }
 
@@ -244,13 +233,7 @@ impl Session {
     /// The most likely next tokens under the sampling settings. Greedy decoding (temperature
     /// 0) always takes the first; the chart then shows the model's own distribution (τ = 1).
     fn candidates(&self, logits: ndarray::ArrayView1<f32>, q: &Query) -> Vec<Candidate> {
-        let mut s = q.sampling();
-        if s.temperature.is_nan() || s.temperature <= 0.0 {
-            s.temperature = 1.0;
-        }
-        let mut dist = super::sample::distribution(logits, &s);
-        dist.truncate(q.top.max(1));
-        dist.into_iter().map(|(id, prob)| Candidate { id, text: self.tok.token_text(id), prob }).collect()
+        candidates(logits, q, |id| self.tok.token_text(id))
     }
 
     /// Runs the prompt once with the ablation (and once without, if any heads are ablated) and
@@ -260,8 +243,7 @@ impl Session {
         let cfg = self.config();
         let (ids, dropped) = self.tokens(&q.prompt)?;
         let t = ids.len();
-        // Saturating: L·H·T² passes a 32-bit usize long before it passes the limit's test.
-        let all = [cfg.n_head, t, t].iter().fold(cfg.n_layer, |a, &b| a.saturating_mul(b)) <= ALL_LAYERS_LIMIT;
+        let all = all_layers_fit(cfg.n_layer, cfg.n_head, t);
         let layer = q.layer.min(cfg.n_layer - 1);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
         let thumbnails = (!all).then_some(THUMBNAIL);
@@ -366,4 +348,48 @@ pub struct Generation {
     sampling: Sampling,
     rng: Rng,
     continuation: Vec<u32>,
+}
+
+/// Whether every layer's attention weights (L·H·T²) fit in one analysis's buffer.
+pub fn all_layers_fit(n_layer: usize, n_head: usize, t: usize) -> bool {
+    // Saturating: L·H·T² passes a 32-bit usize long before it passes the limit's test.
+    [n_head, t, t].iter().fold(n_layer, |a, &b| a.saturating_mul(b)) <= ALL_LAYERS_LIMIT
+}
+
+/// Cuts a prompt's tokens from the front to the model's `window`: how many were dropped.
+pub fn cut_to_window(ids: &mut Vec<u32>, window: usize) -> usize {
+    let dropped = ids.len().saturating_sub(window);
+    ids.drain(..dropped);
+    dropped
+}
+
+/// The most likely next tokens under the query's sampling settings, named by `text`. Greedy
+/// decoding (temperature 0) always takes the first; the chart then shows the model's own
+/// distribution (τ = 1).
+pub fn candidates(logits: ndarray::ArrayView1<f32>, q: &Query, text: impl Fn(u32) -> String) -> Vec<Candidate> {
+    let mut s = q.sampling();
+    if s.temperature.is_nan() || s.temperature <= 0.0 {
+        s.temperature = 1.0;
+    }
+    let mut dist = super::sample::distribution(logits, &s);
+    dist.truncate(q.top.max(1));
+    dist.into_iter().map(|(id, prob)| Candidate { id, text: text(id), prob }).collect()
+}
+
+/// The GPU's self-test: its logits against the CPU's, within [`SELF_TEST_TOL`] of the largest
+/// logit ([`F16_SELF_TEST_TOL`] with `rounded` f16 weights). The largest difference, or why not.
+pub fn self_test(cpu: &ndarray::Array2<f32>, gpu: &ndarray::Array2<f32>, rounded: bool) -> Result<f32, GpuError> {
+    let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+    let err = cpu.iter().zip(gpu.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
+        if e.is_nan() {
+            f32::INFINITY
+        } else {
+            m.max(e)
+        }
+    });
+    let tol = if rounded { F16_SELF_TEST_TOL } else { SELF_TEST_TOL };
+    if err.is_nan() || err > tol * scale {
+        return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
+    }
+    Ok(err)
 }

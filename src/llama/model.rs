@@ -66,17 +66,7 @@ impl Llama {
     /// The input errors of a forward pass: no tokens, an id outside the vocabulary, or more
     /// positions than the model's window.
     pub fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError> {
-        let cfg = &self.config;
-        if tokens.is_empty() {
-            return Err(RunError::Empty);
-        }
-        if let Some(&id) = tokens.iter().find(|&&id| id as usize >= cfg.vocab_size) {
-            return Err(RunError::TokenOutOfRange { id, vocab: cfg.vocab_size });
-        }
-        if past + tokens.len() > cfg.max_position_embeddings {
-            return Err(RunError::TooLong { len: past + tokens.len(), window: cfg.max_position_embeddings });
-        }
-        Ok(())
+        RunError::check_input(tokens, past, self.config.vocab_size, self.config.max_position_embeddings)
     }
 
     /// Runs `tokens` after whatever `cache` holds, appending their keys and values to it.

@@ -10,8 +10,11 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{error, fetch, post, scope};
+use crate::gpt2::manifest::Manifest;
+use crate::gpt2::model_session::{family, ModelSession as Session};
+use crate::gpt2::protocol::Family;
 use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
-use crate::gpt2::session::Session;
+use crate::gpt2::session::Session as Gpt2Session;
 use crate::gpu::{Gpu, GpuError};
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled).
@@ -168,15 +171,58 @@ impl Worker {
         post(&reply, None);
     }
 
-    /// A model loaded from fetched files: keeps the downloaded ones in Cache Storage and installs
-    /// it (a superseded load's files are dropped, which stores nothing).
-    async fn load_files(&self, name: &str, mut files: fetch::Files, load: u64) {
+    /// Installs a model from fetched files (GPT-2's loaded while it downloaded; a Llama-family
+    /// model's read now, with `tokenizer.json` from `base`); on success keeps the downloaded
+    /// files in Cache Storage, on failure removes the stored ones (a file that does not load is
+    /// never kept; a superseded load's files are dropped, which stores nothing).
+    async fn load_files(&self, name: &str, mut files: fetch::Files, from: (&str, Option<&Manifest>, bool), load: u64) {
+        if !self.current(load) {
+            return;
+        }
+        let (base, expect, use_cache) = from;
+        let tokenizer = match family(&files.config_json) {
+            Ok(Family::Llama) => {
+                match super::tokenizer_file::fetch(base, expect.and_then(|m| m.tokenizer.as_ref()), use_cache, load)
+                    .await
+                {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        files.evict().await;
+                        return load_error(load, format!("{name}: {e}"));
+                    }
+                }
+            }
+            _ => None,
+        };
         if !self.current(load) {
             return;
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-        let source = files.keep().await;
-        self.loaded(Session::with_model(files.model), name, source, load).await
+        let session = match std::mem::replace(&mut files.model, fetch::Body::Whole(Vec::new())) {
+            fetch::Body::Gpt2(model) => Ok(Session::Gpt2(Gpt2Session::with_model(model))),
+            fetch::Body::Whole(bytes) => {
+                Session::new(&files.config_json, &bytes, tokenizer.as_ref().map(|t| t.text.as_str()))
+            }
+        };
+        match session {
+            Ok(s) => {
+                let mut source = files.keep().await;
+                if let Some(t) = &tokenizer {
+                    if !t.keep().await && source == Source::NetworkStored {
+                        source = Source::NetworkUnstored;
+                    }
+                }
+                drop(files);
+                self.loaded(s, name, source, load).await
+            }
+            Err(e) => {
+                files.evict().await;
+                if let Some(t) = &tokenizer {
+                    t.evict().await;
+                }
+                load_error(load, format!("{name}: {e}"))
+            }
+        }
     }
 }
 
@@ -206,16 +252,25 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::Load { name, base, expect, cache, only_cached, load } => {
             w.latest_load.set(load);
             match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached, load).await {
-                Ok(Some(files)) => w.load_files(&name, files, load).await,
+                Ok(Some(files)) => w.load_files(&name, files, (&base, expect.as_ref(), cache), load).await,
                 Ok(None) => {}
                 Err(e) => load_error(load, e),
             }
         }
-        Request::LoadBytes { name, config, load } => {
+        Request::LoadBytes { name, config, tokenizer, load } => {
             w.latest_load.set(load);
-            let file = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b));
-            match load_local(&config, file.ok()) {
-                Ok(model) => w.loaded(Session::with_model(model), &name, Source::File, load).await,
+            let file = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b)).ok();
+            // GPT-2 is fed to the streaming loader a piece at a time; a Llama-family file is read whole.
+            let session = match family(&config) {
+                Err(e) => Err(e),
+                Ok(Family::Llama) => {
+                    let bytes = file.map(|f| f.to_vec()).unwrap_or_default();
+                    Session::new(&config, &bytes, tokenizer.as_deref())
+                }
+                Ok(Family::Gpt2) => load_local(&config, file).map(|m| Session::Gpt2(Gpt2Session::with_model(m))),
+            };
+            match session {
+                Ok(s) => w.loaded(s, &name, Source::File, load).await,
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }
         }

@@ -19,6 +19,8 @@ use crate::gpt2::download::{
     check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
 };
 use crate::gpt2::manifest::{verify, FileCheck, Manifest, Verifier, MODEL_CACHE};
+use crate::gpt2::model_session::family;
+use crate::gpt2::protocol::Family;
 use crate::gpt2::protocol::{Phase, Reply, Source};
 use crate::gpt2::stream::StreamLoader;
 use crate::gpt2::Gpt2;
@@ -127,11 +129,41 @@ const CACHE_LAG_CHUNKS: f64 = 64.0;
 
 /// Where a model file's body goes while it arrives, besides the loader.
 struct Sinks<'a> {
-    loader: &'a mut StreamLoader,
+    loader: Sink<'a>,
     /// The pinned file's size and hash, when there is one.
     hash: Option<Verifier>,
     /// Cache Storage's copy, for a download.
     cache: Option<&'a CacheWriter>,
+}
+
+/// Where a model file's bytes go: GPT-2's streaming loader, or (a Llama-family model, whose
+/// loader reads a whole file) one buffer, reserved as `gpt2::download` says.
+enum Sink<'a> {
+    Gpt2(&'a mut StreamLoader),
+    Whole(&'a mut Vec<u8>, Option<u64>),
+}
+
+impl Sink<'_> {
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
+        match self {
+            Sink::Gpt2(loader) => loader.feed(chunk).map_err(|e| e.to_string()),
+            Sink::Whole(bytes, declared) => {
+                if bytes.len() + chunk.len() > bytes.capacity() {
+                    let want = grow_to(*declared, bytes.len(), chunk.len());
+                    bytes.reserve_exact(want - bytes.len());
+                }
+                bytes.extend_from_slice(chunk);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a model file became: GPT-2 loaded while it arrived; a Llama-family file's bytes, loaded
+/// once its `tokenizer.json` is in.
+pub enum Body {
+    Gpt2(Gpt2),
+    Whole(Vec<u8>),
 }
 
 /// Reads a model file's body chunk by chunk into `sinks` (progress about every 1 MB, the
@@ -270,30 +302,32 @@ impl Drop for CacheWriter {
     }
 }
 
-async fn open_cache() -> Option<Cache> {
+pub(super) async fn open_cache() -> Option<Cache> {
     let storage = scope().caches().ok()?;
     JsFuture::from(storage.open(MODEL_CACHE)).await.ok().map(JsCast::unchecked_into)
 }
 
-async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
+pub(super) async fn cached(cache: &Option<Cache>, url: &str) -> Option<Response> {
     let found = JsFuture::from(cache.as_ref()?.match_with_str(url)).await.ok()?;
     found.dyn_into::<Response>().ok()
 }
 
-/// `config.json` as text: the cached copy `stored` if there is one, else from the network
-/// (verified against `expect` when given). `true` with the text when it came from the cache.
-async fn config_file(
+/// One small file of a model (`config.json`, `tokenizer.json`) whole: the cached copy `stored`
+/// if there is one, else from the network (verified against `expect` when given). `true` with
+/// the bytes when they came from the cache.
+pub(super) async fn file(
     url: &str,
+    name: &str,
     expect: Option<&FileCheck>,
     stored: Option<Response>,
     load: u64,
-) -> Result<(String, bool), String> {
+) -> Result<(Vec<u8>, bool), String> {
     let cached = stored.is_some();
     let bytes = match stored {
         Some(resp) => read_with_progress(resp, url, Phase::Cache, load).await?,
         None => {
             let resp = fetch(url).await?;
-            check_pinned_length(&resp, url, "config.json", expect)?;
+            check_pinned_length(&resp, url, name, expect)?;
             let bytes = read_with_progress(resp, url, Phase::Download, load).await?;
             // A server may label its error page as anything: its first bytes tell.
             if is_web_page(None, &bytes[..bytes.len().min(64)]) {
@@ -301,11 +335,22 @@ async fn config_file(
             }
             if let Some(want) = expect {
                 post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: Some(bytes.len() as u64), load }, None);
-                verify("config.json", &bytes, want)?;
+                verify(name, &bytes, want)?;
             }
             bytes
         }
     };
+    Ok((bytes, cached))
+}
+
+/// `config.json` as text (see [`file`]).
+async fn config_file(
+    url: &str,
+    expect: Option<&FileCheck>,
+    stored: Option<Response>,
+    load: u64,
+) -> Result<(String, bool), String> {
+    let (bytes, cached) = file(url, "config.json", expect, stored, load).await?;
     let text = String::from_utf8(bytes).map_err(|_| "config.json is not UTF-8 text".to_string())?;
     Ok((text, cached))
 }
@@ -328,7 +373,7 @@ fn check_pinned_length(resp: &Response, url: &str, name: &str, expect: Option<&F
     Ok(())
 }
 
-/// `model.safetensors` loaded into a model for `config`: from the cached copy `stored` if there
+/// `model.safetensors` loaded into a model for `config` (a Llama-family one read whole): from the cached copy `stored` if there
 /// is one, else downloaded (verified against `expect` when given), and then written into Cache
 /// Storage as it arrives when `cache` is open. The model, and the pending cache entry.
 async fn model_file(
@@ -339,7 +384,7 @@ async fn model_file(
     stored: Option<Response>,
     cache: Option<&Cache>,
     load: u64,
-) -> Result<(Gpt2, Option<CacheWriter>), String> {
+) -> Result<(Body, Option<CacheWriter>), String> {
     let (resp, phase) = match stored {
         Some(resp) => (resp, Phase::Cache),
         None => (fetch(url).await?, Phase::Download),
@@ -349,22 +394,34 @@ async fn model_file(
         check_pinned_length(&resp, url, "model.safetensors", expect)?;
     }
     let declared = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
-    let mut loader = StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?;
+    let llama = matches!(family(config), Ok(Family::Llama));
+    let (mut loader, mut whole) = (None, Vec::new());
+    let sink = if llama {
+        whole.reserve_exact(reserve_for(declared));
+        Sink::Whole(&mut whole, declared)
+    } else {
+        Sink::Gpt2(loader.insert(StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?))
+    };
     let writer = cache.filter(|_| downloaded).and_then(|c| CacheWriter::new(c, url));
     let hash = expect.filter(|_| downloaded).map(|_| Verifier::default());
-    let mut sinks = Sinks { loader: &mut loader, hash, cache: writer.as_ref() };
+    let mut sinks = Sinks { loader: sink, hash, cache: writer.as_ref() };
     stream_model(resp, url, name, phase, load, &mut sinks).await?;
     if let (Some(h), Some(want)) = (sinks.hash.take(), expect) {
         post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: None, load }, None);
         h.check("model.safetensors", want)?;
     }
-    let model = loader.finish().map_err(|e| format!("{name}: {e}"))?;
-    Ok((model, writer))
+    let body = match loader {
+        Some(loader) => Body::Gpt2(loader.finish().map_err(|e| format!("{name}: {e}"))?),
+        None => Body::Whole(whole),
+    };
+    Ok((body, writer))
 }
 
 /// A model loaded from its files, not yet kept.
 pub struct Files {
-    pub model: Gpt2,
+    pub model: Body,
+    /// `config.json`'s text.
+    pub config_json: String,
     /// Where the model file came from (`Network`: to be kept with [`Files::keep`], when
     /// `cache` is open).
     pub from: Source,
@@ -399,6 +456,15 @@ impl Files {
         } else {
             Source::NetworkUnstored
         }
+    }
+}
+
+impl Files {
+    /// Removes the model's kept files (call when they failed to load), so the next visit
+    /// downloads them afresh; a download's pending entry is dropped, which stores nothing.
+    pub async fn evict(&mut self) {
+        self.writer = None;
+        evict(&self.cache, &self.urls).await;
     }
 }
 
@@ -443,6 +509,7 @@ pub async fn model_files(
             model,
             from,
             cache: None,
+            config_json: config.clone(),
             config: (!cfg_cached).then_some(config),
             writer,
             urls: urls.clone(),

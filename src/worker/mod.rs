@@ -2,7 +2,8 @@
 //! `Reply`s back (`gpt2::protocol`). Every message is `{json: string, data?}`: the page sends
 //! local model files as an ArrayBuffer, and the worker sends attention weights as a
 //! Float32Array (both transferred, not copied). `fetch` gets a model's files (download,
-//! verify, cache); `dispatch` answers each request.
+//! verify, cache), `tokenizer_file` a Llama-family model's `tokenizer.json`; `dispatch` answers
+//! each request.
 
 use std::rc::Rc;
 
@@ -17,6 +18,7 @@ mod dispatch;
 mod fetch;
 #[cfg(feature = "threads")]
 mod pool;
+mod tokenizer_file;
 mod train;
 
 fn scope() -> DedicatedWorkerGlobalScope {

@@ -58,7 +58,7 @@ test("the model the lab stored opens from its link: one chip per character, a re
     return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
   }, null, { timeout: 30000 });
   const line = await page.$eval("#gpt2 .model-status", (e) => e.textContent);
-  assert.match(line, /Your trained model \(from the lab\): 2 layers × 2 heads/);
+  assert.match(line, /Your trained model \(from the lab\): GPT-2 · 2 layers × 2 heads/);
   assert.match(line, /Loaded from this browser's storage/);
   assert.ok(line.includes(`It reads the characters “${VOCAB}”, one token each`), line);
   assert.deepEqual(await chipTexts(page), [...PROBE]);

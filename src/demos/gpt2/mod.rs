@@ -11,15 +11,19 @@ pub mod status;
 pub mod trained;
 
 crate::options! {
-    /// Which model runs: two bundled ones, GPT-2 small from the hub, a checkpoint of the reader's,
-    /// or the model the training lab handed over (kept in this browser only: see `trained`).
+    /// Which model runs: bundled ones, GPT-2 small or SmolLM2-135M from the hub, a checkpoint of
+    /// the reader's (either family: config.json says which), or the model the training lab handed
+    /// over (kept in this browser only: see `trained`). New options come last: a link names an
+    /// option by its key, and old links keep their meaning.
     pub enum Model {
         Stories = ("stories", "Pet stories (4 layers, bundled)"),
         Induction = ("induction", "Induction (2 layers, bundled)"),
         Gpt2 = ("gpt2", "GPT-2 small, 124M (download 548 MB)"),
-        Url = ("url", "GPT-2 checkpoint from a URL"),
-        File = ("file", "GPT-2 checkpoint from local files"),
+        Url = ("url", "Checkpoint from a URL (GPT-2 or Llama family)"),
+        File = ("file", "Checkpoint from local files (GPT-2 or Llama family)"),
         Trained = ("trained", "Your trained model (from the lab)"),
+        Smollm2 = ("smollm2", "SmolLM2-135M (Llama family, download ~270 MB)"),
+        StoriesLlama = ("stories-llama", "Pet stories, Llama family (bundled)"),
     }
 }
 
@@ -71,8 +75,8 @@ pub const CANDIDATES: usize = 100;
 crate::params! {
     pub struct Params {
         model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
-        /// the checkpoint folder for `Model::Gpt2` (empty: the hub) or `Model::Url`
-        base: String = Param::text("base", "Checkpoint folder URL (for GPT-2 small or a URL)", 500, ""),
+        /// the checkpoint folder for `Model::Gpt2` or `Model::Smollm2` (empty: the hub) or `Model::Url`
+        base: String = Param::text("base", "Checkpoint folder URL (for a hub model or a URL)", 500, ""),
         backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
         prompt: String = Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
         /// a second prompt shown side by side (empty: none)
@@ -191,16 +195,17 @@ pub fn format_ablate(pairs: &[(usize, usize)]) -> String {
     pairs.iter().map(|(l, h)| format!("{l}.{h}")).collect::<Vec<_>>().join(" ")
 }
 
-/// Where a model's files are fetched from: the bundled folder, the hub (or the reader's
-/// folder for the same files), the reader's URL, or the trained model's folder in this
+/// Where a model's files are fetched from: the bundled folder, the hub for GPT-2 small and
+/// SmolLM2-135M (or the reader's folder for the same files), the reader's URL, or the trained model's folder in this
 /// browser's storage. `None` for local files or a missing URL.
 pub fn model_base(model: &str, base: &str) -> Option<String> {
     let base = base.trim();
     let with_slash = |b: &str| if b.ends_with('/') { b.to_string() } else { format!("{b}/") };
     match model {
         "gpt2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_GPT2.to_string()),
-        "gpt2" | "url" if !base.is_empty() => Some(with_slash(base)),
-        "stories" | "induction" => Some(format!("/models/{model}/")),
+        "smollm2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_SMOLLM2.to_string()),
+        "gpt2" | "smollm2" | "url" if !base.is_empty() => Some(with_slash(base)),
+        "stories" | "induction" | "stories-llama" => Some(format!("/models/{model}/")),
         "trained" => Some(crate::gpt2::manifest::TRAINED_BASE.to_string()),
         _ => None,
     }

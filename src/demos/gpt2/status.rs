@@ -3,7 +3,7 @@
 //! answers are still wanted ([`Asked`]) and the status line's wording.
 
 use super::{model_base, Model};
-use crate::gpt2::protocol::{Phase, Reply, Request, Source};
+use crate::gpt2::protocol::{Family, Phase, Reply, Request, Source};
 
 /// The longest prompt the demo keeps (its parameter's `max_len`): a longer one is cut here, with
 /// a notice, and a generation stops here.
@@ -47,6 +47,9 @@ pub enum Status {
         params: usize,
         /// The characters a character-vocabulary model reads, one token each (None: GPT-2's BPE).
         char_vocab: Option<String>,
+        family: Family,
+        /// Key and value heads (Llama family; GPT-2 has one per head).
+        n_kv_head: Option<usize>,
     },
     Failed(String),
 }
@@ -88,19 +91,28 @@ pub fn next(status: &Status, event: Event) -> Status {
         Event::Reply(Reply::NotCached { name, size, .. }) if !stale(name) => {
             Status::NotCached { name: name.clone(), size: *size }
         }
-        Event::Reply(Reply::Loaded { name, source, n_layer, n_head, n_positions, params, char_vocab, .. })
-            if !stale(name) =>
-        {
-            Status::Ready {
-                name: name.clone(),
-                source: *source,
-                n_layer: *n_layer,
-                n_head: *n_head,
-                n_positions: *n_positions,
-                params: *params,
-                char_vocab: char_vocab.clone(),
-            }
-        }
+        Event::Reply(Reply::Loaded {
+            name,
+            source,
+            n_layer,
+            n_head,
+            n_positions,
+            params,
+            char_vocab,
+            family,
+            n_kv_head,
+            ..
+        }) if !stale(name) => Status::Ready {
+            name: name.clone(),
+            source: *source,
+            n_layer: *n_layer,
+            n_head: *n_head,
+            n_positions: *n_positions,
+            params: *params,
+            char_vocab: char_vocab.clone(),
+            family: *family,
+            n_kv_head: *n_kv_head,
+        },
         // An error without a request id is about the model (loading it, or the worker itself);
         // a worker that crashed has lost its model.
         Event::Reply(Reply::Error { id: None, message, .. } | Reply::Crashed { message }) => {
@@ -175,10 +187,12 @@ pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -
         return if has_files { Plan::Keep } else { Plan::NeedFiles };
     }
     let Some(base) = model_base(model.key(), base) else { return Plan::NeedUrl };
-    let remote = matches!(model, Model::Gpt2 | Model::Url);
+    let remote = matches!(model, Model::Gpt2 | Model::Smollm2 | Model::Url);
     let stored_only = model == Model::Trained;
     let expect = match model {
+        // The hub's models are pinned, from the hub or from a folder the reader gives for them.
         Model::Gpt2 => Some(crate::gpt2::manifest::gpt2_small()),
+        Model::Smollm2 => crate::gpt2::manifest::smollm2_135m(),
         // The bundled models: as the build recorded them.
         _ => crate::gpt2::manifest::bundled(&base),
     };
@@ -294,6 +308,17 @@ pub fn loading_line(
     (format!("{} {}{detail}{speed}", phase_label(phase), model_label(name)), pct)
 }
 
+/// The ready line's shape of the model: "GPT-2 · 12 layers × 12 heads", or with its key and
+/// value heads, "Llama family · 30 layers × 9 heads (3 KV heads)".
+pub fn shape_line(family: Family, n_layer: usize, n_head: usize, n_kv_head: Option<usize>) -> String {
+    let kv = match n_kv_head {
+        Some(1) => " (1 KV head)".to_string(),
+        Some(kv) => format!(" ({kv} KV heads)"),
+        None => String::new(),
+    };
+    format!("{} · {n_layer} layers × {n_head} heads{kv}", family.label())
+}
+
 /// What the ready line adds about where the model came from.
 pub fn source_note(source: Source) -> &'static str {
     match source {
@@ -334,6 +359,8 @@ pub fn stored_models(files: &[(String, u64)], origin: &str) -> Vec<StoredModel> 
             Model::Trained.label().to_string()
         } else if base == HUB_GPT2 {
             "GPT-2 small, from the Hugging Face hub".to_string()
+        } else if base == crate::gpt2::manifest::HUB_SMOLLM2 {
+            "SmolLM2-135M, from the Hugging Face hub".to_string()
         } else {
             base.to_string()
         };

@@ -5,7 +5,9 @@ use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::super::status::{loading_line, mb, model_label, source_note, stored_models, Event, Status, StoredModel};
+use super::super::status::{
+    loading_line, mb, model_label, shape_line, source_note, stored_models, Event, Status, StoredModel,
+};
 use super::super::Model;
 use super::conversation::{cancel, load, retry};
 use super::store::{store, Store};
@@ -43,11 +45,16 @@ pub fn ModelStatus() -> impl IntoView {
         .into_any(),
         Status::NotCached { name, size } => {
             let size_note = size.map(|s| format!(" ({})", mb(s))).unwrap_or_default();
-            // Only GPT-2 small has pinned hashes; another URL's files are checked only by loading them.
-            let checked = if Model::named(&name) == Some(Model::Gpt2) {
-                ", checked against the pinned SHA-256 of OpenAI's GPT-2 small,"
-            } else {
-                " (nothing pins what this address serves: load only models from sources you trust),"
+            // Only the hub's models have pinned hashes; another URL's files are checked only by loading them.
+            let pinned = crate::gpt2::manifest::smollm2_135m().is_some();
+            let checked = match Model::named(&name) {
+                Some(Model::Gpt2) => ", checked against the pinned SHA-256 of OpenAI's GPT-2 small,",
+                Some(Model::Smollm2) if pinned => ", checked against the pinned SHA-256 of SmolLM2-135M's files,",
+                Some(Model::Smollm2) => {
+                    " (this build has no pinned SHA-256 for SmolLM2-135M: its files are checked only by loading \
+                     them),"
+                }
+                _ => " (nothing pins what this address serves: load only models from sources you trust),",
             };
             let text = format!(
                 "{} is not stored in this browser yet. It will be downloaded from {}{size_note}{checked} and \
@@ -76,23 +83,25 @@ pub fn ModelStatus() -> impl IntoView {
             .into_any()
         }
         Status::NeedFiles => view! {
-            <p class="model-status">"Pick or drop a config.json and a model.safetensors in the Hugging Face GPT-2 \
-                layout (below). Local files stay on this computer, and a link cannot carry them."</p>
+            <p class="model-status">"Pick or drop a config.json and a model.safetensors in the Hugging Face layout \
+                of GPT-2 or of the Llama family, with its tokenizer.json for a Llama-family model (below). Local \
+                files stay on this computer, and a link cannot carry them."</p>
         }
         .into_any(),
         Status::NeedUrl => view! {
             <p class="model-status">"Enter the URL of a folder that holds config.json and model.safetensors in the \
-                Hugging Face GPT-2 layout (the server must allow cross-origin reads)."
+                Hugging Face layout of GPT-2 or of the Llama family, and tokenizer.json for a Llama-family model \
+                (the server must allow cross-origin reads)."
                 {move || (!online.get()).then_some(" You are offline: a download needs the network.")}</p>
         }
         .into_any(),
-        Status::Ready { name, source, n_layer, n_head, n_positions, params, char_vocab } => {
+        Status::Ready { name, source, n_layer, n_head, n_positions, params, char_vocab, family, n_kv_head } => {
             let chars =
                 char_vocab.map(|v| format!(" It reads the characters “{v}”, one token each.")).unwrap_or_default();
             let text = format!(
-                "{}: {n_layer} layers × {n_head} heads, {:.2} M parameters, window {n_positions} tokens, in a Web \
-                 Worker on this computer.{}{chars}",
+                "{}: {}, {:.2} M parameters, window {n_positions} tokens, in a Web Worker on this computer.{}{chars}",
                 model_label(&name),
+                shape_line(family, n_layer, n_head, n_kv_head),
                 params as f64 / 1e6,
                 source_note(source)
             );
@@ -199,9 +208,10 @@ pub fn FilePick() -> impl IntoView {
         load_files(s, input.and_then(|i| i.files()));
     };
     view! {
-        <label class="file-pick">"Load a GPT-2 checkpoint from local files: "
+        <label class="file-pick">"Load a checkpoint (GPT-2 or Llama family) from local files: "
             <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
-            <span class="muted">" (or drop config.json and model.safetensors here)"</span>
+            <span class="muted">" (or drop config.json, model.safetensors and, for a Llama-family model, \
+                tokenizer.json here)"</span>
         </label>
     }
 }
@@ -211,31 +221,42 @@ pub fn load_files(s: Store, files: Option<web_sys::FileList>) {
     let Some(files) = files else { return };
     leptos::task::spawn_local(async move {
         match read_files(files).await {
-            Ok((config, bytes)) => {
+            Ok((config, tokenizer, bytes)) => {
                 s.advance(Event::FilesSent);
                 s.set(|p| p.model = Model::File);
-                s.send_load(Request::LoadBytes { name: Model::File.key().into(), config, load: 0 }, Some(bytes));
+                let name = Model::File.key().into();
+                s.send_load(Request::LoadBytes { name, config, tokenizer, load: 0 }, Some(bytes));
             }
             Err(e) => s.advance(Event::Failed(e)),
         }
     });
 }
 
-/// Reads a picked or dropped config.json + model.safetensors pair: (config text, model bytes).
-async fn read_files(files: web_sys::FileList) -> Result<(String, JsValue), String> {
+/// Reads picked or dropped files: config.json, model.safetensors and, when given, tokenizer.json
+/// (a Llama-family model needs it; the worker says so if it is missing): (config text,
+/// tokenizer text, model bytes).
+async fn read_files(files: web_sys::FileList) -> Result<(String, Option<String>, JsValue), String> {
     let all: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+    let is_tokenizer = |f: &web_sys::File| f.name().ends_with(".json") && f.name().contains("tokenizer");
     let config = all
         .iter()
-        .find(|f| f.name().ends_with(".json"))
-        .ok_or("pick both config.json and model.safetensors (no .json file was given)")?;
+        .find(|f| f.name().ends_with(".json") && !is_tokenizer(f))
+        .ok_or("pick both config.json and model.safetensors (no config .json file was given)")?;
     let model = all
         .iter()
         .find(|f| f.name().ends_with(".safetensors"))
         .ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
     // A file too large for the worker's memory is refused before it is read into the page's.
     crate::gpt2::download::check_declared(&model.name(), Some(model.size() as u64))?;
-    let text =
-        JsFuture::from(config.text()).await.map_err(|_| "could not read config.json")?.as_string().unwrap_or_default();
+    let read_text = |f: &web_sys::File, what: &'static str| {
+        let promise = f.text();
+        async move { JsFuture::from(promise).await.map_err(|_| format!("could not read {what}")) }
+    };
+    let text = read_text(config, "config.json").await?.as_string().unwrap_or_default();
+    let tokenizer = match all.iter().find(|f| is_tokenizer(f)) {
+        Some(f) => Some(read_text(f, "tokenizer.json").await?.as_string().unwrap_or_default()),
+        None => None,
+    };
     let bytes = JsFuture::from(model.array_buffer()).await.map_err(|_| "could not read the .safetensors file")?;
-    Ok((text, bytes))
+    Ok((text, tokenizer, bytes))
 }

@@ -1,4 +1,5 @@
-//! Why a forward pass was refused: the caller's input, or weights whose numbers overflow.
+//! Why a forward pass was refused: the caller's input, or weights whose numbers overflow. One
+//! error for every model family (GPT-2 and Llama), so the page says the same in the same words.
 
 use std::fmt;
 
@@ -55,3 +56,20 @@ impl fmt::Display for RunError {
 }
 
 impl std::error::Error for RunError {}
+
+impl RunError {
+    /// The input errors of a forward pass, the same for every model: no tokens, an id outside
+    /// the `vocab`, or more positions (`past` cached plus the new tokens) than the `window`.
+    pub fn check_input(tokens: &[u32], past: usize, vocab: usize, window: usize) -> Result<(), RunError> {
+        if tokens.is_empty() {
+            return Err(RunError::Empty);
+        }
+        if let Some(&id) = tokens.iter().find(|&&id| id as usize >= vocab) {
+            return Err(RunError::TokenOutOfRange { id, vocab });
+        }
+        if past + tokens.len() > window {
+            return Err(RunError::TooLong { len: past + tokens.len(), window });
+        }
+        Ok(())
+    }
+}

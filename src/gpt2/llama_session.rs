@@ -1,0 +1,322 @@
+//! A loaded Llama-family model answering the page's questions, with the same replies as GPT-2's
+//! `Session` (the views draw either family unchanged): the prompt's tokens from the checkpoint's
+//! `tokenizer.json`, attention per query head, next-token probabilities, knock-outs, sampling
+//! with the KV cache (one K and V per KV head), on the CPU or on the GPU (`llama::engine`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::model::max_pool_into;
+use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
+use super::session::{all_layers_fit, candidates, cut_to_window, self_test, THUMBNAIL};
+use super::{LoadError, RunError, Sampling};
+use crate::gpu::{Gpu, GpuError, Precision};
+use crate::llama::engine::{Cache, Engine, EngineError};
+use crate::llama::gpu::GpuLlama;
+use crate::llama::ops::{rms_norm, Rope};
+use crate::llama::{Capture, Config, ForwardOptions, ForwardOutput, Llama, Tokenizer};
+use crate::numerics::flash::causal_attention;
+use crate::numerics::rng::Rng;
+use ndarray::{s, Array2, Array3, Axis};
+
+/// The token an empty prompt starts from, when the tokenizer has it (SmolLM2's first id).
+pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"];
+
+pub struct LlamaSession {
+    /// The CPU model: always present, the fallback of the GPU.
+    pub model: Rc<Llama>,
+    tok: Tokenizer,
+    gpu: RefCell<Option<Rc<GpuLlama>>>,
+    notice: RefCell<Option<String>>,
+    f16_change: std::cell::Cell<Option<f32>>,
+}
+
+impl LlamaSession {
+    /// Loads `config.json`, `model.safetensors` and `tokenizer.json`; a tokenizer whose ids do
+    /// not fit the model's vocabulary is refused.
+    pub fn new(config_json: &str, safetensors: &[u8], tokenizer_json: &str) -> Result<Self, LoadError> {
+        let model = Llama::load(config_json, safetensors)?;
+        let tok = Tokenizer::from_json(tokenizer_json).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        tok.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        Ok(LlamaSession {
+            model: Rc::new(model),
+            tok,
+            gpu: RefCell::new(None),
+            notice: RefCell::new(None),
+            f16_change: std::cell::Cell::new(None),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.model.config
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tok
+    }
+
+    pub fn loaded(&self, name: &str, source: Source) -> Reply {
+        let c = self.config();
+        Reply::Loaded {
+            name: name.into(),
+            source,
+            family: Family::Llama,
+            n_layer: c.num_hidden_layers,
+            n_head: c.num_attention_heads,
+            n_kv_head: Some(c.num_key_value_heads),
+            n_embd: c.hidden_size,
+            n_positions: c.max_position_embeddings,
+            params: c.n_params(),
+            char_vocab: None,
+            load: 0,
+        }
+    }
+
+    /// Uploads the model to `gpu` (f16 weights where asked, or where lossless) and runs the
+    /// same self-test as GPT-2's: a short prompt's logits must match the CPU's.
+    pub async fn attach_gpu_with(&self, gpu: Rc<Gpu>, f16: bool) -> Result<(), GpuError> {
+        let lossless = GpuLlama::lossless_precision(&gpu, &self.model);
+        let precision = if f16 && gpu.f16 { Precision::F16 } else { lossless };
+        let rounded = precision != lossless;
+        let g = Rc::new(GpuLlama::upload_with(gpu, &self.model, precision).await?);
+        let cfg = self.config();
+        let ids: Vec<u32> =
+            (0..8u32.min(cfg.max_position_embeddings as u32)).map(|i| (i * 97) % cfg.vocab_size as u32).collect();
+        let opts = ForwardOptions::default();
+        let cpu = self
+            .model
+            .forward(&ids, &mut self.model.new_cache(), &opts)
+            .map_err(|e| GpuError::SelfTest(e.to_string()))?;
+        let out = g.forward(&ids, &mut g.new_cache(ids.len()), &opts).await?;
+        let err = self_test(&cpu.logits, &out.logits, rounded)?;
+        self.f16_change.set(rounded.then_some(err));
+        *self.gpu.borrow_mut() = Some(g);
+        Ok(())
+    }
+
+    pub fn gpu_f16_change(&self) -> Option<f32> {
+        self.gpu.borrow().as_ref().and(self.f16_change.get())
+    }
+
+    pub fn gpu_precision(&self) -> Option<Precision> {
+        self.gpu.borrow().as_ref().map(|g| g.precision())
+    }
+
+    pub fn detach_gpu(&self) {
+        *self.gpu.borrow_mut() = None;
+    }
+
+    pub fn inject_gpu_fault(&self) {
+        if let Some(g) = self.gpu.borrow().as_ref() {
+            g.fail_next();
+        }
+    }
+
+    pub fn engine(&self) -> Engine {
+        match self.gpu.borrow().as_ref() {
+            Some(g) => Engine::Gpu(g.clone()),
+            None => Engine::Cpu(self.model.clone()),
+        }
+    }
+
+    pub fn take_notice(&self) -> Option<String> {
+        self.notice.borrow_mut().take()
+    }
+
+    /// One forward pass on the current engine; a GPU failure moves the session to the CPU for
+    /// good (with a notice) and the CPU answers, its cache rebuilt from `history`.
+    async fn run(
+        &self,
+        history: &[u32],
+        tokens: &[u32],
+        cache: &mut Cache,
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, RunError> {
+        match self.engine().forward(&self.model, tokens, cache, opts).await {
+            Ok(out) => Ok(out),
+            Err(EngineError::Run(e)) => Err(e),
+            Err(EngineError::Gpu(e)) => {
+                self.detach_gpu();
+                let full = e.to_string();
+                crate::gpu::log(&full);
+                *self.notice.borrow_mut() = Some(format!(
+                    "WebGPU failed ({}); the model now runs on the CPU",
+                    full.lines().next().unwrap_or_default().trim()
+                ));
+                let mut cpu_cache = self.model.new_cache();
+                if !history.is_empty() {
+                    let replay = ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() };
+                    self.model.forward(history, &mut cpu_cache, &replay)?;
+                }
+                let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
+                *cache = Cache::Cpu(cpu_cache);
+                Ok(out)
+            }
+        }
+    }
+
+    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped). An empty
+    /// prompt starts from the tokenizer's start-of-text token.
+    pub fn tokens(&self, prompt: &str) -> Result<(Vec<u32>, usize), RunError> {
+        let mut ids = self.tok.encode(prompt);
+        if ids.is_empty() {
+            let start = START_TOKENS.iter().find_map(|t| self.tok.added_id(t)).ok_or(RunError::Empty)?;
+            ids.push(start);
+        }
+        let dropped = cut_to_window(&mut ids, self.config().max_position_embeddings);
+        Ok((ids, dropped))
+    }
+
+    fn token(&self, id: u32) -> Token {
+        Token { id, text: self.tok.token_text(id) }
+    }
+
+    /// As GPT-2's `Session::analyze`: one matrix of weights per query head (H, T, T), every layer
+    /// when they fit, else the selected one in full and every layer as a thumbnail.
+    pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
+        let cfg = self.config();
+        let (l_n, h_n) = (cfg.num_hidden_layers, cfg.num_attention_heads);
+        let (ids, dropped) = self.tokens(&q.prompt)?;
+        let t = ids.len();
+        let layer = q.layer.min(l_n - 1);
+        let all = all_layers_fit(l_n, h_n, t);
+        let capture = if all { Capture::All } else { Capture::Layer(layer) };
+        // Not all layers fit: keep the residual stream, from which `thumbnails` recomputes each
+        // layer's weights one head at a time for the model view.
+        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states: !all, ..Default::default() };
+        let out = self.run(&[], &ids, &mut self.engine().new_cache(t), &opts).await?;
+        let text = |id| self.tok.token_text(id);
+        let next = candidates(out.logits.row(0), q, text);
+        let baseline = if q.ablate.is_empty() {
+            None
+        } else {
+            let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
+            Some(candidates(plain.logits.row(0), q, text))
+        };
+        let thumbs = if all { Vec::new() } else { self.thumbnails(&out.hidden_states, THUMBNAIL) };
+        let attention = Attention::encode(l_n, h_n, t, &out.attentions, &thumbs);
+        let analysis = Analysis {
+            id: q.id,
+            tokens: ids.iter().map(|&id| self.token(id)).collect(),
+            dropped,
+            n_layer: l_n,
+            n_head: h_n,
+            attention: attention.layout().clone(),
+            next,
+            baseline,
+            compute_ms: 0.0,
+        };
+        Ok((analysis, attention))
+    }
+
+    /// Every layer's attention weights max-pooled to at most `n` × `n` per query head (H, rows,
+    /// cols), from the residual stream entering each layer (`hidden`, as the forward pass kept
+    /// it with `hidden_states`, after any knock-outs of earlier layers; a knocked-out head's own
+    /// weights are unchanged, as in the captured ones): the layer's queries and keys are computed
+    /// again (RMSNorm, projections, RoPE from position 0) and each head's (T, T) weights exist
+    /// only while they are pooled, so a long prompt never holds L · H · T² weights at once. The
+    /// engine's forward pass keeps no weights of the layers it did not capture (and the GPU's
+    /// cannot pool them), hence this second, CPU-side pass; `tests/model_session.rs` checks it
+    /// against the captured weights.
+    pub fn thumbnails(&self, hidden: &[Array2<f32>], n: usize) -> Vec<Array3<f32>> {
+        let cfg = self.config();
+        let (d, n_head) = (cfg.head_dim, cfg.num_attention_heads);
+        let t = hidden.first().map_or(0, |h| h.nrows());
+        let rope = Rope::new(d, cfg.rope_theta, 0, t);
+        self.model
+            .weights
+            .layers
+            .iter()
+            .zip(hidden)
+            .map(|(layer, x)| {
+                let a = &layer.self_attn;
+                let h = rms_norm(x.view(), &layer.input_layernorm, cfg.rms_norm_eps);
+                // (T, C) x (C, H·D) -> (T, H·D); (T, C) x (C, KV·D) -> (T, KV·D) for k and v
+                let (mut q, mut k, v) = (a.q_proj.apply(h.view()), a.k_proj.apply(h.view()), a.v_proj.apply(h.view()));
+                rope.apply(q.view_mut(), d);
+                rope.apply(k.view_mut(), d);
+                let mut th = Array3::<f32>::zeros((n_head, t.min(n), t.min(n)));
+                for head in 0..n_head {
+                    let (g, cols) = (cfg.kv_head(head), s![.., head * d..(head + 1) * d]);
+                    let kv_cols = s![.., g * d..(g + 1) * d];
+                    // (T, D) against (T, D): weights (T, T), pooled and dropped
+                    let (_, w) = causal_attention(q.slice(cols), k.slice(kv_cols), v.slice(kv_cols), 0);
+                    max_pool_into(w.view(), th.index_axis_mut(Axis(0), head));
+                }
+                th
+            })
+            .collect()
+    }
+
+    /// One query head's rotated queries and its KV head's keys and values, on the CPU.
+    pub fn head_qkv(&self, id: u64, prompt: &str, layer: usize, head: usize) -> Result<HeadQkv, RunError> {
+        let (ids, _) = self.tokens(prompt)?;
+        let cfg = self.config();
+        let [q, k, v] = self.model.head_qkv(&ids, layer, head)?;
+        let flat = |a: ndarray::Array2<f32>| a.into_iter().collect();
+        Ok(HeadQkv {
+            id,
+            tokens: ids.iter().map(|&t| self.token(t)).collect(),
+            layer: layer.min(cfg.num_hidden_layers - 1),
+            head: head.min(cfg.num_attention_heads - 1),
+            d: cfg.head_dim,
+            q: flat(q),
+            k: flat(k),
+            v: flat(v),
+        })
+    }
+
+    /// Starts sampling after the prompt: runs the prompt once into a KV cache.
+    pub async fn start_generation(&self, q: &Query) -> Result<LlamaGeneration, RunError> {
+        let (ids, _) = self.tokens(&q.prompt)?;
+        let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
+        let mut cache = self.engine().new_cache(self.config().max_position_embeddings);
+        let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;
+        Ok(LlamaGeneration {
+            ids,
+            cache,
+            logits,
+            opts,
+            sampling: q.sampling(),
+            rng: Rng::new(q.seed as u64),
+            continuation: Vec::new(),
+        })
+    }
+
+    /// Samples one more token and runs it through the model with the cache; when the window is
+    /// full the oldest quarter is dropped and the cache rebuilt (RoPE then renumbers positions).
+    pub async fn next_token(&self, g: &mut LlamaGeneration) -> Result<(Token, String), RunError> {
+        let window = self.config().max_position_embeddings;
+        let next = super::sample::sample(g.logits.row(0), &g.sampling, &mut g.rng);
+        g.continuation.push(next);
+        g.logits = if g.cache.len() < window {
+            let out = self.run(&g.ids, &[next], &mut g.cache, &g.opts).await?;
+            g.ids.push(next);
+            out.logits
+        } else {
+            g.ids.push(next);
+            g.ids.drain(..g.ids.len() - window + window / 4);
+            g.cache.clear();
+            self.run(&[], &g.ids, &mut g.cache, &g.opts).await?.logits
+        };
+        Ok((self.token(next), self.tok.decode(&g.continuation)))
+    }
+}
+
+/// A Llama generation in progress: the tokens so far, their KV cache and the next-token logits.
+pub struct LlamaGeneration {
+    ids: Vec<u32>,
+    cache: Cache,
+    logits: ndarray::Array2<f32>,
+    opts: ForwardOptions,
+    sampling: Sampling,
+    rng: Rng,
+    continuation: Vec<u32>,
+}
+
+impl LlamaGeneration {
+    /// The bytes the KV cache holds now (per KV head: H / KV times less than per query head).
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+}
