@@ -26,6 +26,7 @@ import os from "node:os";
 import { execFileSync } from "node:child_process";
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, launchPersistent, newPage } from "../tests/browser/browser.mjs";
+import { rendererPeakMb } from "./memory.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-models";
@@ -40,26 +41,6 @@ const reps = backend === "webgpu" ? 1 : 5;
 const browser = await launch(backend === "webgpu" ? ["--enable-unsafe-webgpu"] : []);
 const results = { date: new Date().toISOString(), backend, machine: `${os.cpus().length} cores, ${os.cpus()[0].model}`, chromium: browser.version(), models: {} };
 
-// The largest VmHWM among the renderer processes of the Chromium this script started (its
-// descendants: other Chromiums on the machine, a test run beside the benchmark, do not count).
-// A dedicated worker runs inside its page's renderer, so this is the page and its worker.
-function rendererPeakMb() {
-  const parent = (pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
-  const ours = (pid) => {
-    for (let p = pid; p > 1; p = parent(p)) if (p === process.pid) return true;
-    return false;
-  };
-  let best = 0;
-  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("chromium") || !cmd.includes("--type=renderer") || !ours(Number(pid))) continue;
-      const hwm = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (hwm) best = Math.max(best, Number(hwm[1]) / 1024);
-    } catch { /* the process ended */ }
-  }
-  return Math.round(best);
-}
 
 const state = (page) => page.$eval("#gpt2 .gpt2", (g) => ({ id: Number(g.dataset.analysis), ms: Number(g.dataset.computeMs), gen: Number(g.dataset.generateMs), status: g.dataset.status }));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

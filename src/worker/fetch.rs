@@ -373,9 +373,10 @@ fn check_pinned_length(resp: &Response, url: &str, name: &str, expect: Option<&F
     Ok(())
 }
 
-/// `model.safetensors` loaded into a model for `config` (a Llama-family one read whole): from the cached copy `stored` if there
-/// is one, else downloaded (verified against `expect` when given), and then written into Cache
-/// Storage as it arrives when `cache` is open. The model, and the pending cache entry.
+/// `model.safetensors` loaded into a model for `config` (a Llama-family one read whole): from the
+/// cached copy `stored` if there is one, else downloaded (verified against `expect` when given),
+/// and then written into Cache Storage as it arrives when `cache` is open. The model, and the
+/// pending cache entry.
 async fn model_file(
     url: &str,
     name: &str,

@@ -109,10 +109,10 @@ pub struct Gpt2Demo;
 
 impl Demo for Gpt2Demo {
     const ID: &'static str = "gpt2";
-    const TITLE: &'static str = "GPT-2 in your browser";
-    const CAPTION: &'static str = "A GPT-2 model runs in a Web Worker on your machine. Pick a layer and head in the \
-        model view, click a token to see where it looks, knock out heads and watch the next-token probabilities \
-        move, or generate.";
+    const TITLE: &'static str = "A real model in your browser";
+    const CAPTION: &'static str = "A GPT-2 or Llama-family model runs in a Web Worker on your machine. Pick a layer \
+        and head in the model view, click a token to see where it looks, knock out heads and watch the next-token \
+        probabilities move, or generate.";
     type Params = Params;
     /// The query the page sends; the worker computes the answer.
     type Output = Query;
