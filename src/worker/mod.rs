@@ -87,16 +87,13 @@ fn report_traps() {
     crashed.forget();
 }
 
-/// What the CPU kernels run on, for the backend line: "2 threads", or one and why.
+/// What the CPU kernels run on, for the backend line: "2 threads", or one (and why, where a
+/// threaded pool failed; the README explains that a page not yet isolated runs one).
 fn threads_detail() -> String {
     #[cfg(feature = "threads")]
     return pool::threads().describe();
     #[cfg(not(feature = "threads"))]
-    {
-        let isolated = Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy());
-        if isolated { "1 thread" } else { "1 thread until a reload: the page is not yet cross-origin isolated" }
-            .to_string()
-    }
+    "1 thread".to_string()
 }
 
 pub fn start() {

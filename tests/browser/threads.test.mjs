@@ -53,7 +53,7 @@ test("isolated by the service worker, GPT-2 runs on every core and gives the one
   await plain.goto(url + ADDRESS);
   await analysed(plain);
   assert.equal(await plain.evaluate(() => crossOriginIsolated), false);
-  assert.match(await line(plain), /CPU \(chosen in the page; 1 thread until a reload: the page is not yet cross-origin isolated\)/);
+  assert.match(await line(plain), /CPU \(chosen in the page; 1 thread\)/);
   const single = await outputs(plain);
   assert.deepEqual(plain.errors, []);
   await plain.context().close();
