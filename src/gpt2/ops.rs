@@ -62,28 +62,11 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
     lanes + x[n4..n].iter().zip(&y[n4..n]).map(|(a, b)| a * b).sum::<f32>()
 }
 
-/// out[r] = table[r, :] · h for every row r: on several threads, each takes a run of rows (`par`).
-#[cfg(target_arch = "wasm32")]
-fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
-    use crate::numerics::par::{self, SharedOut};
-    let (c, rows) = (h.len(), out.len());
-    let out = SharedOut::new(out);
-    // One row of logits (decoding): see `par::one_row_work`.
-    par::for_each(rows, par::one_row_work(c, rows), |rs| {
-        // SAFETY: rows rs of out are written by this call only (`par::for_each` gives disjoint ranges).
-        let out = unsafe { out.slice(rs.start, rs.len()) };
-        // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)
-        #[allow(unused_unsafe)]
-        unsafe {
-            dot_rows(&table[rs.start * c..rs.end * c], h, out)
-        }
-    });
-}
-
-/// out[r] = table[r, :] · h for the rows of a slice of the table.
+/// out[r] = table[r, :] · h for every row r (one thread: a one-row product is bound by memory,
+/// see `par::one_row_work`).
 #[cfg(target_arch = "wasm32")]
 #[target_feature(enable = "simd128")]
-fn dot_rows(table: &[f32], h: &[f32], out: &mut [f32]) {
+fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
     let c = h.len();
     for (r, o) in out.iter_mut().enumerate() {
         *o = dot(&table[r * c..(r + 1) * c], h);

@@ -1,7 +1,7 @@
 //! Splitting a kernel's work across threads, where the build has them.
 //!
 //! A kernel hands [`for_each`] the number of independent pieces of its output (a matrix
-//! product's column panels, the vocabulary's rows of the logits) and a function that computes
+//! product's column panels, attention's heads) and a function that computes
 //! a contiguous range of them. With one thread the function is called once, on the whole range,
 //! exactly as the single-threaded kernel always ran. With several, the range is cut into one
 //! part per thread ([`split`]) and the parts run at once on a pool: the hand-made one in
