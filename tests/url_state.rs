@@ -175,8 +175,15 @@ fn links_saved_from_the_first_edition_restore_the_same_state() {
         let [id, link, state, notices] = cols[..] else { panic!("malformed fixture line {line}") };
         let spec = find(id).unwrap_or_else(|| panic!("demo {id} is gone"));
         let (v, got) = Values::from_pairs(spec.id, spec.params, &pairs(link));
-        let pairs = v.to_pairs(spec.id, false);
-        let restored = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        // A parameter added since the link was saved must be at its default; the rest as saved.
+        let saved_keys: Vec<String> = pairs(state).into_iter().map(|(k, _)| k).collect();
+        let defaults = Values::defaults(spec.params).to_pairs(spec.id, false);
+        let (kept, added): (Vec<_>, Vec<_>) =
+            v.to_pairs(spec.id, false).into_iter().partition(|(k, _)| saved_keys.contains(k));
+        for (k, val) in &added {
+            assert!(defaults.iter().any(|(dk, dv)| dk == k && dv == val), "{link}: the new {k} is not at its default");
+        }
+        let restored = build_query(kept.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         assert_eq!(restored, state, "{link}");
         assert_eq!(got.len().to_string(), notices, "{link}");
         checked += 1;

@@ -1,8 +1,23 @@
 //! Demo `kv-cache` (chapter "efficient"): how much memory a model's KV cache takes, from its
 //! shape, and how grouped-query and multi-query attention shrink it.
 
+use serde::Serialize;
+
 use super::{spec, Demo, DemoSpec};
+use crate::gpt2::protocol::{CacheInfo, Query};
 use crate::numerics::kv_cache::{KvShape, MODELS};
+
+crate::options! {
+    /// The bundled models whose cache the page measures (the URL value is the model's folder).
+    pub enum RealModel {
+        StoriesLlama = ("stories-llama", "Pet stories, Llama family (4 query heads share 2 KV heads)"),
+        Stories = ("stories", "Pet stories, GPT-2 (4 heads, each its own keys and values)"),
+        Smollm2 = ("smollm2", "SmolLM2-135M, 9 query heads share 3 KV heads (once loaded in “A real model, live”)"),
+    }
+}
+
+/// The text the measured model reads (the kind both bundled models were trained on).
+pub const TEXT: &str = "Tom has a little dog named Max. Max likes to run in the park. One day Max saw a cat in a tree.";
 
 pub static PRECISION: &[(&str, &str)] = &[("4", "32-bit float"), ("2", "16-bit float"), ("1", "8-bit integer")];
 
@@ -16,6 +31,8 @@ crate::params! {
         batch: usize = Param::int("batch", "Sequences in the batch", 1, 256, 1),
         /// bytes per stored value
         precision: usize = Param::choice("precision", "Values stored as", PRECISION, 1),
+        /// the bundled model whose real cache the page measures
+        model: RealModel = Param::choice("model", "Real model measured in this page", RealModel::OPTIONS, 0),
     }
 }
 
@@ -50,6 +67,23 @@ impl Demo for KvCacheDemo {
         })
     }
 
+    /// The calculator's numbers and the real model's cache, measured by the worker's session on
+    /// the model files (in the page, by the same session in the worker).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
+        if p.model == RealModel::Smollm2 {
+            return None; // read from the browser's cache only
+        }
+        let mut run = || {
+            let session = super::bundled_session(p.model.key(), read)?;
+            let (a, _) = super::now(session.analyze(&query()))?.map_err(|e| e.to_string())?;
+            let mut out = Self::compute(p);
+            out["measured"] = super::to_json(&measured(p.model, a.n_head, &a.cache))?;
+            Ok(out)
+        };
+        Some(run())
+    }
+
     #[cfg(target_arch = "wasm32")]
     fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
         view::view(ctx)
@@ -57,6 +91,47 @@ impl Demo for KvCacheDemo {
 }
 
 pub static SPEC: DemoSpec = spec::<KvCacheDemo>();
+
+/// What the page asks the measured model: the text, nothing sampled.
+pub fn query() -> Query {
+    Query { prompt: TEXT.into(), top: 1, top_p: 1.0, ..Default::default() }
+}
+
+/// A real model's cache after [`TEXT`]: as the engine stored it, by the formula, and with one
+/// key-value head per query head.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    pub model: &'static str,
+    pub heads: usize,
+    pub cache: CacheInfo,
+    /// The formula's bytes for the model's shape and the positions cached.
+    pub formula: u64,
+    /// The same model with a key-value head per query head (multi-head attention).
+    pub one_per_head: u64,
+    /// one_per_head ÷ measured: heads ÷ KV heads when the formula holds.
+    pub saving: f64,
+}
+
+pub fn measured(model: RealModel, heads: usize, c: &CacheInfo) -> Measured {
+    let shape = KvShape {
+        layers: c.layers,
+        heads,
+        kv_heads: c.kv_heads,
+        head_size: c.head_size,
+        positions: c.positions,
+        batch: 1,
+        bytes_per_value: c.bytes_per_value,
+    };
+    let one_per_head = KvShape { kv_heads: heads, ..shape }.bytes();
+    Measured {
+        model: model.key(),
+        heads,
+        cache: *c,
+        formula: shape.bytes(),
+        one_per_head,
+        saving: if c.bytes > 0 { one_per_head as f64 / c.bytes as f64 } else { 0.0 },
+    }
+}
 
 /// The shape the controls describe (KV heads at most the query heads).
 pub fn shape(p: &Params) -> KvShape {
@@ -78,6 +153,35 @@ pub fn variants(s: &KvShape) -> [(&'static str, KvShape); 3] {
     [("MHA", KvShape { kv_heads: s.heads, ..*s }), ("chosen", *s), ("MQA", KvShape { kv_heads: 1, ..*s })]
 }
 
+/// The readout of a real model's cache: measured, by the formula, and with a KV head per query head.
+pub fn measured_text(m: &Measured, label: &str) -> String {
+    let c = &m.cache;
+    let agrees = if m.formula == c.bytes { "exactly the formula" } else { "NOT the formula" };
+    let group = if m.heads == c.kv_heads {
+        "Each query head has its own key-value head, as in GPT-2.".to_string()
+    } else {
+        format!(
+            "With a key-value head for each of its {} query heads it would hold {} bytes: {}× more.",
+            m.heads,
+            crate::numerics::format::grouped(m.one_per_head),
+            crate::numerics::format::num(m.saving)
+        )
+    };
+    format!(
+        "Measured in this page: {label} read {} tokens, and its cache holds {} bytes of keys and values, \
+         2 × {} layers × {} KV heads × {} × {} positions × {} bytes: {agrees} ({} by the formula). {group}",
+        c.positions,
+        crate::numerics::format::grouped(c.bytes),
+        c.layers,
+        c.kv_heads,
+        c.head_size,
+        c.positions,
+        c.bytes_per_value,
+        crate::numerics::format::grouped(m.formula),
+    )
+}
+
+
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `kv-cache`: the cache size for the controls' shape, bars for MHA, the chosen
@@ -86,10 +190,49 @@ mod view {
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
-    use super::{shape, variants, Params};
+    use super::{measured, measured_text, query, shape, variants, Params};
+    use crate::gpt2::protocol::Request;
     use crate::kit::plot::bars::{draw_bars, Bars};
+    use crate::kit::probe::probe;
+    use crate::kit::worker::Event;
     use crate::kit::DemoCtx;
     use crate::numerics::kv_cache::MODELS;
+
+    /// The real model's cache, measured by the worker's session after it read the text.
+    fn real(ctx: DemoCtx, params: Memo<Params>) -> impl IntoView {
+        let model = Memo::new(move |_| params.with(|p| p.model));
+        let ask = move || {
+            let model = model.get();
+            crate::demos::ask_model(model.key(), model.label(), vec![Request::Analyze(query())])
+        };
+        let probe = probe(ctx, ask, |ev| match ev {
+            Event::Analysis(a, _) => Some((a.id, a)),
+            _ => None,
+        });
+        let out = Memo::new(move |_| {
+            let first = |a: &Option<Vec<crate::gpt2::protocol::Analysis>>| a.as_ref().and_then(|v| v.first().cloned());
+            probe.answers.with(first).map(|a| measured(model.get(), a.n_head, &a.cache))
+        });
+        // "Download data" adds the measurement.
+        Effect::new(move |_| ctx.computed.set(out.get().and_then(|m| serde_json::to_value(&m).ok())));
+        let text = move || {
+            let m = model.get();
+            if let Some(wait) = probe.waiting(ctx, m.key()) {
+                return wait;
+            }
+            out.with(|out| {
+                let out = out.as_ref()?;
+                let label = match m {
+                    super::RealModel::StoriesLlama => "the Llama-family model",
+                    super::RealModel::Stories => "the GPT-2 model",
+                    super::RealModel::Smollm2 => "SmolLM2-135M",
+                };
+                Some(measured_text(out, label))
+            })
+            .unwrap_or_default()
+        };
+        view! { <p class="readout kv-measured" role="status">{text}</p> }
+    }
 
     /// Bytes in binary units (the way memory is sold): 2 GiB, 512 KiB.
     pub fn size(bytes: u64) -> String {
@@ -164,6 +307,7 @@ mod view {
         let label = "KV cache size with one key-value head per query head, with the chosen number, and with one";
         view! {
             <p class="readout kv-readout" role="status">{readout}</p>
+            {real(ctx, params)}
             <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
             {table}
         }

@@ -185,12 +185,12 @@ mod view {
     use web_sys::HtmlCanvasElement;
 
     use super::{analyze, text_for, LowRank, Params};
-    use crate::demos::gpt2::model_base;
-    use crate::gpt2::protocol::{BackendChoice, HeadQkv, Reply, Request};
+    use crate::gpt2::protocol::{HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::theme::Palette;
-    use crate::kit::worker::{ComputeWorker, Event};
+    use crate::kit::probe::{probe, Probe};
+    use crate::kit::worker::Event;
     use crate::kit::DemoCtx;
 
     type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
@@ -245,59 +245,18 @@ mod view {
         }
     }
 
-    /// The worker conversation: the model the controls name is loaded (and the one being
-    /// loaded is remembered), then the chosen head's Q, K and V asked for; older answers dropped.
-    fn ask(ctx: DemoCtx, params: Memo<Params>) -> (Names, Names, RwSignal<Option<HeadQkv>>) {
-        // The model the worker holds, and the one being loaded.
-        let loaded = RwSignal::new(None::<String>);
-        let loading = RwSignal::new(None::<String>);
-        let qkv = RwSignal::new(None::<HeadQkv>);
-        // The id of the latest question: older answers are dropped.
-        let asked = StoredValue::new(None::<u64>);
-        let worker = ComputeWorker::new(move |w, ev| match ev {
-            // The matrices are small: the CPU answers at once, with no GPU self-test to wait for.
-            Event::Ready => {
-                w.send(Request::Backend { choice: BackendChoice::Cpu, fault: false });
-            }
-            Event::Reply(Reply::Loaded { name, .. }) => {
-                loading.set(None);
-                loaded.set(Some(name));
-            }
-            Event::Reply(Reply::HeadQkv(h)) if Some(h.id) == asked.get_value() => {
-                ctx.error.set(None);
-                qkv.set(Some(h));
-            }
-            Event::Reply(Reply::Error { message, .. }) => {
-                loading.set(None);
-                ctx.error.set(Some(message));
-            }
-            // The next change of a control starts a fresh worker and loads the model again.
-            Event::Died(message) => {
-                loading.update_untracked(|l| *l = None);
-                loaded.update_untracked(|l| *l = None);
-                ctx.error.set(Some(message));
-            }
-            _ => {}
-        });
-
-        // Ask for what the controls name: the model first, then the head.
-        Effect::new(move |_| {
-            let (model, layer, head) = params.with(|p| (p.model.key(), p.layer, p.head));
-            if loaded.get().as_deref() == Some(model) {
-                let id = worker.send(Request::HeadQkv { id: 0, prompt: text_for(model).into(), layer, head });
-                asked.set_value(id);
-            } else if loading.get_untracked().as_deref() != Some(model) {
-                let Some(base) = model_base(model, "") else { return };
-                loading.set(Some(model.to_string()));
-                let (name, expect) = (model.to_string(), crate::gpt2::manifest::bundled(&base));
-                worker.send(Request::Load { name, base, expect, cache: false, only_cached: false, load: 0 });
-            }
-        });
-        (loaded, loading, qkv)
+    /// The chosen head's Q, K and V, from the bundled model the controls name (loaded first).
+    fn ask(ctx: DemoCtx, params: Memo<Params>) -> Probe<HeadQkv> {
+        let ask = move || {
+            let (model, layer, head) = params.with(|p| (p.model, p.layer, p.head));
+            let requests = vec![Request::HeadQkv { id: 0, prompt: text_for(model.key()).into(), layer, head }];
+            crate::demos::ask_model(model.key(), model.label(), requests)
+        };
+        probe(ctx, ask, |ev| match ev {
+            Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
+            _ => None,
+        })
     }
-
-    /// A model's name, or none.
-    type Names = RwSignal<Option<String>>;
 
     /// P or its rank-k rebuild, on one colour scale up to `vmax`.
     fn heat(c: &HtmlCanvasElement, pal: &Palette, m: &[Vec<f64>], vmax: f64) -> Result<(), String> {
@@ -352,7 +311,8 @@ mod view {
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let params = ctx.params::<Params>();
-        let (loaded, loading, qkv) = ask(ctx, params);
+        let probe = ask(ctx, params);
+        let qkv = Memo::new(move |_| probe.answers.with(|a| a.as_ref().and_then(|v| v.first().cloned())));
 
         let report = RwSignal::new(None::<Arc<LowRank>>);
         // Memos, so that moving the k slider re-runs neither the analysis nor the drawing of P.
@@ -436,9 +396,8 @@ mod view {
         });
 
         let status = move || {
-            let model = params.with(|p| p.model.key());
-            if loading.get().is_some() || (loaded.get().as_deref() != Some(model) && ctx.error.get().is_none()) {
-                return "Loading the model in a Web Worker…".to_string();
+            if let Some(wait) = probe.waiting(ctx, params.with(|p| p.model.key())) {
+                return wait;
             }
             let (Some(h), Some(r)) = (qkv.get(), report.get()) else { return "Computing…".into() };
             status_text(&h, &r, k(), params.with(|p| (p.layer, p.head)))

@@ -130,6 +130,7 @@ registry! {
     pe_shift,
     rope,
     wpe,
+    rope_model,
     collapse,
     train_lab,
     gpt2,
@@ -138,10 +139,63 @@ registry! {
     flash_steps,
     linformer,
     kv_cache,
+    instruction_reach,
 }
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {
     DEMOS.iter().copied().find(|d| d.id == id)
+}
+
+/// A bundled model's session on the CPU, either family, from its files under `models/NAME/`
+/// (`tokenizer.json` beside a Llama-family model): what a demo's `load` runs natively where the
+/// page asks the worker.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::gpt2::model_session::ModelSession, String> {
+    let dir = format!("models/{name}");
+    let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
+    let llama =
+        crate::gpt2::model_session::family(&config).map_err(|e| e.to_string())? == crate::gpt2::protocol::Family::Llama;
+    let tokenizer = if llama {
+        Some(String::from_utf8(read(&format!("{dir}/tokenizer.json"))?).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let weights = read(&format!("{dir}/model.safetensors"))?;
+    crate::gpt2::model_session::ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())
+}
+
+/// The value of a future that needs no waiting: a session on the CPU computes in its first poll
+/// (only the GPU path awaits the device). Anything else is an error, never a hang.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => Ok(v),
+        std::task::Poll::Pending => Err("the model did not answer at once (it needs a GPU)".into()),
+    }
+}
+
+/// What a demo that reads a model's insides asks the compute worker (`kit::probe`): a bundled
+/// model by its folder, checked against its pins, or SmolLM2-135M from this browser's Cache
+/// Storage only (a 270 MB download is the chapter "A real model, live"'s to offer, not a demo's).
+#[cfg(target_arch = "wasm32")]
+pub fn ask_model(
+    key: &str,
+    label: &str,
+    requests: Vec<crate::gpt2::protocol::Request>,
+) -> Option<crate::kit::probe::Ask> {
+    use crate::gpt2::manifest;
+    let base = gpt2::model_base(key, "")?;
+    let hub = key == "smollm2";
+    Some(crate::kit::probe::Ask {
+        model: key.into(),
+        label: if hub { "SmolLM2-135M".into() } else { label.into() },
+        expect: if hub { manifest::smollm2_135m() } else { manifest::bundled(&base) },
+        base,
+        only_cached: hub,
+        requests,
+    })
 }
 
 /// Serialises a demo's output for "Download data".

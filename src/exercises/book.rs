@@ -486,6 +486,7 @@ fn kv_cache_bytes(args: &[Arg]) -> Result<f64, String> {
         context: v[3],
         batch: v[4],
         precision: v[5],
+        model: crate::demos::kv_cache::RealModel::StoriesLlama,
     };
     Ok(kv_shape(&p).bytes() as f64)
 }

@@ -35,6 +35,14 @@ impl Cache {
             Cache::Gpu(c) => c.clear(),
         }
     }
+    /// The bytes the cached keys and values take: 2 · layers · positions · C · 4 on either
+    /// backend (one key and one value per query head).
+    pub fn bytes(&self) -> usize {
+        match self {
+            Cache::Cpu(c) => c.bytes(),
+            Cache::Gpu(c) => c.bytes(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -87,6 +87,11 @@ impl GpuKvCache {
     pub fn capacity(&self) -> usize {
         self.capacity
     }
+    /// The bytes the cached positions take (as `KvCache::bytes`; the buffers hold `capacity`).
+    pub fn bytes(&self) -> usize {
+        let per_position = |b: &wgpu::Buffer| b.size() as usize / self.capacity.max(1);
+        self.k.iter().chain(&self.v).map(|b| per_position(b) * self.len).sum()
+    }
     /// Forgets every position (the buffers are kept and overwritten).
     pub fn clear(&mut self) {
         self.len = 0;

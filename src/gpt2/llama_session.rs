@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::model::max_pool_into;
-use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
+use super::protocol::{Analysis, Attention, CacheInfo, Family, HeadQkv, Query, Reply, Source, Token};
 use super::session::{all_layers_fit, candidates, cut_to_window, self_test, THUMBNAIL};
 use super::{LoadError, RunError, Sampling};
 use crate::gpu::{Gpu, GpuError, Precision};
@@ -184,7 +184,8 @@ impl LlamaSession {
         // Not all layers fit: keep the residual stream, from which `thumbnails` recomputes each
         // layer's weights one head at a time for the model view.
         let opts = ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states: !all, ..Default::default() };
-        let out = self.run(&[], &ids, &mut self.engine().new_cache(t), &opts).await?;
+        let mut cache = self.engine().new_cache(t);
+        let out = self.run(&[], &ids, &mut cache, &opts).await?;
         let text = |id| self.tok.token_text(id);
         let next = candidates(out.logits.row(0), q, text);
         let baseline = if q.ablate.is_empty() {
@@ -205,6 +206,14 @@ impl LlamaSession {
             next,
             baseline,
             compute_ms: 0.0,
+            cache: CacheInfo {
+                layers: l_n,
+                kv_heads: cfg.num_key_value_heads,
+                head_size: cfg.head_dim,
+                positions: cache.len(),
+                bytes_per_value: std::mem::size_of::<f32>(),
+                bytes: cache.bytes() as u64,
+            },
         };
         Ok((analysis, attention))
     }

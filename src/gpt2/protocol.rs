@@ -207,6 +207,26 @@ pub struct Analysis {
     /// Time the worker spent on this analysis (set by the worker; for the benchmark).
     #[serde(default)]
     pub compute_ms: f64,
+    /// The KV cache the prompt filled, as the engine stored it (the KV-cache demo sets it
+    /// against the formula).
+    #[serde(default)]
+    pub cache: CacheInfo,
+}
+
+/// A model's KV cache after a prompt: its shape and the bytes its keys and values take, counted
+/// from what the engine stored (not from the formula).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CacheInfo {
+    pub layers: usize,
+    /// Key-value heads (GPT-2: one per query head; grouped-query attention: fewer).
+    pub kv_heads: usize,
+    pub head_size: usize,
+    /// Positions cached: the prompt's tokens.
+    pub positions: usize,
+    /// Bytes per stored value (the engines keep f32 keys and values: 4).
+    pub bytes_per_value: usize,
+    /// What the cached keys and values take, measured.
+    pub bytes: u64,
 }
 
 /// One head's Q, K and V for a prompt: (T, d) each, row-major.

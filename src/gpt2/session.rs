@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::engine::{Cache, Engine, EngineError};
 use super::gpu::GpuGpt2;
-use super::protocol::{Analysis, Attention, Candidate, HeadQkv, Query, Reply, Source, Token};
+use super::protocol::{Analysis, Attention, CacheInfo, Candidate, HeadQkv, Query, Reply, Source, Token};
 use super::tokenizer::Tokenizer;
 use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
 use crate::gpu::{Gpu, GpuError, Precision};
@@ -248,7 +248,8 @@ impl Session {
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
         let thumbnails = (!all).then_some(THUMBNAIL);
         let opts = ForwardOptions { capture, ablate: q.ablate.clone(), thumbnails, ..Default::default() };
-        let out = self.run(&[], &ids, &mut self.engine().new_cache(t), &opts).await?;
+        let mut cache = self.engine().new_cache(t);
+        let out = self.run(&[], &ids, &mut cache, &opts).await?;
         let next = self.candidates(out.logits.row(0), q);
         let baseline = if q.ablate.is_empty() {
             None
@@ -268,6 +269,14 @@ impl Session {
             next,
             baseline,
             compute_ms: 0.0,
+            cache: CacheInfo {
+                layers: cfg.n_layer,
+                kv_heads: cfg.n_head,
+                head_size: cfg.head_dim(),
+                positions: cache.len(),
+                bytes_per_value: std::mem::size_of::<f32>(),
+                bytes: cache.bytes() as u64,
+            },
         };
         Ok((analysis, attention))
     }

@@ -8,6 +8,7 @@ pub mod link_box;
 pub mod matrix_canvas;
 pub mod network;
 pub mod plot;
+pub mod probe;
 pub mod seq2seq_models;
 pub mod stored;
 pub mod table;

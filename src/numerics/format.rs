@@ -46,6 +46,19 @@ pub fn tick(x: f64) -> String {
     }
 }
 
+/// A whole number with its thousands grouped: 27648 → "27,648".
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn minus(s: String) -> String {
     match s.strip_prefix('-') {
         Some(rest) => format!("−{rest}"),

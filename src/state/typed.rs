@@ -202,6 +202,11 @@ macro_rules! options {
             pub fn key(self) -> &'static str {
                 match self { $( $name::$variant => $key, )+ }
             }
+
+            /// The option's label, as the control shows it.
+            pub fn label(self) -> &'static str {
+                match self { $( $name::$variant => $label, )+ }
+            }
         }
 
         impl $crate::state::Field for $name {

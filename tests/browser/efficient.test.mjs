@@ -150,3 +150,28 @@ test("the Linformer demo analyses a bundled model's head and follows layer, head
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+// Real models' insides, read by the compute worker in the page: the KV cache measured against the
+// formula, the last turn's attention to an opening instruction (this chapter) and RoPE's offset
+// property (positional chapter). The numbers are those tests/real_model_demos.rs checks natively.
+test("the real models' cache, the instruction's reach and RoPE's diagonals, computed in the page", async () => {
+  const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
+  const text = (sel) => page.$eval(sel, (e) => e.textContent);
+  const until = (sel, re) => page.waitForFunction(([s, r]) => new RegExp(r).test(document.querySelector(s)?.textContent ?? ""), [sel, re.source], { timeout: 60000 });
+  await page.goto(`${base}/efficient/`);
+  await until("#kv-cache .kv-measured", /75,776 bytes/);
+  assert.match(await text("#kv-cache .kv-measured"), /read 37 tokens.*2 × 4 layers × 2 KV heads × 32 × 37 positions × 4 bytes: exactly the formula.*151,552 bytes: 2× more/);
+  await until("#instruction-reach .reach-status", /With 8 turns/);
+  assert.match(await text("#instruction-reach .reach-status"), /gives the instruction 81% .* 18% \(layer 3 head 2\), against 20%/);
+  await page.selectOption("#kv-cache-model", "stories");
+  await until("#kv-cache .kv-measured", /106,496 bytes/);
+  assert.match(await text("#kv-cache .kv-measured"), /its own key-value head/);
+
+  await page.goto(`${base}/positional/`);
+  await until("#rope-model .rope-model-status", /Layer 0 head 0/);
+  assert.match(await text("#rope-model .rope-model-status"), /48 copies of the token “cat”.*every diagonal is one colour/);
+  await page.selectOption("#rope-model-model", "stories");
+  await until("#rope-model .rope-model-status", /change colour/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -28,10 +28,6 @@ crate::options! {
 }
 
 impl Model {
-    /// The option's label ("Pet stories (4 layers, bundled)").
-    pub fn label(self) -> &'static str {
-        Model::OPTIONS[Model::ALL.iter().position(|&m| m == self).unwrap_or(0)].1
-    }
     /// The model a worker reply names (the name the page sent), if it is one of the options.
     pub fn named(name: &str) -> Option<Model> {
         Model::ALL.iter().copied().find(|m| m.key() == name)
@@ -140,7 +136,7 @@ impl Demo for Gpt2Demo {
             let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
             let session =
                 Session::new(&config, &read(&format!("{dir}/model.safetensors"))?).map_err(|e| e.to_string())?;
-            let (analysis, attention) = now(session.analyze(&query(p, 0)))?.map_err(|e| e.to_string())?;
+            let (analysis, attention) = super::now(session.analyze(&query(p, 0)))?.map_err(|e| e.to_string())?;
             let (layer, head) = (p.layer.max(0) as usize, p.head.max(0) as usize);
             Ok(download(&analysis, &attention, layer, head))
         };
@@ -162,18 +158,6 @@ pub fn download(a: &Analysis, w: &Attention, layer: usize, head: usize) -> serde
     let heat: Vec<Vec<f32>> =
         (0..t).map(|i| (0..t).map(|j| w.weight(layer, head, i, j).unwrap_or(f32::NAN)).collect()).collect();
     serde_json::json!({ "analysis": a, "layer": layer, "head": head, "attention": heat })
-}
-
-/// The value of a future that needs no waiting: the session on the CPU computes in its first
-/// poll (only the GPU path awaits the device). Anything else is an error, never a hang.
-#[cfg(not(target_arch = "wasm32"))]
-fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
-    let mut fut = std::pin::pin!(fut);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match fut.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => Ok(v),
-        std::task::Poll::Pending => Err("the model did not answer at once (it needs a GPU)".into()),
-    }
 }
 
 /// Parses "1.2 3.0" (or commas) into (layer, head) pairs; returns the pairs and the pieces

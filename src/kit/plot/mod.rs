@@ -5,6 +5,7 @@ pub mod bars;
 pub mod colormap;
 pub mod heatmap;
 pub mod interned;
+pub mod lines;
 pub mod matrix;
 pub mod widths;
 

@@ -31,7 +31,7 @@ pub fn samples(lab: Lab) -> impl IntoView {
                 "Each example: {} tokens read, {} predictions scored (underlined). The model: {} parameters.",
                 s.seq_len,
                 s.scored,
-                grouped(s.n_params)
+                crate::numerics::format::grouped(s.n_params as u64)
             ),
         })
     };
@@ -85,18 +85,6 @@ pub fn buttons(lab: Lab) -> impl IntoView {
     }
 }
 
-/// 12345 -> "12,345".
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 fn mb(bytes: usize) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)

@@ -1,0 +1,200 @@
+//! The demos that read a bundled model's insides through the compute worker's session, run
+//! natively on the same files (`Demo::load`), and the numbers the chapters quote from them: RoPE
+//! in a real model (positional), the measured KV cache and the instruction's reach (efficient).
+#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
+
+use attention_live::demos::Demo;
+use attention_live::state::Params as _;
+
+/// Reads `static/` as the page would fetch it.
+fn read(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(format!("{}/static/{path}", env!("CARGO_MANIFEST_DIR"))).map_err(|e| format!("{path}: {e}"))
+}
+
+fn chapter(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/chapters/{name}.md", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn says(text: &str, quote: &str) {
+    assert!(text.contains(quote), "the chapter should say “{quote}”");
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number"))
+}
+
+mod rope_model {
+    use super::*;
+    use attention_live::demos::rope_model::{analyze, prompt, Model, Params, RopeModelDemo};
+    use attention_live::gpt2::protocol::{HeadQkv, Token};
+
+    fn scores(model: Model, layer: usize) -> serde_json::Value {
+        let mut p = Params::defaults();
+        (p.model, p.layer) = (model, layer);
+        RopeModelDemo::load(&p, &mut read).unwrap().unwrap()
+    }
+
+    /// positional.md, "In a real model": with RoPE the diagonals are constant to float rounding
+    /// (about 1e-6 of the range); with GPT-2's learned wpe they are not (over half the range).
+    #[test]
+    fn only_the_offset_matters_with_rope_and_not_with_wpe() {
+        let text = chapter("positional");
+        let llama = scores(Model::StoriesLlama, 0);
+        assert_eq!(llama["one_token"], true);
+        assert_eq!(llama["tokens"].as_array().unwrap().len(), 48);
+        let (spread, range) = (num(&llama["spread"]), num(&llama["range"]));
+        assert!(spread < 1e-5 * range, "spread {spread} of {range}");
+        assert_eq!(format!("{range:.2}"), "0.73");
+        assert_eq!(format!("{:.0e}", spread), "6e-7");
+        says(&text, "the scores span 0.73, and along any diagonal they vary by no more than about $6 \\times 10^{-7}$");
+        let deep = scores(Model::StoriesLlama, 3);
+        assert!(num(&deep["spread"]) < 2.25e-6, "{}", deep["spread"]);
+        says(&text, "(at most $2.2 \\times 10^{-6}$ in layer 3)");
+        let gpt2 = scores(Model::Stories, 0);
+        let (spread, range) = (num(&gpt2["spread"]), num(&gpt2["range"]));
+        assert!(spread > 0.5 * range, "spread {spread} of {range}");
+        assert_eq!(format!("{spread:.2} {range:.1}"), "1.03 1.9");
+        says(&text, "vary by 1.03 along a diagonal, more than half of their range of 1.9");
+    }
+
+    /// The spread compares pairs with the same tokens only: a two-token word repeating with
+    /// period 2 is compared copy with copy, and a score moved by hand shows up as a spread.
+    #[test]
+    fn the_spread_compares_like_with_like_and_sees_a_changed_score() {
+        let d = 2;
+        // Queries and keys that depend on the token only (a position-free model): [1, 0] and [0, 1].
+        let ids: Vec<u32> = (0..6).map(|i| i % 2).collect();
+        let vec_of = |id: u32| if id == 0 { [1.0f32, 0.0] } else { [0.0, 1.0] };
+        let mut h = HeadQkv {
+            id: 0,
+            tokens: ids.iter().map(|&id| Token { id, text: format!("t{id}") }).collect(),
+            layer: 0,
+            head: 0,
+            d,
+            q: ids.iter().flat_map(|&i| vec_of(i)).collect(),
+            k: ids.iter().flat_map(|&i| vec_of(i)).collect(),
+            v: vec![0.0; 12],
+        };
+        let s = analyze(&h).unwrap();
+        assert!(!s.one_token);
+        assert_eq!(s.spread, 0.0, "content-only scores are constant within each group");
+        assert!(s.range > 0.0);
+        h.q[4 * d] = 2.0; // query 4 now scores differently from the other copies of its token
+        assert!(analyze(&h).unwrap().spread > 0.5);
+        h.q.pop();
+        assert!(analyze(&h).is_err(), "a short message is refused, not read out of bounds");
+        assert_eq!(prompt("  dog ", 3), " dog dog dog");
+        assert_eq!(prompt("", 2), " cat cat");
+    }
+}
+
+mod kv_cache {
+    use super::*;
+    use attention_live::demos::kv_cache::{measured_text, KvCacheDemo, Params, RealModel};
+
+    fn measured(model: RealModel) -> serde_json::Value {
+        let mut p = Params::defaults();
+        p.model = model;
+        KvCacheDemo::load(&p, &mut read).unwrap().unwrap()["measured"].clone()
+    }
+
+    /// efficient.md: the engines' caches hold what the formula says, and grouped-query attention
+    /// halves the Llama-family model's (4 query heads, 2 KV heads).
+    #[test]
+    fn the_measured_caches_are_the_formulas() {
+        let text = chapter("efficient");
+        let llama = measured(RealModel::StoriesLlama);
+        let c = &llama["cache"];
+        // 2 · 4 layers · 2 KV heads · 32 · 37 positions · 4 bytes = 75,776
+        assert_eq!(
+            (c["layers"].as_u64(), c["kv_heads"].as_u64(), c["head_size"].as_u64()),
+            (Some(4), Some(2), Some(32))
+        );
+        assert_eq!((c["positions"].as_u64(), c["bytes"].as_u64()), (Some(37), Some(2 * 4 * 2 * 32 * 37 * 4)));
+        assert_eq!(llama["formula"], c["bytes"]);
+        assert_eq!(llama["one_per_head"].as_u64(), Some(151_552));
+        assert_eq!(num(&llama["saving"]), 2.0);
+        says(&text, "The Llama-family model reads the text as 37 tokens and keeps 75,776 bytes: 2 × 4 layers × 2");
+        says(&text, "that is half of the 151,552 bytes");
+        let gpt2 = measured(RealModel::Stories);
+        // 2 · 4 layers · 4 heads · 32 · 26 positions · 4 bytes = 106,496
+        assert_eq!(gpt2["cache"]["bytes"].as_u64(), Some(2 * 4 * 4 * 32 * 26 * 4));
+        assert_eq!(gpt2["formula"], gpt2["cache"]["bytes"]);
+        assert_eq!(num(&gpt2["saving"]), 1.0);
+        says(&text, "stores 106,496 bytes for the same text, which it reads as 26 tokens");
+    }
+
+    #[test]
+    fn the_readout_says_when_the_formula_fails() {
+        use attention_live::demos::kv_cache::measured as m;
+        use attention_live::gpt2::protocol::CacheInfo;
+        let c = CacheInfo { layers: 4, kv_heads: 2, head_size: 32, positions: 37, bytes_per_value: 4, bytes: 75_776 };
+        let good = measured_text(&m(RealModel::StoriesLlama, 4, &c), "the model");
+        assert!(good.contains("exactly the formula") && good.contains("151,552 bytes: 2× more"), "{good}");
+        let bad = measured_text(&m(RealModel::StoriesLlama, 4, &CacheInfo { bytes: 75_000, ..c }), "the model");
+        assert!(bad.contains("NOT the formula"), "{bad}");
+    }
+}
+
+mod instruction_reach {
+    use super::*;
+    use attention_live::demos::instruction_reach::{prompt, token_ranges, InstructionReachDemo, Model, Params};
+
+    /// (turns, best head's share, even share) for each prompt.
+    fn reach(model: Model) -> Vec<(u64, f64, f64)> {
+        let mut p = Params::defaults();
+        p.model = model;
+        let out = InstructionReachDemo::load(&p, &mut read).unwrap().unwrap();
+        let best = |r: &serde_json::Value| {
+            r["share"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|l| l.as_array().unwrap().iter().map(num))
+                .fold(0.0, f64::max)
+        };
+        out["reaches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["turns"].as_u64().unwrap(), best(r), num(&r["even"])))
+            .collect()
+    }
+
+    /// efficient.md, "Attention in today's models": the instruction's share falls with the turns
+    /// in between, about as fast as an even spread's.
+    #[test]
+    fn the_instruction_fades_like_an_even_share() {
+        let text = chapter("efficient");
+        let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+        let llama = reach(Model::StoriesLlama);
+        assert_eq!(llama.len(), 9);
+        assert!(llama.windows(2).all(|w| w[1].2 < w[0].2), "the even share falls as the text grows");
+        let (first, last) = (llama[0], llama[8]);
+        assert_eq!((pct(first.1), pct(last.1), pct(last.2)), ("81%".into(), "18%".into(), "20%".into()));
+        says(&text, "gives the instruction 81% of the last turn's attention; with 8 turns in between, 18%,");
+        says(&text, "18%, where spreading attention evenly would give 20%");
+        let gpt2 = reach(Model::Stories);
+        let (first, last) = (gpt2[0], gpt2[8]);
+        assert_eq!((pct(first.1), pct(last.1), pct(last.2)), ("79%".into(), "16%".into(), "13%".into()));
+        says(&text, "The bundled GPT-2 goes from 79% to 16% (evenly: 13%)");
+        for (_, best, even) in llama.iter().chain(&gpt2) {
+            assert!(*best < 2.0 * even && *best > 0.5 * even, "no head holds on to the instruction: {best} vs {even}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_assigned_to_the_instruction_and_the_last_turn() {
+        let p = prompt(1);
+        assert!(p.text.starts_with("Every story") && p.text.ends_with("sleeps in the sun."));
+        let words: Vec<String> = p.text.split_inclusive(' ').map(String::from).collect();
+        let (instr, last) = token_ranges(&p, &words).unwrap();
+        let spelled = |r: std::ops::Range<usize>| words[r].concat();
+        assert_eq!(spelled(instr).trim(), "Every story is about a cat called Tom.");
+        assert_eq!(spelled(last.clone()).trim(), "Now the cat sleeps in the sun.");
+        assert_eq!(last.end, words.len());
+        let mut cut = words.clone();
+        cut.remove(0);
+        assert!(token_ranges(&p, &cut).is_err(), "tokens that do not spell the prompt are refused");
+    }
+}
