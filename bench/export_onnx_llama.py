@@ -1,7 +1,8 @@
 """Exports a Llama-family checkpoint to ONNX with a KV cache, for ONNX Runtime Web (bench/onnx.mjs).
 
 Run:  python bench/export_onnx_llama.py CHECKPOINT_FOLDER OUT.onnx
-e.g.  python bench/export_onnx_llama.py static/models/stories-llama /tmp/attention-live-test-models/onnx/stories-llama.onnx
+e.g.  python bench/export_onnx_llama.py static/models/stories-llama \
+          /tmp/attention-live-test-models/onnx/stories-llama.onnx
       python bench/export_onnx_llama.py /tmp/attention-live-test-models/random-smollm2 \
           /tmp/attention-live-test-models/onnx/smollm2.onnx
 Made with torch 2.15.0, transformers 5.24.0, onnx 1.23.2. The folder's config.json and model.safetensors

@@ -35,9 +35,12 @@ import { rendererPeakMb } from "./memory.mjs";
 const root = new URL("..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-models";
 const llama = process.env.BENCH_FAMILY === "llama";
-const [big, writer, ...args] = llama ? ["random-smollm2", "write_random_llama", "smollm2"] : ["random-124m", "write_random_gpt2"];
+const [big, writer, ...args] = llama
+  ? ["random-smollm2", "write_random_llama", "smollm2"]
+  : ["random-124m", "write_random_gpt2"];
 if (!fs.existsSync(`${models}/${big}/model.safetensors`)) {
-  execFileSync("cargo", ["run", "--quiet", "--example", writer, "--", `${models}/${big}`, ...args], { cwd: root, stdio: "inherit" });
+  const cmd = ["run", "--quiet", "--example", writer, "--", `${models}/${big}`, ...args];
+  execFileSync("cargo", cmd, { cwd: root, stdio: "inherit" });
 }
 const isolated = process.env.BENCH_ISOLATED === "1";
 const { server, url } = await startServer(process.env.BENCH_DIST || `${root}dist`, 0, { isolated });
@@ -56,7 +59,8 @@ async function setPrompt(page, text) {
   const t0 = Date.now();
   await page.$eval("#gpt2 textarea", (t, v) => { t.value = v; t.dispatchEvent(new Event("input", { bubbles: true })); }, text);
   await page.waitForFunction((b) => Number(document.querySelector("#gpt2 .gpt2").dataset.analysis) > b, before, { timeout: 300000 });
-  return { page_ms: Date.now() - t0, worker_ms: (await state(page)).ms, tokens: await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip", (c) => c.length) };
+  const tokens = await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip", (c) => c.length);
+  return { page_ms: Date.now() - t0, worker_ms: (await state(page)).ms, tokens };
 }
 
 async function run(name, link, download) {
@@ -83,7 +87,8 @@ async function run(name, link, download) {
   for (const n of [16, 128]) {
     const runs = [];
     for (let i = 0; i < reps; i++) runs.push(await setPrompt(page, Array.from({ length: n }, (_, k) => (k + i) % 2 ? " the" : " a").join("").trim()));
-    r[`prompt_${n}`] = { worker_ms: median(runs.map((x) => x.worker_ms)), page_ms: median(runs.map((x) => x.page_ms)), tokens: runs[0].tokens };
+    const [worker_ms, page_ms] = [median(runs.map((x) => x.worker_ms)), median(runs.map((x) => x.page_ms))];
+    r[`prompt_${n}`] = { worker_ms, page_ms, tokens: runs[0].tokens };
   }
   r.generate_prompt_tokens = (await setPrompt(page, "My cat is small, cute, and fluffy. She likes belly rubs.")).tokens;
   await page.click("#gpt2 .generate");
@@ -96,13 +101,14 @@ async function run(name, link, download) {
 }
 
 // BENCH_MODELS=124m measures only the large model (the random 124M, or SmolLM2's shape).
-const hubModel = `${encodeURIComponent(hub.url + `/${big}/`)}`;
+const hubModel = `&gpt2.base=${encodeURIComponent(hub.url + `/${big}/`)}`;
+const both = process.env.BENCH_MODELS !== "124m";
 if (llama) {
-  if (process.env.BENCH_MODELS !== "124m") await run("stories-llama (bundled, 0.9M, F16)", "/gpt2-live/?gpt2.temperature=0&gpt2.model=stories-llama", false);
-  await run("random SmolLM2-135M shape (BF16)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=smollm2&gpt2.base=${hubModel}`, true);
+  if (both) await run("stories-llama (bundled, 0.9M, F16)", "/gpt2-live/?gpt2.temperature=0&gpt2.model=stories-llama", false);
+  await run("random SmolLM2-135M shape (BF16)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=smollm2${hubModel}`, true);
 } else {
-  if (process.env.BENCH_MODELS !== "124m") await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
-  await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url&gpt2.base=${hubModel}`, true);
+  if (both) await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
+  await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url${hubModel}`, true);
 }
 
 console.log(`backend: ${backend}; ${Object.values(results.models)[0]?.ran_on}`);
@@ -112,7 +118,8 @@ for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name}${r.kept === undefined ? "" : r.kept ? ", copy kept" : ", no copy kept"} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-const out = (llama ? "llama" : "gpt2") + (backend === "webgpu" ? "-webgpu" : isolated ? `-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "");
+const variant = isolated ? `-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "";
+const out = (llama ? "llama" : "gpt2") + (backend === "webgpu" ? "-webgpu" : variant);
 fs.writeFileSync(new URL(`./out/${out}.json`, import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();

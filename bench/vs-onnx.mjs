@@ -18,10 +18,12 @@ const read = (f) => JSON.parse(fs.readFileSync(`${here}out/${f}`, "utf8"));
 const rounds = Number(process.env.ROUNDS || 2);
 const threads = Number(process.env.THREADS || 1);
 const llama = process.env.BENCH_FAMILY === "llama";
-const oursEnv = { ...process.env, ...(threads > 1 ? { BENCH_ISOLATED: "1", BENCH_THREADS: String(threads) } : { BENCH_ISOLATED: "0" }) };
+const oursEnv = threads > 1
+  ? { ...process.env, BENCH_ISOLATED: "1", BENCH_THREADS: String(threads) }
+  : { ...process.env, BENCH_ISOLATED: "0" };
 const oursFile = `${llama ? "llama" : "gpt2"}${threads > 1 ? `-isolated${threads}` : ""}.json`;
 const ort = (model, genPrompt) => {
-  const env = { ...process.env, ORT_THREADS: String(threads), ORT_MODEL: model, ORT_GEN_PROMPT: String(genPrompt || 16) };
+  const env = { ...process.env, ORT_THREADS: String(threads), ORT_MODEL: model, ORT_GEN_PROMPT: String(genPrompt ?? 16) };
   execFileSync("node", [`${here}onnx.mjs`], { stdio: "ignore", env });
   return read(model === "gpt2" ? "onnx.json" : `onnx-${model}.json`);
 };
@@ -38,7 +40,8 @@ if (!llama) {
     console.log(`| ${i} | ${row.map(([a, b]) => `${a} ms | ${b} ms | ${x(a, b)}`).join(" | ")} |`);
   }
 } else {
-  console.log(`${threads} thread${threads > 1 ? "s" : ""} each; each cell: ONNX Runtime Web / ours (ratio, > 1: ours faster or smaller)`);
+  console.log(`${threads} thread${threads > 1 ? "s" : ""} each; each cell: ONNX Runtime Web / ours ` +
+    "(ratio, > 1: ours faster or smaller)");
   console.log("| round | model | prompt 16 tok | prompt 128 tok | decode tok/s | load | renderer peak |");
   console.log("|---|---|---|---|---|---|---|");
   for (let i = 1; i <= rounds; i++) {
@@ -47,11 +50,12 @@ if (!llama) {
     const [small, big] = Object.entries(read(oursFile).models);
     for (const [model, [name, r]] of [["stories-llama", small], ["smollm2", big]]) {
       const o = ort(model, r.generate_prompt_tokens);
-      const cell = (a, b, unit, up = false) => `${a} / ${b} ${unit} (${up ? x(b, a) : x(a, b)})`;
-      console.log(`| ${i} | ${name} | ${cell(o.prompt_16_ms, r.prompt_16.worker_ms, "ms")} | ` +
-        `${cell(o.prompt_128_ms, r.prompt_128.worker_ms, "ms")} | ${cell(o.generate_tok_s, r.generate_tok_s, "", true)} | ` +
-        `${cell(o.load_ms, r.load_ms, "ms")} | ${cell(o.renderer_peak_mb, r.renderer_peak_mb, "MB")} |`);
-      if (i === 1) console.log(`|   | (tokens: prompts ${r.prompt_16.tokens} and ${r.prompt_128.tokens}, generation prompt ${r.generate_prompt_tokens}) | | | | | |`);
+      const cell = (a, b, unit, up = false) => `${a} / ${b}${unit} (${up ? x(b, a) : x(a, b)})`;
+      console.log(`| ${i} | ${name} | ${cell(o.prompt_16_ms, r.prompt_16.worker_ms, " ms")} | ` +
+        `${cell(o.prompt_128_ms, r.prompt_128.worker_ms, " ms")} | ${cell(o.generate_tok_s, r.generate_tok_s, "", true)} | ` +
+        `${cell(o.load_ms, r.load_ms, " ms")} | ${cell(o.renderer_peak_mb, r.renderer_peak_mb, " MB")} |`);
+      const tokens = `prompts ${r.prompt_16.tokens} and ${r.prompt_128.tokens}, generation prompt ${r.generate_prompt_tokens}`;
+      if (i === 1) console.log(`|   | (tokens: ${tokens}) | | | | | |`);
     }
   }
 }

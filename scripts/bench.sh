@@ -13,7 +13,8 @@ if [ -f /tmp/attention-live-test-models/onnx/gpt2.onnx ]; then
   node bench/vs-onnx.mjs
 fi
 # The Llama family against ONNX Runtime Web (needs its exports: python bench/export_onnx_llama.py)
-if [ -f /tmp/attention-live-test-models/onnx/smollm2.onnx ] && [ -f /tmp/attention-live-test-models/onnx/stories-llama.onnx ]; then
+onnx=/tmp/attention-live-test-models/onnx
+if [ -f $onnx/smollm2.onnx ] && [ -f $onnx/stories-llama.onnx ]; then
   [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
   BENCH_FAMILY=llama node bench/vs-onnx.mjs
 fi
