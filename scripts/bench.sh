@@ -16,7 +16,8 @@ fi
 onnx=/tmp/attention-live-test-models/onnx
 if [ -f $onnx/smollm2.onnx ] && [ -f $onnx/stories-llama.onnx ]; then
   [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
-  BENCH_FAMILY=llama node bench/vs-onnx.mjs
+  BENCH_FAMILY=llama ROUNDS=3 node bench/vs-onnx.mjs
+  BENCH_FAMILY=llama THREADS=2 node bench/vs-onnx.mjs
 fi
 cargo run --profile native --quiet --example gpt2_bench
 cargo run --profile native --quiet --example llama_bench
