@@ -21,6 +21,10 @@
 // BENCH_BACKEND=webgpu runs the same on WebGPU (Chromium with --enable-unsafe-webgpu, which
 // here is SwiftShader, a software adapter: a regression figure, not a GPU's speed), one run
 // per prompt size, into bench/out/gpt2-webgpu.json.
+// BENCH_FAMILY=llama measures the Llama family instead: the bundled "stories-llama" (4 layers,
+// F16) and a random model of SmolLM2-135M's shape (BF16, written by `cargo run --example
+// write_random_llama -- DIR smollm2`, served as the page's "smollm2" entry from 127.0.0.1),
+// into bench/out/llama*.json; each model's row also gives the generation prompt's token count.
 import fs from "node:fs";
 import os from "node:os";
 import { execFileSync } from "node:child_process";
@@ -30,8 +34,13 @@ import { rendererPeakMb } from "./memory.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-models";
-if (!fs.existsSync(`${models}/random-124m/model.safetensors`)) {
-  execFileSync("cargo", ["run", "--quiet", "--example", "write_random_gpt2", "--", `${models}/random-124m`], { cwd: root, stdio: "inherit" });
+const llama = process.env.BENCH_FAMILY === "llama";
+const [big, writer, ...args] = llama
+  ? ["random-smollm2", "write_random_llama", "smollm2"]
+  : ["random-124m", "write_random_gpt2"];
+if (!fs.existsSync(`${models}/${big}/model.safetensors`)) {
+  const cmd = ["run", "--quiet", "--example", writer, "--", `${models}/${big}`, ...args];
+  execFileSync("cargo", cmd, { cwd: root, stdio: "inherit" });
 }
 const isolated = process.env.BENCH_ISOLATED === "1";
 const { server, url } = await startServer(process.env.BENCH_DIST || `${root}dist`, 0, { isolated });
@@ -50,7 +59,8 @@ async function setPrompt(page, text) {
   const t0 = Date.now();
   await page.$eval("#gpt2 textarea", (t, v) => { t.value = v; t.dispatchEvent(new Event("input", { bubbles: true })); }, text);
   await page.waitForFunction((b) => Number(document.querySelector("#gpt2 .gpt2").dataset.analysis) > b, before, { timeout: 300000 });
-  return { page_ms: Date.now() - t0, worker_ms: (await state(page)).ms };
+  const tokens = await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip", (c) => c.length);
+  return { page_ms: Date.now() - t0, worker_ms: (await state(page)).ms, tokens };
 }
 
 async function run(name, link, download) {
@@ -77,9 +87,10 @@ async function run(name, link, download) {
   for (const n of [16, 128]) {
     const runs = [];
     for (let i = 0; i < reps; i++) runs.push(await setPrompt(page, Array.from({ length: n }, (_, k) => (k + i) % 2 ? " the" : " a").join("").trim()));
-    r[`prompt_${n}`] = { worker_ms: median(runs.map((x) => x.worker_ms)), page_ms: median(runs.map((x) => x.page_ms)) };
+    const [worker_ms, page_ms] = [median(runs.map((x) => x.worker_ms)), median(runs.map((x) => x.page_ms))];
+    r[`prompt_${n}`] = { worker_ms, page_ms, tokens: runs[0].tokens };
   }
-  await setPrompt(page, "My cat is small, cute, and fluffy. She likes belly rubs.");
+  r.generate_prompt_tokens = (await setPrompt(page, "My cat is small, cute, and fluffy. She likes belly rubs.")).tokens;
   await page.click("#gpt2 .generate");
   await page.waitForFunction(() => Number(document.querySelector("#gpt2 .gpt2").dataset.generateMs) > 0, null, { timeout: 300000 });
   r.generate_tok_s = +(20 / ((await state(page)).gen / 1000)).toFixed(1);
@@ -89,9 +100,16 @@ async function run(name, link, download) {
   if (profile) fs.rmSync(profile, { recursive: true, force: true });
 }
 
-// BENCH_MODELS=124m measures only the random 124M (bench/vs-onnx.mjs uses it).
-if (process.env.BENCH_MODELS !== "124m") await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
-await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url&gpt2.base=${encodeURIComponent(hub.url + "/random-124m/")}`, true);
+// BENCH_MODELS=124m measures only the large model (the random 124M, or SmolLM2's shape).
+const hubModel = `&gpt2.base=${encodeURIComponent(hub.url + `/${big}/`)}`;
+const both = process.env.BENCH_MODELS !== "124m";
+if (llama) {
+  if (both) await run("stories-llama (bundled, 0.9M, F16)", "/gpt2-live/?gpt2.temperature=0&gpt2.model=stories-llama", false);
+  await run("random SmolLM2-135M shape (BF16)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=smollm2${hubModel}`, true);
+} else {
+  if (both) await run("stories (bundled, 7.2M, F16)", "/gpt2-live/?gpt2.temperature=0", false);
+  await run("random GPT-2 124M (F32)", `/gpt2-live/?gpt2.temperature=0&gpt2.model=url${hubModel}`, true);
+}
 
 console.log(`backend: ${backend}; ${Object.values(results.models)[0]?.ran_on}`);
 console.log("| model | load | prompt 16 tok (worker / page) | prompt 128 tok (worker / page) | generate tok/s | renderer peak |");
@@ -100,7 +118,8 @@ for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name}${r.kept === undefined ? "" : r.kept ? ", copy kept" : ", no copy kept"} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-const out = backend === "webgpu" ? "gpt2-webgpu" : isolated ? `gpt2-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "gpt2";
+const variant = isolated ? `-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "";
+const out = (llama ? "llama" : "gpt2") + (backend === "webgpu" ? "-webgpu" : variant);
 fs.writeFileSync(new URL(`./out/${out}.json`, import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();

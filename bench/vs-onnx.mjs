@@ -4,19 +4,58 @@
 // from minute to minute), and prints each round's ratio ONNX Runtime / ours (> 1: ours faster).
 // Needs the ONNX export and onnxruntime-web (see bench/onnx.mjs) and the release build in dist/.
 // Run: node bench/vs-onnx.mjs
+// BENCH_FAMILY=llama: the Llama family instead, both models of `BENCH_FAMILY=llama node
+// bench/gpt2.mjs` (the bundled stories-llama and SmolLM2-135M's shape) against their exports
+// (`python bench/export_onnx_llama.py`, see there), with decoding (tokens per second over the
+// same prompt length and 20 greedy steps with the KV cache), load and the renderer's peak too;
+// ratios > 1 mean ours is faster (or smaller). THREADS=N runs both on N threads (ours with the
+// isolation headers and its pool capped at N, as bench/threads.mjs does); default 1.
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 
 const here = new URL(".", import.meta.url).pathname;
 const read = (f) => JSON.parse(fs.readFileSync(`${here}out/${f}`, "utf8"));
 const rounds = Number(process.env.ROUNDS || 2);
-console.log("| round | ORT 16 tok | ours 16 tok | ratio | ORT 128 tok | ours 128 tok | ratio |");
-console.log("|---|---|---|---|---|---|---|");
-for (let i = 1; i <= rounds; i++) {
-  execFileSync("node", [`${here}onnx.mjs`], { stdio: "ignore" });
-  execFileSync("node", [`${here}gpt2.mjs`], { stdio: "ignore", env: { ...process.env, BENCH_MODELS: "124m" } });
-  const ort = read("onnx.json");
-  const ours = Object.values(read("gpt2.json").models)[0];
-  const row = [16, 128].map((t) => [ort[`prompt_${t}_ms`], ours[`prompt_${t}`].worker_ms]);
-  console.log(`| ${i} | ${row.map(([a, b]) => `${a} ms | ${b} ms | ${(a / b).toFixed(2)}×`).join(" | ")} |`);
+const threads = Number(process.env.THREADS || 1);
+const llama = process.env.BENCH_FAMILY === "llama";
+const oursEnv = threads > 1
+  ? { ...process.env, BENCH_ISOLATED: "1", BENCH_THREADS: String(threads) }
+  : { ...process.env, BENCH_ISOLATED: "0" };
+const oursFile = `${llama ? "llama" : "gpt2"}${threads > 1 ? `-isolated${threads}` : ""}.json`;
+const ort = (model, genPrompt) => {
+  const env = { ...process.env, ORT_THREADS: String(threads), ORT_MODEL: model, ORT_GEN_PROMPT: String(genPrompt ?? 16) };
+  execFileSync("node", [`${here}onnx.mjs`], { stdio: "ignore", env });
+  return read(model === "gpt2" ? "onnx.json" : `onnx-${model}.json`);
+};
+const x = (a, b) => `${(a / b).toFixed(2)}×`;
+
+if (!llama) {
+  console.log("| round | ORT 16 tok | ours 16 tok | ratio | ORT 128 tok | ours 128 tok | ratio |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (let i = 1; i <= rounds; i++) {
+    const o = ort("gpt2");
+    execFileSync("node", [`${here}gpt2.mjs`], { stdio: "ignore", env: { ...oursEnv, BENCH_MODELS: "124m" } });
+    const ours = Object.values(read(oursFile).models)[0];
+    const row = [16, 128].map((t) => [o[`prompt_${t}_ms`], ours[`prompt_${t}`].worker_ms]);
+    console.log(`| ${i} | ${row.map(([a, b]) => `${a} ms | ${b} ms | ${x(a, b)}`).join(" | ")} |`);
+  }
+} else {
+  console.log(`${threads} thread${threads > 1 ? "s" : ""} each; each cell: ONNX Runtime Web / ours ` +
+    "(ratio, > 1: ours faster or smaller)");
+  console.log("| round | model | prompt 16 tok | prompt 128 tok | decode tok/s | load | renderer peak |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (let i = 1; i <= rounds; i++) {
+    // Ours first: the ONNX run generates after a prompt as long as ours was.
+    execFileSync("node", [`${here}gpt2.mjs`], { stdio: "ignore", env: { ...oursEnv, BENCH_FAMILY: "llama" } });
+    const [small, big] = Object.entries(read(oursFile).models);
+    for (const [model, [name, r]] of [["stories-llama", small], ["smollm2", big]]) {
+      const o = ort(model, r.generate_prompt_tokens);
+      const cell = (a, b, unit, up = false) => `${a} / ${b}${unit} (${up ? x(b, a) : x(a, b)})`;
+      console.log(`| ${i} | ${name} | ${cell(o.prompt_16_ms, r.prompt_16.worker_ms, " ms")} | ` +
+        `${cell(o.prompt_128_ms, r.prompt_128.worker_ms, " ms")} | ${cell(o.generate_tok_s, r.generate_tok_s, "", true)} | ` +
+        `${cell(o.load_ms, r.load_ms, " ms")} | ${cell(o.renderer_peak_mb, r.renderer_peak_mb, " MB")} |`);
+      const tokens = `prompts ${r.prompt_16.tokens} and ${r.prompt_128.tokens}, generation prompt ${r.generate_prompt_tokens}`;
+      if (i === 1) console.log(`|   | (tokens: ${tokens}) | | | | | |`);
+    }
+  }
 }

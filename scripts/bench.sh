@@ -12,6 +12,13 @@ if [ -f /tmp/attention-live-test-models/onnx/gpt2.onnx ]; then
   [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
   node bench/vs-onnx.mjs
 fi
+# The Llama family against ONNX Runtime Web (needs its exports: python bench/export_onnx_llama.py)
+onnx=/tmp/attention-live-test-models/onnx
+if [ -f $onnx/smollm2.onnx ] && [ -f $onnx/stories-llama.onnx ]; then
+  [ -d node_modules/onnxruntime-web ] || npm install --no-save onnxruntime-web@1.30.0
+  BENCH_FAMILY=llama ROUNDS=3 node bench/vs-onnx.mjs
+  BENCH_FAMILY=llama THREADS=2 node bench/vs-onnx.mjs
+fi
 cargo run --profile native --quiet --example gpt2_bench
 cargo run --profile native --quiet --example llama_bench
 # The GPU backend: natively through wgpu (lavapipe here), and the chapter on WebGPU in Chromium
