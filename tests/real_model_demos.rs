@@ -55,6 +55,10 @@ mod rope_model {
         assert!(spread > 0.5 * range, "spread {spread} of {range}");
         assert_eq!(format!("{spread:.2} {range:.1}"), "1.03 1.9");
         says(&text, "vary by 1.03 along a diagonal, more than half of their range of 1.9");
+        // "Try this": on the main diagonal a copy meets itself, and with wpe that still moves.
+        let main = num(&gpt2["spread_by_offset"][0]);
+        assert!(main > 0.1 * range, "the main diagonal's spread {main} of {range}");
+        says(&text, "look along the main diagonal, where a copy meets itself: its score still changes");
     }
 
     /// The spread compares pairs with the same tokens only: a two-token word repeating with
