@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::store::{store, Answer, Selection, Store};
+use super::store::{store, Answer, Selection, Side, Store};
 
 /// Arrow keys in a row of buttons that behaves as one control (a toolbar with a roving
 /// tabindex: only the selected button is in the Tab order). ←/→ step, Home/End jump; the target
@@ -51,7 +51,7 @@ pub fn TokenChips() -> impl IntoView {
     let chips = move || s.result.get().map(|r| token_chips(r, s.sel, s));
     view! {
         <div class="chips" role="toolbar" aria-label="Tokens: choose one to see where it looks">{chips}</div>
-        <p class="muted">"Click a token (or use the arrow keys) to make it the query: chips are tinted by how much it \
+        <p class="muted" class:hidden=matches!(s.side, Side::B { .. })>"Click a token (or use the arrow keys) to make it the query: chips are tinted by how much it \
             attends to each earlier token in the selected head."</p>
     }
 }
