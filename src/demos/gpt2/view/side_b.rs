@@ -34,6 +34,11 @@ pub fn SideB() -> impl IntoView {
         })?;
         moved_note(&fit).map(|n| view! { <p class="notice moved-note" role="status">{n}</p> })
     };
+    let intact = move || {
+        a.knocked.with(|k| !k.is_empty()).then(|| {
+            view! { <p class="muted intact-note">"This model runs intact: the knock-outs name model A's heads."</p> }
+        })
+    };
     let error = move || b.side_error.get().map(|e| view! { <p class="notice error" role="alert">{e}</p> });
     let analysis = move || b.result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string();
     view! {
@@ -44,6 +49,7 @@ pub fn SideB() -> impl IntoView {
             <BackendLine/>
             <Notes/>
             {moved}
+            {intact}
             {error}
             <TokenChips/>
             <div class="gpt2-panels">
