@@ -160,6 +160,54 @@ test("two prompts side by side; the head view draws and its head keys select hea
   await page.context().close();
 });
 
+test("two models side by side: GPT-2 and the Llama-family model each draw their own tokens and bars; a link restores it", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  // A name neither model was trained on: the two tokenizers split it differently (tests/gpt2_compare.rs).
+  const prompt = "My cat Bartholomew is small, cute, and fluffy. She likes";
+  const link = `${base}/gpt2-live/?gpt2.model-b=stories-llama&gpt2.compare=&gpt2.prompt=${encodeURIComponent(prompt)}&gpt2.token=13`;
+  const both = (p) => p.waitForFunction(() => [...document.querySelectorAll("#gpt2 .model-side")].length === 2
+    && document.querySelector("#gpt2 .side-b").dataset.status === "ready"
+    && [...document.querySelectorAll("#gpt2 .model-side")].every((s) => s.querySelectorAll(".next-list li").length === 10
+      && s.querySelector(".chip.selected")), null, { timeout: 30000 });
+  const sides = (p) => p.$$eval("#gpt2 .model-side", (ss) => ss.map((s) => ({
+    title: s.querySelector(".side-title").textContent,
+    text: [...s.querySelectorAll(".chip .chip-text")].map((c) => c.textContent.replaceAll("·", " ")),
+    query: s.querySelector(".chip.selected .chip-text").textContent,
+    bars: s.querySelectorAll(".next-list li").length,
+    colours: [...s.querySelectorAll("canvas.model-view, canvas.head-view")].map((c) => {
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      return new Set(Array.from({ length: d.length / 4 }, (_, i) => d[4 * i] * 65536 + d[4 * i + 1] * 256 + d[4 * i + 2])).size;
+    }),
+  })));
+  await page.goto(link);
+  await both(page);
+  const [a, b] = await sides(page);
+  assert.match(a.title, /^Model A: Pet stories \(4 layers, bundled\)/);
+  assert.match(b.title, /^Model B: Pet stories, Llama family/);
+  assert.equal(a.text.join(""), prompt);
+  assert.equal(b.text.join(""), prompt);
+  assert.ok(b.text.length > a.text.length, `own tokens: ${a.text.length} and ${b.text.length}`);
+  assert.deepEqual([a.query, b.query], ["·She", "·She"], "the query token matched by where it ends");
+  for (const s of [a, b]) assert.ok(s.colours.every((n) => n > 3), `model view and head view drawn: ${s.colours}`);
+  // A token chosen on side B is the link's token of side A that ends where it ends: " cat".
+  await page.click("#gpt2 .side-b .chip:nth-child(2)");
+  await page.waitForFunction(() => [...document.querySelectorAll("#gpt2 .chip.selected .chip-text")].map((c) => c.textContent).join() === "·cat,·cat");
+  const url = new URL(await settledUrl(page));
+  assert.equal(url.searchParams.get("gpt2.model-b"), "stories-llama");
+  assert.equal(url.searchParams.get("gpt2.token"), "1");
+  // The link, in another tab: the same two sides and selection.
+  const again = await page.context().newPage();
+  again.errors = [];
+  again.on("pageerror", (e) => again.errors.push(String(e)));
+  await again.goto(url.href);
+  await both(again);
+  const restored = await sides(again);
+  assert.deepEqual(restored.map((s) => [s.title, s.text, s.query]), [a, b].map((s) => [s.title, s.text, "·cat"]));
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(again.errors, []);
+  await page.context().close();
+});
+
 test("the positional chapter plots a bundled model's learned wpe; the offset marks a diagonal; links restore it", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/positional/#wpe`);

@@ -7,8 +7,11 @@ use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query
 #[cfg(not(target_arch = "wasm32"))]
 use crate::gpt2::session::Session;
 
+pub mod compare;
 pub mod status;
 pub mod trained;
+
+pub use compare::ModelB;
 
 crate::options! {
     /// Which model runs: bundled ones, GPT-2 small or SmolLM2-135M from the hub, a checkpoint of
@@ -73,6 +76,8 @@ crate::params! {
         model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
         /// the checkpoint folder for `Model::Gpt2` or `Model::Smollm2` (empty: the hub) or `Model::Url`
         base: String = Param::text("base", "Checkpoint folder URL (for a hub model or a URL)", 500, ""),
+        /// a second model run on the same prompt beside the first ("none": one model)
+        model_b: ModelB = Param::choice("model-b", "Compare with a second model", ModelB::OPTIONS, 0),
         backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
         prompt: String = Param::text("prompt", "Prompt", 4000, DEFAULT_PROMPT),
         /// a second prompt shown side by side (empty: none)

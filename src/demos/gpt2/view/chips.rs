@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::store::{store, Answer, Selection, Store};
+use super::store::{store, Answer, Selection, Side, Store};
 
 /// Arrow keys in a row of buttons that behaves as one control (a toolbar with a roving
 /// tabindex: only the selected button is in the Tab order). ←/→ step, Home/End jump; the target
@@ -49,10 +49,12 @@ pub fn focus_sibling(ev: &web_sys::KeyboardEvent, from: usize, to: usize) {
 pub fn TokenChips() -> impl IntoView {
     let s = store();
     let chips = move || s.result.get().map(|r| token_chips(r, s.sel, s));
+    // Said once, on the first side.
+    let second = matches!(s.side, Side::B { .. });
     view! {
         <div class="chips" role="toolbar" aria-label="Tokens: choose one to see where it looks">{chips}</div>
-        <p class="muted">"Click a token (or use the arrow keys) to make it the query: chips are tinted by how much it \
-            attends to each earlier token in the selected head."</p>
+        <p class="muted" class:hidden=second>"Click a token (or use the arrow keys) to make it the query: chips are \
+            tinted by how much it attends to each earlier token in the selected head."</p>
     }
 }
 

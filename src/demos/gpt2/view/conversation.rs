@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::super::status::{cut_text, plan_load, Event, Plan, Prompt, Status, PROMPT_MAX};
 use super::super::{query, trained, Model};
-use super::store::{Answer, Backend, Store};
+use super::store::{Answer, Backend, Side, Store};
 use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
 use crate::kit::worker::Event as WorkerEvent;
@@ -39,7 +39,7 @@ pub fn on_event(s: Store, event: WorkerEvent) {
             // This prompt was refused before (a character the model has no token for) and is fixed.
             if prompt.is_some() && s.error_for.get_value() == prompt {
                 s.error_for.set_value(None);
-                s.ctx.error.set(None);
+                show_error(s, None);
             }
             target.set(Some(Arc::new(Answer { a, w })));
         }
@@ -61,7 +61,10 @@ fn on_reply(s: Store, reply: Reply) {
     }
     s.advance(Event::Reply(&reply));
     match reply {
-        Reply::Loaded { name, n_positions, char_vocab: Some(vocab), .. } => fit_prompts(s, &name, &vocab, n_positions),
+        // The prompts are the first model's to fit (the second side's analysis says what it cannot read).
+        Reply::Loaded { name, n_positions, char_vocab: Some(vocab), .. } if matches!(s.side, Side::A) => {
+            fit_prompts(s, &name, &vocab, n_positions)
+        }
         Reply::Generated { text, done, .. } => {
             if let Some(base) = s.generating.get_untracked() {
                 // The prompt keeps at most PROMPT_MAX characters: the generation stops there, with a note.
@@ -89,7 +92,7 @@ fn on_reply(s: Store, reply: Reply) {
             let prompt = s.asked.get_value().route(id);
             s.error_for.set_value(prompt);
             let which = if prompt == Some(Prompt::Compare) { "The second prompt: " } else { "" };
-            s.ctx.error.set(Some(format!("{which}{message}")));
+            show_error(s, Some(format!("{which}{message}")));
         }
         // The status took these; the benchmark, Q/K/V and training replies are for other demos' workers,
         // and the client turns the rest into events of their own.
@@ -106,6 +109,15 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::Ready
         | Reply::Analysis(_)
         | Reply::Crashed { .. } => {}
+    }
+}
+
+/// An analysis the model refused, shown by the frame, or on the second side in place; `None`
+/// clears it.
+fn show_error(s: Store, message: Option<String>) {
+    match s.side {
+        Side::A => s.ctx.error.set(message),
+        Side::B { .. } => s.side_error.set(message),
     }
 }
 
@@ -233,8 +245,12 @@ pub fn follow(s: Store) {
     // prompt changes with each one; analysing every step would put a whole forward pass between
     // tokens, so the analysis waits for the end.
     let backend_name = Memo::new(move |_| s.backend.with(|b| b.as_ref().map(|b| b.name)));
+    let generating = match s.side {
+        Side::A => s.generating,
+        Side::B { generating, .. } => generating,
+    };
     let can_ask = move || {
-        s.status.with(Status::is_ready) && s.generating.with(Option::is_none) && backend_name.with(Option::is_some)
+        s.status.with(Status::is_ready) && generating.with(Option::is_none) && backend_name.with(Option::is_some)
     };
     Effect::new(move |_| {
         let ready = can_ask();

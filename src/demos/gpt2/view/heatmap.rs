@@ -4,6 +4,7 @@
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
+use super::super::ModelB;
 use super::store::{store, Answer};
 use crate::kit::matrix_canvas::{Mat, MatrixGrid};
 use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
@@ -25,7 +26,9 @@ pub fn Heatmap() -> impl IntoView {
             }
             let labels: Vec<String> = r.a.tokens.iter().map(|t| t.text.replace(' ', "·")).collect();
             let rows = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(0.0) as f64).collect()).collect();
-            vec![Mat::new(format!("layer {l}, head {h}: rows = queries, columns = keys"), rows, true)
+            // Beside a second model, the heatmap is the first one's.
+            let model = if s.params.with(|p| p.model_b != ModelB::None) { "Model A, " } else { "" };
+            vec![Mat::new(format!("{model}layer {l}, head {h}: rows = queries, columns = keys"), rows, true)
                 .labels(&labels, &labels)]
         })
     });

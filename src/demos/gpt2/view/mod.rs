@@ -3,10 +3,12 @@
 //! (`conversation`, through the kit's compute-worker client), the model loader and backend
 //! line (`loader`), notes, the tokens as chips (`chips`), the model view, the head view, the
 //! next-token bars with generation, the comparison of two prompts and the selected head's
-//! heatmap.
+//! heatmap. With a second model (`side_b`), the same parts draw it beside the first.
 
 use leptos::prelude::*;
 
+use super::compare::side_title;
+use super::ModelB;
 use crate::kit::DemoCtx;
 
 mod chips;
@@ -20,6 +22,7 @@ mod model_view;
 mod next_tokens;
 mod notes;
 mod selection;
+mod side_b;
 mod store;
 
 use chips::TokenChips;
@@ -30,6 +33,7 @@ use loader::{BackendLine, FilePick, ModelStatus, StoredList};
 use model_view::ModelView;
 use next_tokens::{NextNumbers, NextTokens};
 use notes::Notes;
+use side_b::SideB;
 use store::Store;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
@@ -48,19 +52,29 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let compute_ms = move || s.result.with(|r| r.as_ref().map_or(0.0, |r| r.a.compute_ms)).to_string();
     let analysis = move || s.result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string();
     let backend = move || s.backend.with(|b| b.as_ref().map_or("pending", |b| b.name.as_str()));
+    // A second model: the two sides side by side, each headed by its model.
+    let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
+    let side_a_title = move || two.get().then(|| s.params.with(|p| side_title('A', p.model)));
     view! {
         <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().to_string()
             data-backend=backend on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop
             data-analysis=analysis data-status=move || s.status.with(|st| st.key())>
-            <ModelStatus/>
-            <BackendLine/>
-            <FilePick/>
-            <Notes/>
-            <TokenChips/>
-            <div class="gpt2-panels">
-                <ModelView/>
-                <HeadView/>
-                <NextTokens/>
+            <div class="model-sides" class:two=two>
+                <section class="model-side" aria-label=side_a_title>
+                    {move || side_a_title().map(|t| view! { <h4 class="side-title">{t}</h4> })}
+                    <ModelStatus/>
+                    <BackendLine/>
+                    <FilePick/>
+                    <Notes/>
+                    <TokenChips/>
+                    <div class="gpt2-panels">
+                        <ModelView/>
+                        <HeadView/>
+                        <NextTokens/>
+                    </div>
+                </section>
+                // Mounted once for any second model: a change of model loads it in the same worker.
+                {move || two.get().then(|| view! { <SideB/> })}
             </div>
             <Comparison/>
             <Heatmap/>

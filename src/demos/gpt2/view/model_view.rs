@@ -8,7 +8,7 @@ use wasm_bindgen::{Clamped, JsCast};
 use ndarray::Array2;
 
 use super::super::{format_ablate, label_stride};
-use super::store::{store, Answer};
+use super::store::{store, Answer, Side};
 use crate::gpt2::model::max_pool_into;
 use crate::kit::plot::colormap::viridis;
 use crate::kit::plot::fit_canvas_with;
@@ -69,12 +69,14 @@ pub fn ModelView() -> impl IntoView {
         });
     };
     let none_typed = move || s.params.with(|p| p.ablate.trim().is_empty());
+    let second = matches!(s.side, Side::B { .. });
     view! {
         <div class="gpt2-panel">
             <h4>"Model view"</h4>
             <canvas node_ref=canvas class="plot model-view" role="img" on:click=on_click
                 aria-label="Attention of every layer and head; click one to select it"></canvas>
-            <div class="row-actions">
+            // Knock-outs name the first model's heads: the second side shows its model intact.
+            <div class="row-actions" class:hidden=second>
                 <button type="button" class="knock-out" on:click=toggle disabled=move || sel.get().is_none()>
                     {move || if is_knocked() { "Restore this head" } else { "Knock out this head" }}
                 </button>

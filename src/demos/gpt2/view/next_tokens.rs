@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::super::{next_rows, NextRow, Prob, CANDIDATES, SHOWN};
 use super::generate::Generation;
-use super::store::store;
+use super::store::{store, Side};
 use crate::kit::number_table;
 
 /// The "Next token" panel: the chart and the generation buttons.
@@ -24,7 +24,8 @@ pub fn NextTokens() -> impl IntoView {
         <div class="gpt2-panel" class:wide=knocked>
             <h4>"Next token"</h4>
             {list}
-            <Generation/>
+            // Generation extends the prompt of both sides: it runs in the first model.
+            {matches!(s.side, Side::A).then(|| view! { <Generation/> })}
         </div>
     }
 }

@@ -1,11 +1,13 @@
 //! What the view's parts share, provided in context: the parameters, the model's status, the
-//! worker's latest answers and the selection, as signals.
+//! worker's latest answers and the selection, as signals. The comparison's second model has a
+//! store of its own, provided to its side's parts (`side_b`): the same parts draw either.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
 use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
+use super::super::compare::{matching_token, side_b_params, side_b_selection};
 use super::super::{fit_selection, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
@@ -40,9 +42,20 @@ pub struct Backend {
 /// The selected (layer, head, query token), each inside the loaded model and prompt.
 pub type Selection = Option<(usize, usize, usize)>;
 
+/// Which model a store runs: the reader's (`A`), or the second of a comparison (`B`), which
+/// shows the selection of the first (`peer`: the first model's answer, for its tokens) and
+/// waits while the first generates (`generating`: the first side's, as the prompt grows).
+#[derive(Clone, Copy)]
+pub enum Side {
+    A,
+    B { peer: RwSignal<Option<Arc<Answer>>>, generating: RwSignal<Option<String>> },
+}
+
 #[derive(Clone, Copy)]
 pub struct Store {
     pub ctx: DemoCtx,
+    pub side: Side,
+    /// The parameters this side runs (the second side's: see `side_b_params`).
     pub params: Memo<Params>,
     pub status: RwSignal<Status>,
     /// A worker is listening: changes go to it (a fresh one gets the setup when it starts).
@@ -73,6 +86,8 @@ pub struct Store {
     pub sel: Memo<Selection>,
     /// The knocked-out heads that parse.
     pub knocked: Memo<Vec<(usize, usize)>>,
+    /// The second side's refused analysis, shown on that side (the first's goes to the frame).
+    pub side_error: RwSignal<Option<String>>,
     pub worker: ComputeWorker,
 }
 
@@ -80,6 +95,11 @@ impl Store {
     /// The store, with a worker client whose events go to `on_event` (the worker starts with
     /// the first request, or `worker.start()`).
     pub fn new(ctx: DemoCtx, on_event: fn(Store, WorkerEvent)) -> Store {
+        Store::with_side(ctx, on_event, Side::A)
+    }
+
+    /// The store of one side, with a worker of its own.
+    pub fn with_side(ctx: DemoCtx, on_event: fn(Store, WorkerEvent), side: Side) -> Store {
         // The client's handler needs the store, and the store holds the client: the handler
         // finds the store here once it exists (no event comes before the worker is started).
         let slot = StoredValue::new_local(None::<Store>);
@@ -88,18 +108,35 @@ impl Store {
                 on_event(s, event)
             }
         });
-        let params = ctx.params::<Params>();
+        let link = ctx.params::<Params>();
         let status = RwSignal::new(Status::Starting);
         let result = RwSignal::new(None::<Arc<Answer>>);
-        // Layer, head and token as the loaded model allows (a link may ask for more).
+        let params = match side {
+            Side::A => link,
+            Side::B { .. } => Memo::new(move |_| {
+                let dims = status.with(Status::dims);
+                link.with(|p| side_b_params(p, dims))
+            }),
+        };
+        // Layer, head and token as the loaded model allows (a link may ask for more); on the
+        // second side, the first side's query token matched among this model's tokens.
         let sel = Memo::new(move |_| {
             let (nl, nh) = status.with(Status::dims)?;
-            let t = result.with(|r| r.as_ref().map(|r| r.t()))?;
-            let f = params.with(|p| fit_selection(p.layer, p.head, p.token, nl, nh, t));
-            Some((f.layer, f.head, f.token))
+            result.with(|r| {
+                let r = r.as_ref()?;
+                let f = match side {
+                    Side::A => link.with(|p| fit_selection(p.layer, p.head, p.token, nl, nh, r.t())),
+                    Side::B { peer, .. } => peer.with(|a| {
+                        let a = a.as_ref().map_or(&[][..], |a| &a.a.tokens);
+                        link.with(|p| side_b_selection(p, a, &r.a.tokens, nl, nh))
+                    }),
+                };
+                Some((f.layer, f.head, f.token))
+            })
         });
         let store = Store {
             ctx,
+            side,
             params,
             status,
             listening: StoredValue::new(false),
@@ -118,6 +155,7 @@ impl Store {
             replaced: RwSignal::new(None),
             sel,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
+            side_error: RwSignal::new(None),
             worker,
         };
         slot.set_value(Some(store));
@@ -138,9 +176,36 @@ impl Store {
         self.worker.send_with(req, data);
     }
 
-    /// Changes the parameters (the link follows).
+    /// Changes the parameters (the link follows). The second side changes only the shared
+    /// selection: its parts set this side's layer, head or query token, and what changed goes
+    /// to the link, a query token as the first model's token that ends where it ends.
     pub fn set(self, change: impl FnOnce(&mut Params)) {
-        self.ctx.set_params::<Params>(change);
+        let Side::B { peer, .. } = self.side else { return self.ctx.set_params::<Params>(change) };
+        let Some((layer, head, token)) = self.sel.get_untracked() else { return };
+        let mut p = self.params.get_untracked();
+        (p.layer, p.head, p.token) = (layer as i64, head as i64, token as i64);
+        change(&mut p);
+        let picked = (p.token != token as i64)
+            .then(|| {
+                self.result.with_untracked(|b| {
+                    peer.with_untracked(|a| match (a, b) {
+                        (Some(a), Some(b)) => Some(matching_token(&b.a.tokens, p.token.max(0) as usize, &a.a.tokens)),
+                        _ => None,
+                    })
+                })
+            })
+            .flatten();
+        self.ctx.set_params::<Params>(|q| {
+            if p.layer != layer as i64 {
+                q.layer = p.layer;
+            }
+            if p.head != head as i64 {
+                q.head = p.head;
+            }
+            if let Some(t) = picked {
+                q.token = t as i64;
+            }
+        });
     }
 }
 
