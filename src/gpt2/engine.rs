@@ -1,110 +1,53 @@
-//! A model on a backend: the same forward pass on the CPU (`Gpt2`) or on the GPU (`GpuGpt2`),
-//! behind one async interface. The caller sees which one ran (`Engine::backend`) and a GPU
-//! failure as a value (`EngineError::Gpu`), which `Session` answers by falling back to the CPU.
+//! GPT-2 on a backend (`crate::gpu::engine`): `Gpt2` on the CPU, `GpuGpt2` on the GPU, behind one
+//! async interface, which `Session` answers a GPU failure with by falling back to the CPU.
 
-use std::rc::Rc;
-
-use super::gpu::{GpuGpt2, GpuKvCache};
+use super::gpu::GpuGpt2;
 use super::{Config, ForwardOptions, ForwardOutput, Gpt2, KvCache, RunError};
+use crate::gpu::engine::{CpuModel, GpuKvCache, GpuModel, Logits};
 use crate::gpu::GpuError;
 
-#[derive(Clone)]
-pub enum Engine {
-    Cpu(Rc<Gpt2>),
-    Gpu(Rc<GpuGpt2>),
-}
+pub use crate::gpu::engine::{Cache, EngineError};
 
-pub enum Cache {
-    Cpu(KvCache),
-    Gpu(GpuKvCache),
-}
+pub type Engine = crate::gpu::engine::Engine<GpuGpt2>;
 
-impl Cache {
-    pub fn len(&self) -> usize {
-        match self {
-            Cache::Cpu(c) => c.len(),
-            Cache::Gpu(c) => c.len(),
-        }
+impl CpuModel for Gpt2 {
+    type Config = Config;
+    type Options = ForwardOptions;
+    type Output = ForwardOutput;
+    fn config(&self) -> &Config {
+        &self.config
     }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn new_cache(&self) -> KvCache {
+        Gpt2::new_cache(self)
     }
-    pub fn clear(&mut self) {
-        match self {
-            Cache::Cpu(c) => c.clear(),
-            Cache::Gpu(c) => c.clear(),
-        }
+    fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError> {
+        Gpt2::check_input(self, tokens, past)
     }
-    /// The bytes the cached keys and values take: 2 · layers · positions · C · 4 on either
-    /// backend (one key and one value per query head).
-    pub fn bytes(&self) -> usize {
-        match self {
-            Cache::Cpu(c) => c.bytes(),
-            Cache::Gpu(c) => c.bytes(),
-        }
+    fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+        Gpt2::forward(self, tokens, cache, opts)
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineError {
-    /// The input is wrong (on any backend).
-    Run(RunError),
-    /// The GPU failed; the CPU can run the same request.
-    Gpu(GpuError),
-}
-
-impl std::fmt::Display for EngineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EngineError::Run(e) => e.fmt(f),
-            EngineError::Gpu(e) => e.fmt(f),
-        }
+impl GpuModel for GpuGpt2 {
+    type Cpu = Gpt2;
+    fn config(&self) -> &Config {
+        &self.config
     }
-}
-
-impl From<RunError> for EngineError {
-    fn from(e: RunError) -> Self {
-        EngineError::Run(e)
+    fn new_cache(&self, capacity: usize) -> GpuKvCache {
+        GpuGpt2::new_cache(self, capacity)
     }
-}
-
-impl Engine {
-    pub fn config(&self) -> &Config {
-        match self {
-            Engine::Cpu(m) => &m.config,
-            Engine::Gpu(m) => &m.config,
-        }
-    }
-
-    /// "cpu" or "webgpu" (the GPU backend, whatever API wgpu uses underneath).
-    pub fn backend(&self) -> &'static str {
-        match self {
-            Engine::Cpu(_) => "cpu",
-            Engine::Gpu(_) => "webgpu",
-        }
-    }
-
-    /// A cache for up to `capacity` positions (the CPU's grows as needed).
-    pub fn new_cache(&self, capacity: usize) -> Cache {
-        match self {
-            Engine::Cpu(m) => Cache::Cpu(m.new_cache()),
-            Engine::Gpu(m) => Cache::Gpu(m.new_cache(capacity)),
-        }
-    }
-
-    /// `Gpt2::forward` on this backend. `cpu` checks the input, so both backends refuse the same.
-    pub async fn forward(
+    async fn forward(
         &self,
-        cpu: &Gpt2,
         tokens: &[u32],
-        cache: &mut Cache,
+        cache: &mut GpuKvCache,
         opts: &ForwardOptions,
-    ) -> Result<ForwardOutput, EngineError> {
-        cpu.check_input(tokens, cache.len())?;
-        match (self, cache) {
-            (Engine::Cpu(m), Cache::Cpu(c)) => Ok(m.forward(tokens, c, opts)?),
-            (Engine::Gpu(m), Cache::Gpu(c)) => m.forward(tokens, c, opts).await.map_err(EngineError::Gpu),
-            _ => Err(EngineError::Gpu(GpuError::Unsupported("a cache from the other backend".into()))),
-        }
+    ) -> Result<ForwardOutput, GpuError> {
+        GpuGpt2::forward(self, tokens, cache, opts).await
+    }
+}
+
+impl Logits for ForwardOutput {
+    fn logits(&self) -> &ndarray::Array2<f32> {
+        &self.logits
     }
 }

@@ -10,6 +10,7 @@ use ndarray::{Array2, Array3};
 
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
+pub use crate::gpu::engine::GpuKvCache;
 use crate::gpu::head_size;
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
@@ -67,35 +68,6 @@ pub struct GpuGpt2 {
     scratch: RefCell<Option<Scratch>>,
     /// Set by `fail_next`: the next forward pass records an invalid shader.
     fault: Cell<bool>,
-}
-
-/// Keys and values on the GPU: per layer, (capacity, C) each.
-pub struct GpuKvCache {
-    k: Vec<wgpu::Buffer>,
-    v: Vec<wgpu::Buffer>,
-    capacity: usize,
-    len: usize,
-}
-
-impl GpuKvCache {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-    /// The bytes the cached positions take (as `KvCache::bytes`; the buffers hold `capacity`).
-    pub fn bytes(&self) -> usize {
-        let per_position = |b: &wgpu::Buffer| b.size() as usize / self.capacity.max(1);
-        self.k.iter().chain(&self.v).map(|b| per_position(b) * self.len).sum()
-    }
-    /// Forgets every position (the buffers are kept and overwritten).
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
 }
 
 impl GpuGpt2 {

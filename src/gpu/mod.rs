@@ -12,6 +12,7 @@
 
 pub mod bench;
 mod counts;
+pub mod engine;
 pub mod kernels;
 
 use std::sync::{Arc, Mutex};

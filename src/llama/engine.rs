@@ -1,118 +1,53 @@
-//! A Llama-family model on a backend, as GPT-2's `gpt2::engine`: the same forward pass on the
-//! CPU (`Llama`) or on the GPU (`GpuLlama`), behind one async interface. The caller sees which
-//! one ran (`Engine::backend`) and a GPU failure as a value (`EngineError::Gpu`), to answer by
-//! falling back to the CPU.
+//! A Llama-family model on a backend (`crate::gpu::engine`): `Llama` on the CPU, `GpuLlama` on the GPU, behind one
+//! async interface, which `LlamaSession` answers a GPU failure with by falling back to the CPU.
 
-use std::rc::Rc;
-
-use super::gpu::{GpuKvCache, GpuLlama};
+use super::gpu::GpuLlama;
 use super::{Config, ForwardOptions, ForwardOutput, KvCache, Llama, RunError};
+use crate::gpu::engine::{CpuModel, GpuKvCache, GpuModel, Logits};
 use crate::gpu::GpuError;
 
-#[derive(Clone)]
-pub enum Engine {
-    Cpu(Rc<Llama>),
-    Gpu(Rc<GpuLlama>),
-}
+pub use crate::gpu::engine::{Cache, EngineError};
 
-pub enum Cache {
-    Cpu(KvCache),
-    Gpu(GpuKvCache),
-}
+pub type Engine = crate::gpu::engine::Engine<GpuLlama>;
 
-impl Cache {
-    pub fn len(&self) -> usize {
-        match self {
-            Cache::Cpu(c) => c.len(),
-            Cache::Gpu(c) => c.len(),
-        }
+impl CpuModel for Llama {
+    type Config = Config;
+    type Options = ForwardOptions;
+    type Output = ForwardOutput;
+    fn config(&self) -> &Config {
+        &self.config
     }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn new_cache(&self) -> KvCache {
+        Llama::new_cache(self)
     }
-    pub fn clear(&mut self) {
-        match self {
-            Cache::Cpu(c) => c.clear(),
-            Cache::Gpu(c) => c.clear(),
-        }
+    fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError> {
+        Llama::check_input(self, tokens, past)
     }
-    /// The bytes the cached keys and values take: 2 · layers · positions · KV · D · 4 on either
-    /// backend (per KV head, so H / KV times less than one per query head).
-    pub fn bytes(&self) -> usize {
-        match self {
-            Cache::Cpu(c) => c.bytes(),
-            Cache::Gpu(c) => c.bytes(),
-        }
+    fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError> {
+        Llama::forward(self, tokens, cache, opts)
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineError {
-    /// The input is wrong, or the weights overflow (on any backend).
-    Run(RunError),
-    /// The GPU failed; the CPU can run the same request.
-    Gpu(GpuError),
-}
-
-impl std::fmt::Display for EngineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EngineError::Run(e) => e.fmt(f),
-            EngineError::Gpu(e) => e.fmt(f),
-        }
+impl GpuModel for GpuLlama {
+    type Cpu = Llama;
+    fn config(&self) -> &Config {
+        &self.config
     }
-}
-
-impl From<RunError> for EngineError {
-    fn from(e: RunError) -> Self {
-        EngineError::Run(e)
+    fn new_cache(&self, capacity: usize) -> GpuKvCache {
+        GpuLlama::new_cache(self, capacity)
     }
-}
-
-impl Engine {
-    pub fn config(&self) -> &Config {
-        match self {
-            Engine::Cpu(m) => &m.config,
-            Engine::Gpu(m) => &m.config,
-        }
-    }
-
-    /// "cpu" or "webgpu" (the GPU backend, whatever API wgpu uses underneath).
-    pub fn backend(&self) -> &'static str {
-        match self {
-            Engine::Cpu(_) => "cpu",
-            Engine::Gpu(_) => "webgpu",
-        }
-    }
-
-    /// A cache for up to `capacity` positions (the CPU's grows as needed).
-    pub fn new_cache(&self, capacity: usize) -> Cache {
-        match self {
-            Engine::Cpu(m) => Cache::Cpu(m.new_cache()),
-            Engine::Gpu(m) => Cache::Gpu(m.new_cache(capacity)),
-        }
-    }
-
-    /// `Llama::forward` on this backend. `cpu` checks the input, so both backends refuse the
-    /// same, and logits that overflowed are refused on both (`RunError::NotFinite`).
-    pub async fn forward(
+    async fn forward(
         &self,
-        cpu: &Llama,
         tokens: &[u32],
-        cache: &mut Cache,
+        cache: &mut GpuKvCache,
         opts: &ForwardOptions,
-    ) -> Result<ForwardOutput, EngineError> {
-        cpu.check_input(tokens, cache.len())?;
-        match (self, cache) {
-            (Engine::Cpu(m), Cache::Cpu(c)) => Ok(m.forward(tokens, c, opts)?),
-            (Engine::Gpu(m), Cache::Gpu(c)) => {
-                let out = m.forward(tokens, c, opts).await.map_err(EngineError::Gpu)?;
-                if out.logits.iter().any(|v| !v.is_finite()) {
-                    return Err(RunError::NotFinite.into());
-                }
-                Ok(out)
-            }
-            _ => Err(EngineError::Gpu(GpuError::Unsupported("a cache from the other backend".into()))),
-        }
+    ) -> Result<ForwardOutput, GpuError> {
+        GpuLlama::forward(self, tokens, cache, opts).await
+    }
+}
+
+impl Logits for ForwardOutput {
+    fn logits(&self) -> &ndarray::Array2<f32> {
+        &self.logits
     }
 }

@@ -22,6 +22,7 @@ use ndarray::{concatenate, Array2, Axis};
 
 use super::weights::Linear;
 use super::{Config, Llama};
+pub use crate::gpu::engine::GpuKvCache;
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 
 /// y = x W with W (n_in, n_out) on the GPU.
@@ -93,37 +94,6 @@ pub struct GpuLlama {
     scratch: RefCell<Option<Scratch>>,
     /// Set by `fail_next`: the next forward pass records an invalid shader.
     fault: Cell<bool>,
-}
-
-/// Keys (already turned by RoPE) and values on the GPU: per layer, (capacity, KV·D) each, the
-/// KV heads side by side, as the CPU's `KvCache`.
-pub struct GpuKvCache {
-    k: Vec<wgpu::Buffer>,
-    v: Vec<wgpu::Buffer>,
-    capacity: usize,
-    len: usize,
-    /// 2 (K and V) · layers · KV·D · 4 bytes (f32)
-    bytes_per_position: usize,
-}
-
-impl GpuKvCache {
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-    /// The bytes the cached positions take (as `KvCache::bytes`; the buffers hold `capacity`).
-    pub fn bytes(&self) -> usize {
-        self.len * self.bytes_per_position
-    }
-    /// Forgets every position (the buffers are kept and overwritten).
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
 }
 
 /// W (out, in) of each projection, stacked along `out` and transposed: (in, Σ out).
@@ -242,8 +212,7 @@ impl GpuLlama {
         let capacity = capacity.clamp(1, cfg.max_position_embeddings);
         let kvw = cfg.kv_width();
         let make = |name: &str| (0..cfg.num_hidden_layers).map(|_| self.gpu.buffer(name, capacity * kvw)).collect();
-        let bytes_per_position = 2 * cfg.num_hidden_layers * kvw * 4;
-        GpuKvCache { k: make("k_cache"), v: make("v_cache"), capacity, len: 0, bytes_per_position }
+        GpuKvCache { k: make("k_cache"), v: make("v_cache"), capacity, len: 0 }
     }
 
     fn scratch(&self, rows: usize) -> Scratch {
