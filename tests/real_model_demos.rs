@@ -45,11 +45,12 @@ mod rope_model {
         let (spread, range) = (num(&llama["spread"]), num(&llama["range"]));
         assert!(spread < 1e-5 * range, "spread {spread} of {range}");
         assert_eq!(format!("{range:.2}"), "0.73");
-        assert_eq!(format!("{:.0e}", spread), "6e-7");
-        says(&text, "the scores span 0.73, and along any diagonal they vary by no more than about $6 \\times 10^{-7}$");
+        // Natively 6.1e-7; the page's build (fused multiply-adds, packed weights) rounds differently.
+        assert!(spread < 1e-6, "{spread}");
+        says(&text, "the scores span 0.73, and along any diagonal they vary by less than $10^{-6}$, about a millionth");
         let deep = scores(Model::StoriesLlama, 3);
-        assert!(num(&deep["spread"]) < 2.25e-6, "{}", deep["spread"]);
-        says(&text, "(at most $2.2 \\times 10^{-6}$ in layer 3)");
+        assert!(num(&deep["spread"]) < 5e-6, "{}", deep["spread"]);
+        says(&text, "(a few millionths in layer 3)");
         let gpt2 = scores(Model::Stories, 0);
         let (spread, range) = (num(&gpt2["spread"]), num(&gpt2["range"]));
         assert!(spread > 0.5 * range, "spread {spread} of {range}");

@@ -48,8 +48,8 @@ impl Demo for InstructionReachDemo {
     const ID: &'static str = "instruction-reach";
     const TITLE: &'static str = "Does the last turn still look at the instruction?";
     const CAPTION: &'static str = "An instruction opens the prompt, then come 0 to 8 other turns, then the last turn. \
-        For each layer, the share of the last turn's attention that lands on the instruction (its most attentive \
-        head, and the mean of its heads), beside the share that attention spread evenly over the text would give.";
+        For each layer, the share of the last turn's attention that its most attentive head puts on the \
+        instruction, beside the share that attention spread evenly over the text would give.";
     type Params = Params;
     /// The shares come from the model in the worker: without it, the prompts the view sends.
     type Output = Inputs;
@@ -274,7 +274,7 @@ mod view {
                 let r = r.as_ref()?.as_ref().ok()?;
                 let layers = r.first()?.share.len();
                 let colours = [pal.blue, pal.orange, pal.green, pal.points];
-                let labels: Vec<String> = (0..layers).map(|l| format!("layer {l}, most attentive head")).collect();
+                let labels: Vec<String> = (0..layers).map(|l| format!("layer {l}")).collect();
                 let mut curves: Vec<Curve> = (0..layers)
                     .map(|l| Curve {
                         label: &labels[l],
@@ -284,15 +284,15 @@ mod view {
                     })
                     .collect();
                 curves.push(Curve {
-                    label: "attention spread evenly",
+                    label: "spread evenly",
                     colour: pal.muted,
                     points: r.iter().map(|x| (x.turns as f64, x.even)).collect(),
                     dashed: true,
                 });
                 let spec = Lines {
                     curves: &curves,
-                    x_desc: "turns between the instruction and the last turn",
-                    y_desc: "share of attention on the instruction",
+                    x_desc: "turns in between",
+                    y_desc: "top head's share on the instruction",
                     y_range: Some((0.0, 1.0)),
                     x_integer: true,
                 };

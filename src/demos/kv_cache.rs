@@ -307,9 +307,9 @@ mod view {
         let label = "KV cache size with one key-value head per query head, with the chosen number, and with one";
         view! {
             <p class="readout kv-readout" role="status">{readout}</p>
-            {real(ctx, params)}
             <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
             {table}
+            {real(ctx, params)}
         }
         .into_any()
     }

@@ -39,6 +39,61 @@ pub trait GpuModel {
     ) -> impl Future<Output = Result<<Self::Cpu as CpuModel>::Output, GpuError>>;
 }
 
+/// Implements [`CpuModel`] for `$cpu` and [`GpuModel`] for `$gpu` by their inherent methods of
+/// the same names (`config` is their `config` field), and [`Logits`] for `$out`: a family's
+/// engine is then `Engine<$gpu>`.
+#[macro_export]
+macro_rules! engine_models {
+    ($cpu:ty, $gpu:ty, $config:ty, $opts:ty, $out:ty) => {
+        impl $crate::gpu::engine::CpuModel for $cpu {
+            type Config = $config;
+            type Options = $opts;
+            type Output = $out;
+            fn config(&self) -> &$config {
+                &self.config
+            }
+            fn new_cache(&self) -> $crate::numerics::kv_cache::KvCache {
+                <$cpu>::new_cache(self)
+            }
+            fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), $crate::formats::RunError> {
+                <$cpu>::check_input(self, tokens, past)
+            }
+            fn forward(
+                &self,
+                tokens: &[u32],
+                cache: &mut $crate::numerics::kv_cache::KvCache,
+                opts: &$opts,
+            ) -> Result<$out, $crate::formats::RunError> {
+                <$cpu>::forward(self, tokens, cache, opts)
+            }
+        }
+
+        impl $crate::gpu::engine::GpuModel for $gpu {
+            type Cpu = $cpu;
+            fn config(&self) -> &$config {
+                &self.config
+            }
+            fn new_cache(&self, capacity: usize) -> $crate::gpu::engine::GpuKvCache {
+                <$gpu>::new_cache(self, capacity)
+            }
+            async fn forward(
+                &self,
+                tokens: &[u32],
+                cache: &mut $crate::gpu::engine::GpuKvCache,
+                opts: &$opts,
+            ) -> Result<$out, $crate::gpu::GpuError> {
+                <$gpu>::forward(self, tokens, cache, opts).await
+            }
+        }
+
+        impl $crate::gpu::engine::Logits for $out {
+            fn logits(&self) -> &ndarray::Array2<f32> {
+                &self.logits
+            }
+        }
+    };
+}
+
 /// A forward pass's output, for the check both backends make: logits that overflowed are refused.
 pub trait Logits {
     /// (T, vocab), or (1, vocab) for the last token only.

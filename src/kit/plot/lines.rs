@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use super::{area, err, fit_canvas, legend_band, style_mesh, Mark};
+use super::{area, err, fit_canvas_with, legend_band, style_mesh, Mark};
 use crate::kit::theme::Palette;
 
 /// One curve: its legend entry, colour, points (x ascending) and whether it is a dashed reference.
@@ -26,7 +26,13 @@ pub struct Lines<'a> {
 }
 
 pub fn draw_lines(canvas: &HtmlCanvasElement, pal: &Palette, l: &Lines) -> Result<(), String> {
-    let f = fit_canvas(canvas, 0.6, 220.0, 340.0);
+    // The legend wraps on a narrow canvas: give its rows height of their own, so that the plot
+    // keeps its size on a phone (an entry is about 7 px a character plus 42 px of swatch and gap).
+    let legend_w: f64 = l.curves.iter().map(|c| 7.0 * c.label.chars().count() as f64 + 42.0).sum();
+    let f = fit_canvas_with(canvas, |w| {
+        let rows = (legend_w / (w - 20.0).max(100.0)).ceil().max(1.0);
+        (w * 0.6).clamp(220.0, 340.0) + 20.0 * (rows - 1.0)
+    });
     let root = area(canvas, pal)?;
     let items: Vec<(Mark, RGBColor, &str)> = l.curves.iter().map(|c| (Mark::Line, c.colour, c.label)).collect();
     let plot = legend_band(&root, &f, pal, &items)?;
