@@ -14,15 +14,16 @@
 //! Each call runs only the new tokens against the cache. Attention weights can be captured per
 //! query head and heads knocked out, as in GPT-2's `model`.
 
-use ndarray::{s, Array2, Array3, ArrayView2, Axis, Zip};
+use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::ops::{logits, rms_norm, silu, Rope};
+use super::ops::{logits, rms_norm, silu_mul_in_place, Rope};
 use super::weights::{Layer, Weights};
 use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
 use crate::numerics::flash::causal_attention;
 pub use crate::numerics::kv_cache::{Capture, KvCache};
+use crate::numerics::par;
 
 pub struct Llama {
     pub config: Config,
@@ -138,16 +139,20 @@ impl Llama {
         let (k_all, v_all) = cache.append(l, k.view(), v.view());
         let mut weights = opts.capture.wants(l).then(|| Array3::<f32>::zeros((n_head, t, past + t)));
         let mut y = Array2::<f32>::zeros((t, n_head * d));
-        for head in 0..n_head {
-            let cols = s![.., head * d..(head + 1) * d];
+        let cols = |head: usize| s![.., head * d..(head + 1) * d];
+        // The heads are independent: on several threads each takes a run of them (`par::map`).
+        // (H, T, S) scores and (H, T, D) outputs: 2 H T S D multiply-adds.
+        let work = 2 * n_head * t * (past + t) * d;
+        let heads = par::map(n_head, work, |head| {
             // Grouped-query attention: this head reads its group's key and value columns.
-            let g = cfg.kv_head(head);
-            let kv_cols = s![.., g * d..(g + 1) * d];
+            let kv = cols(cfg.kv_head(head));
             // (T, D) against (S, D): out (T, D), weights (T, S)
-            let (out, wts) = causal_attention(q.slice(cols), k_all.slice(kv_cols), v_all.slice(kv_cols), past);
+            causal_attention(q.slice(cols(head)), k_all.slice(kv), v_all.slice(kv), past)
+        });
+        for (head, (out, wts)) in heads.into_iter().enumerate() {
             // A knock-out zeroes this head's slice of the concatenated output, before W_o mixes heads.
             if !opts.ablate.contains(&(l, head)) {
-                y.slice_mut(cols).assign(&out);
+                y.slice_mut(cols(head)).assign(&out);
             }
             if let Some(all) = weights.as_mut() {
                 all.index_axis_mut(Axis(0), head).assign(&wts);
@@ -163,9 +168,15 @@ impl Llama {
         let m = &layer.mlp;
         let h = rms_norm(x, &layer.post_attention_layernorm, self.config.rms_norm_eps);
         // (T, C) x (C, F) -> (T, F), twice
-        let mut gate = m.gate_proj.apply(h.view());
-        let up = m.up_proj.apply(h.view());
-        Zip::from(&mut gate).and(&up).for_each(|g, &u| *g = silu(*g) * u);
+        let (mut gate, up) = (m.gate_proj.apply(h.view()), m.up_proj.apply(h.view()));
+        if !gate.is_standard_layout() {
+            gate = gate.as_standard_layout().into_owned();
+        }
+        let up = up.as_standard_layout();
+        silu_mul_in_place(
+            gate.as_slice_mut().expect("a fresh array is contiguous"),
+            up.as_slice().expect("standard layout"),
+        );
         // (T, F) x (F, C) -> (T, C)
         m.down_proj.apply(gate.view())
     }
