@@ -251,6 +251,31 @@ fn rope_angles_match_transformers_at_large_positions() {
     }
 }
 
+/// The thumbnails pooled during the pass are the captured weights, max-pooled, in both
+/// layouts and for new tokens after a cache (where S > T).
+#[test]
+fn thumbnails_are_the_captured_weights_pooled() {
+    use attention_live::numerics::attention::max_pool_into;
+    for model in models("gqa") {
+        let cfg = &model.config;
+        let tokens: Vec<u32> = (0..12).map(|i| (i * 37 % cfg.vocab_size) as u32).collect();
+        let mut cache = model.new_cache();
+        model.forward(&tokens[..3], &mut cache, &ForwardOptions::default()).unwrap();
+        let opts = ForwardOptions { capture: Capture::All, thumbnails: Some(5), ..Default::default() };
+        let out = model.forward(&tokens[3..], &mut cache, &opts).unwrap();
+        assert_eq!(out.thumbnails.len(), cfg.num_hidden_layers);
+        for (th, full) in out.thumbnails.iter().zip(&out.attentions) {
+            let full = full.as_ref().unwrap();
+            assert_eq!(th.dim(), (cfg.num_attention_heads, 5, 5));
+            for h in 0..cfg.num_attention_heads {
+                let mut want = Array2::zeros((5, 5));
+                max_pool_into(full.index_axis(ndarray::Axis(0), h), want.view_mut());
+                assert_eq!(th.index_axis(ndarray::Axis(0), h), want);
+            }
+        }
+    }
+}
+
 /// SiLU on GPT-2's polynomial exp (`numerics::silu`, four lanes in the browser) against
 /// x / (1 + e⁻ˣ) in f64 on [−80, 80]: within 2e-7 relative (measured 1.6e-7, under two units
 /// in the last place); the gated product gives the same values on a slice whose length is not a

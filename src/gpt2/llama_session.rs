@@ -181,9 +181,13 @@ impl LlamaSession {
         let layer = q.layer.min(l_n - 1);
         let all = all_layers_fit(l_n, h_n, t);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
-        // Not all layers fit: keep the residual stream, from which `thumbnails` recomputes each
-        // layer's weights one head at a time for the model view.
-        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states: !all, ..Default::default() };
+        // Not all layers fit: every layer's weights pooled for the model view. The CPU's pass
+        // pools each head's weights as it computes them; the GPU's keeps the residual stream,
+        // from which `thumbnails` recomputes each layer's weights one head at a time.
+        let cpu = matches!(self.engine(), Engine::Cpu(_));
+        let (thumbnails, hidden_states) = (if all || !cpu { None } else { Some(THUMBNAIL) }, !all && !cpu);
+        let opts =
+            ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states, thumbnails, ..Default::default() };
         let mut cache = self.engine().new_cache(t);
         let out = self.run(&[], &ids, &mut cache, &opts).await?;
         let text = |id| self.tok.token_text(id);
@@ -194,7 +198,11 @@ impl LlamaSession {
             let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(candidates(plain.logits.row(0), q, text))
         };
-        let thumbs = if all { Vec::new() } else { self.thumbnails(&out.hidden_states, THUMBNAIL) };
+        let thumbs = if all || !out.thumbnails.is_empty() {
+            out.thumbnails
+        } else {
+            self.thumbnails(&out.hidden_states, THUMBNAIL)
+        };
         let attention = Attention::encode(l_n, h_n, t, &out.attentions, &thumbs);
         let analysis = Analysis {
             id: q.id,
