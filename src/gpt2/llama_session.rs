@@ -232,9 +232,9 @@ impl LlamaSession {
     /// weights are unchanged, as in the captured ones): the layer's queries and keys are computed
     /// again (RMSNorm, projections, RoPE from position 0) and each head's (T, T) weights exist
     /// only while they are pooled, so a long prompt never holds L · H · T² weights at once. The
-    /// engine's forward pass keeps no weights of the layers it did not capture (and the GPU's
-    /// cannot pool them), hence this second, CPU-side pass; `tests/model_session.rs` checks it
-    /// against the captured weights.
+    /// GPU's forward pass keeps no weights of the layers it did not capture and cannot pool them,
+    /// hence this second, CPU-side pass (the CPU's pass pools them itself, `thumbnails` in its
+    /// options); `tests/model_session.rs` checks it against the captured weights.
     pub fn thumbnails(&self, hidden: &[Array2<f32>], n: usize) -> Vec<Array3<f32>> {
         let cfg = self.config();
         let (d, n_head) = (cfg.head_dim, cfg.num_attention_heads);
