@@ -181,9 +181,13 @@ impl LlamaSession {
         let layer = q.layer.min(l_n - 1);
         let all = all_layers_fit(l_n, h_n, t);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
-        // Not all layers fit: keep the residual stream, from which `thumbnails` recomputes each
-        // layer's weights one head at a time for the model view.
-        let opts = ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states: !all, ..Default::default() };
+        // Not all layers fit: every layer's weights pooled for the model view. The CPU's pass
+        // pools each head's weights as it computes them; the GPU's keeps the residual stream,
+        // from which `thumbnails` recomputes each layer's weights one head at a time.
+        let cpu = matches!(self.engine(), Engine::Cpu(_));
+        let (thumbnails, hidden_states) = (if all || !cpu { None } else { Some(THUMBNAIL) }, !all && !cpu);
+        let opts =
+            ForwardOptions { capture, ablate: q.ablate.clone(), hidden_states, thumbnails, ..Default::default() };
         let mut cache = self.engine().new_cache(t);
         let out = self.run(&[], &ids, &mut cache, &opts).await?;
         let text = |id| self.tok.token_text(id);
@@ -194,7 +198,11 @@ impl LlamaSession {
             let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(candidates(plain.logits.row(0), q, text))
         };
-        let thumbs = if all { Vec::new() } else { self.thumbnails(&out.hidden_states, THUMBNAIL) };
+        let thumbs = if all || !out.thumbnails.is_empty() {
+            out.thumbnails
+        } else {
+            self.thumbnails(&out.hidden_states, THUMBNAIL)
+        };
         let attention = Attention::encode(l_n, h_n, t, &out.attentions, &thumbs);
         let analysis = Analysis {
             id: q.id,
@@ -224,9 +232,9 @@ impl LlamaSession {
     /// weights are unchanged, as in the captured ones): the layer's queries and keys are computed
     /// again (RMSNorm, projections, RoPE from position 0) and each head's (T, T) weights exist
     /// only while they are pooled, so a long prompt never holds L · H · T² weights at once. The
-    /// engine's forward pass keeps no weights of the layers it did not capture (and the GPU's
-    /// cannot pool them), hence this second, CPU-side pass; `tests/model_session.rs` checks it
-    /// against the captured weights.
+    /// GPU's forward pass keeps no weights of the layers it did not capture and cannot pool them,
+    /// hence this second, CPU-side pass (the CPU's pass pools them itself, `thumbnails` in its
+    /// options); `tests/model_session.rs` checks it against the captured weights.
     pub fn thumbnails(&self, hidden: &[Array2<f32>], n: usize) -> Vec<Array3<f32>> {
         let cfg = self.config();
         let (d, n_head) = (cfg.head_dim, cfg.num_attention_heads);

@@ -9,6 +9,8 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
+pub use crate::numerics::attention::max_pool_into;
+
 use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
@@ -187,18 +189,5 @@ impl Gpt2 {
             }
         }
         Ok(out)
-    }
-}
-
-/// Shrinks a (T, S) matrix into `out` (rows ≤ T, cols ≤ S): each cell is the largest value of
-/// its block, so a sharp weight stays visible in a small picture.
-pub fn max_pool_into(m: ArrayView2<f32>, mut out: ndarray::ArrayViewMut2<f32>) {
-    let ((t, s), (r, c)) = (m.dim(), out.dim());
-    for a in 0..r {
-        let (i0, i1) = (a * t / r, ((a + 1) * t / r).max(a * t / r + 1));
-        for b in 0..c {
-            let (j0, j1) = (b * s / c, ((b + 1) * s / c).max(b * s / c + 1));
-            out[[a, b]] = m.slice(s![i0..i1, j0..j1]).fold(0.0f32, |acc, &v| acc.max(v));
-        }
     }
 }

@@ -14,15 +14,17 @@
 //! Each call runs only the new tokens against the cache. Attention weights can be captured per
 //! query head and heads knocked out, as in GPT-2's `model`.
 
-use ndarray::{s, Array2, Array3, ArrayView2, Axis, Zip};
+use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::ops::{logits, rms_norm, silu, Rope};
+use super::ops::{logits, rms_norm, silu_mul_in_place, Rope};
 use super::weights::{Layer, Weights};
 use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
+use crate::numerics::attention::max_pool_into;
 use crate::numerics::flash::causal_attention;
 pub use crate::numerics::kv_cache::{Capture, KvCache};
+use crate::numerics::par;
 
 pub struct Llama {
     pub config: Config,
@@ -39,6 +41,9 @@ pub struct ForwardOptions {
     pub all_logits: bool,
     /// Keep the residual stream after the embeddings and after each layer.
     pub hidden_states: bool,
+    /// Every layer's weights max-pooled to at most n × n per query head, pooled as each head's
+    /// weights are computed (for prompts whose weights are too many to keep), as GPT-2's.
+    pub thumbnails: Option<usize>,
 }
 
 pub struct ForwardOutput {
@@ -48,6 +53,9 @@ pub struct ForwardOutput {
     pub attentions: Vec<Option<Array3<f32>>>,
     /// [embeddings, layer 0 output, …, layer L−1 output], each (T, C), when asked for.
     pub hidden_states: Vec<Array2<f32>>,
+    /// Per layer, when asked for: (H, min(T, n), min(S, n)), each head's weights max-pooled.
+    /// (The CPU's only: the GPU's pass returns none, and the caller pools from hidden states.)
+    pub thumbnails: Vec<Array3<f32>>,
 }
 
 impl Llama {
@@ -93,10 +101,12 @@ impl Llama {
         // The rotation of positions past .. past + T, shared by every layer.
         let rope = Rope::new(cfg.head_dim, cfg.rope_theta, past, t);
         let mut attentions = Vec::with_capacity(cfg.num_hidden_layers);
+        let mut thumbnails = Vec::new();
         for (l, layer) in w.layers.iter().enumerate() {
-            let (y, att) = self.attention(l, layer, x.view(), &rope, cache, past, opts);
+            let (y, att, thumb) = self.attention(l, layer, x.view(), &rope, cache, past, opts);
             x += &y;
             attentions.push(att);
+            thumbnails.extend(thumb);
             x += &self.mlp(layer, x.view());
             if opts.hidden_states {
                 hidden_states.push(x.clone());
@@ -110,11 +120,11 @@ impl Llama {
         if logits.iter().any(|v| !v.is_finite()) {
             return Err(RunError::NotFinite);
         }
-        Ok(ForwardOutput { logits, attentions, hidden_states })
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
     }
 
     /// One layer's attention sub-layer: returns its contribution to the residual stream (T, C)
-    /// and, if captured, its weights (H, T, S).
+    /// and, if captured, its weights (H, T, S) and their thumbnails.
     #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
@@ -125,7 +135,7 @@ impl Llama {
         cache: &mut KvCache,
         past: usize,
         opts: &ForwardOptions,
-    ) -> (Array2<f32>, Option<Array3<f32>>) {
+    ) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
         let cfg = &self.config;
         let (t, n_head, d) = (x.nrows(), cfg.num_attention_heads, cfg.head_dim);
         let a = &layer.self_attn;
@@ -137,24 +147,32 @@ impl Llama {
         // (S, KV·D) each, S = past + T
         let (k_all, v_all) = cache.append(l, k.view(), v.view());
         let mut weights = opts.capture.wants(l).then(|| Array3::<f32>::zeros((n_head, t, past + t)));
+        let mut thumbs = opts.thumbnails.map(|n| Array3::<f32>::zeros((n_head, t.min(n), (past + t).min(n))));
         let mut y = Array2::<f32>::zeros((t, n_head * d));
-        for head in 0..n_head {
-            let cols = s![.., head * d..(head + 1) * d];
+        let cols = |head: usize| s![.., head * d..(head + 1) * d];
+        // The heads are independent: on several threads each takes a run of them (`par::map`).
+        // (H, T, S) scores and (H, T, D) outputs: 2 H T S D multiply-adds.
+        let work = 2 * n_head * t * (past + t) * d;
+        let heads = par::map(n_head, work, |head| {
             // Grouped-query attention: this head reads its group's key and value columns.
-            let g = cfg.kv_head(head);
-            let kv_cols = s![.., g * d..(g + 1) * d];
+            let kv = cols(cfg.kv_head(head));
             // (T, D) against (S, D): out (T, D), weights (T, S)
-            let (out, wts) = causal_attention(q.slice(cols), k_all.slice(kv_cols), v_all.slice(kv_cols), past);
+            causal_attention(q.slice(cols(head)), k_all.slice(kv), v_all.slice(kv), past)
+        });
+        for (head, (out, wts)) in heads.into_iter().enumerate() {
             // A knock-out zeroes this head's slice of the concatenated output, before W_o mixes heads.
             if !opts.ablate.contains(&(l, head)) {
-                y.slice_mut(cols).assign(&out);
+                y.slice_mut(cols(head)).assign(&out);
             }
             if let Some(all) = weights.as_mut() {
                 all.index_axis_mut(Axis(0), head).assign(&wts);
             }
+            if let Some(th) = thumbs.as_mut() {
+                max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
+            }
         }
         // (T, H·D) x (H·D, C) -> (T, C)
-        (a.o_proj.apply(y.view()), weights)
+        (a.o_proj.apply(y.view()), weights, thumbs)
     }
 
     /// One layer's MLP sub-layer (SwiGLU) on the residual stream x (T, C): down(silu(gate(h)) ⊙ up(h))
@@ -163,9 +181,15 @@ impl Llama {
         let m = &layer.mlp;
         let h = rms_norm(x, &layer.post_attention_layernorm, self.config.rms_norm_eps);
         // (T, C) x (C, F) -> (T, F), twice
-        let mut gate = m.gate_proj.apply(h.view());
-        let up = m.up_proj.apply(h.view());
-        Zip::from(&mut gate).and(&up).for_each(|g, &u| *g = silu(*g) * u);
+        let (mut gate, up) = (m.gate_proj.apply(h.view()), m.up_proj.apply(h.view()));
+        if !gate.is_standard_layout() {
+            gate = gate.as_standard_layout().into_owned();
+        }
+        let up = up.as_standard_layout();
+        silu_mul_in_place(
+            gate.as_slice_mut().expect("a fresh array is contiguous"),
+            up.as_slice().expect("standard layout"),
+        );
         // (T, F) x (F, C) -> (T, C)
         m.down_proj.apply(gate.view())
     }

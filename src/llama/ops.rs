@@ -1,8 +1,12 @@
-//! The CPU kernels of a Llama-family forward pass, in f32: RMSNorm, RoPE, SiLU, the output
-//! layer. (Causal attention per head is `numerics::flash::causal_attention`, the projections
+//! The CPU kernels of a Llama-family forward pass, in f32: RMSNorm, RoPE, SiLU (`numerics::silu`),
+//! the output layer. (Causal attention per head is `numerics::flash::causal_attention`, the projections
 //! `weights::Linear::apply`.)
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
+
+/// The output layer against the table (vocab, C) read in place: (T, C) x (C, vocab) -> (T, vocab).
+pub use crate::numerics::packed::table_logits as logits;
+pub use crate::numerics::silu::{silu, silu_mul_in_place};
 
 /// RMSNorm of each row: x / √(mean(x²) + ε) ⊙ w (no centring, no bias), as `LlamaRMSNorm`.
 /// The mean of squares is accumulated in f64 so wide rows lose no precision; the result is f32.
@@ -16,11 +20,6 @@ pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f32) -> Array2<f3
         }
     }
     out
-}
-
-/// SiLU (the "swish"), x · σ(x) = x / (1 + e⁻ˣ).
-pub fn silu(x: f32) -> f32 {
-    x / (1.0 + (-x).exp())
 }
 
 /// The rotation angles of RoPE for `len` positions from `start`: (len, D/2), row p holding
@@ -79,19 +78,4 @@ impl Rope {
             }
         }
     }
-}
-
-/// The output layer: (T, C) x (C, vocab) -> (T, vocab) against the table (vocab, C), read in
-/// place (never transposed or packed): a general product for many rows, else one dot product
-/// per vocabulary row.
-pub fn logits(h: ArrayView2<f32>, table: &Array2<f32>) -> Array2<f32> {
-    if h.nrows() > 4 {
-        return h.dot(&table.t());
-    }
-    let mut out = Array2::zeros((h.nrows(), table.nrows()));
-    for (hr, mut or) in h.rows().into_iter().zip(out.rows_mut()) {
-        // (vocab, C) x (C,) -> (vocab,)
-        or.assign(&table.dot(&hr));
-    }
-    out
 }

@@ -8,6 +8,8 @@
 //! Our `exp` is a polynomial with no branches, so the browser runs it on four lanes at once
 //! (`gelu_in_place`), operation for operation as the scalar `exp` and `gelu_new` here.
 //!
+//! SwiGLU's SiLU (`numerics::silu`) runs on the same `exp`, scalar and four-lane.
+//!
 //! Neither end needs a special case: for u ≪ 0 the exponent is clamped at 87, e^87 ≈ 6e37,
 //! and x / 6e37 is 0 to f32 precision; for u ≫ 0 it is clamped at −87, and the result is x.
 
@@ -49,7 +51,7 @@ pub fn gelu_in_place(xs: &mut [f32]) {
 }
 
 #[cfg(target_arch = "wasm32")]
-mod simd {
+pub(crate) mod simd {
     use core::arch::wasm32::*;
 
     use super::*;
@@ -57,7 +59,7 @@ mod simd {
     /// `super::exp` on four lanes, operation for operation.
     #[inline]
     #[target_feature(enable = "simd128")]
-    fn exp4(x: v128) -> v128 {
+    pub(crate) fn exp4(x: v128) -> v128 {
         let x = f32x4_max(f32x4_min(x, f32x4_splat(EXP_MAX)), f32x4_splat(-EXP_MAX));
         let n = f32x4_nearest(f32x4_mul(x, f32x4_splat(LOG2_E)));
         let r = f32x4_sub(f32x4_sub(x, f32x4_mul(n, f32x4_splat(LN2_HI))), f32x4_mul(n, f32x4_splat(LN2_LO)));

@@ -12,6 +12,7 @@ pub mod packed;
 pub mod par;
 pub mod positional;
 pub mod rng;
+pub mod silu;
 pub mod soft_lookup;
 pub mod softmax;
 pub mod window;

@@ -256,3 +256,66 @@ pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     #[cfg(not(target_arch = "wasm32"))]
     a.dot(&b)
 }
+
+/// x · y, four lanes at a time with SIMD128.
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    use core::arch::wasm32::{f32x4_add, f32x4_extract_lane, f32x4_mul, f32x4_splat, v128, v128_load};
+    let n = x.len().min(y.len());
+    let n4 = n / 4 * 4;
+    // Two accumulators (even and odd groups of four) so each addition need not wait for the last.
+    let (mut acc, mut odd) = (f32x4_splat(0.0), f32x4_splat(0.0));
+    let load = |i: usize| {
+        // SAFETY: callers pass i + 4 ≤ n4 ≤ the length of both slices; v128 loads need no alignment.
+        unsafe { f32x4_mul(v128_load(x.as_ptr().add(i) as *const v128), v128_load(y.as_ptr().add(i) as *const v128)) }
+    };
+    let n8 = n / 8 * 8;
+    for i in (0..n8).step_by(8) {
+        (acc, odd) = (f32x4_add(acc, load(i)), f32x4_add(odd, load(i + 4)));
+    }
+    if n4 > n8 {
+        acc = f32x4_add(acc, load(n8));
+    }
+    let acc = f32x4_add(acc, odd);
+    let lanes = f32x4_extract_lane::<0>(acc)
+        + f32x4_extract_lane::<1>(acc)
+        + f32x4_extract_lane::<2>(acc)
+        + f32x4_extract_lane::<3>(acc);
+    lanes + x[n4..n].iter().zip(&y[n4..n]).map(|(a, b)| a * b).sum::<f32>()
+}
+
+/// out[r] = table[r, :] · h for every row r (one thread: a one-row product is bound by memory,
+/// see `par::one_row_work`).
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
+    let c = h.len();
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = dot(&table[r * c..(r + 1) * c], h);
+    }
+}
+
+/// An output layer against a table of (vocab, C) rows, GPT-2's tied embeddings or the Llama
+/// family's `lm_head` (or its tied embeddings): (T, C) x (C, vocab) -> (T, vocab). For a few
+/// rows, one dot product per vocabulary row, so the table is read in place, never transposed or
+/// packed; in the browser four lanes at a time.
+pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
+    if h.nrows() > 4 {
+        return h.dot(&wte.t());
+    }
+    let mut out = Array2::zeros((h.nrows(), wte.nrows()));
+    for (hr, mut or) in h.rows().into_iter().zip(out.rows_mut()) {
+        // (vocab, C) x (C,) -> (vocab,)
+        #[cfg(not(target_arch = "wasm32"))]
+        or.assign(&wte.dot(&hr));
+        #[cfg(target_arch = "wasm32")]
+        {
+            let table = wte.as_slice().expect("the table is in standard layout");
+            let hr = hr.to_vec();
+            // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)
+            dot_kernel(table, &hr, or.as_slice_mut().expect("a fresh row is contiguous"));
+        }
+    }
+    out
+}

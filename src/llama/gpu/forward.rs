@@ -112,7 +112,7 @@ impl GpuLlama {
             .iter()
             .map(|&from| Array2::from_shape_vec((t, c), slice(from, t * c)?).map_err(shape_err))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ForwardOutput { logits, attentions, hidden_states })
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails: Vec::new() })
     }
 
     /// Records layer l on the T new rows of `sc.x` at positions past .. past + T:
