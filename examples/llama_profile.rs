@@ -34,6 +34,8 @@ fn ms(reps: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let threads: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
+    // Natively only (a browser's threads are Web Workers the page starts).
+    #[cfg(not(target_arch = "wasm32"))]
     if threads > 1 {
         par::spin::start_native(threads);
     }
