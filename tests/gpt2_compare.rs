@@ -3,9 +3,9 @@
 //! splits the prompt differently (the bundled GPT-2 against the bundled Llama-family model).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
+use attention_live::demos;
 use attention_live::demos::gpt2::compare::{matching_token, moved_note, side_b_params, side_b_selection, side_title};
 use attention_live::demos::gpt2::{Model, ModelB, Params, DEFAULT_PROMPT, SPEC};
-use attention_live::gpt2::model_session::ModelSession;
 use attention_live::gpt2::protocol::{Query, Token};
 use attention_live::state::query::parse_query;
 use attention_live::state::{Params as _, Values};
@@ -22,11 +22,16 @@ fn from_link(query: &str) -> Params {
 
 /// The tokens a bundled model makes of `prompt`, as the worker sends them.
 fn tokens(dir: &str, prompt: &str) -> Vec<Token> {
-    let (cfg, bytes) = common::checkpoint(&format!("static/models/{dir}"));
-    let tok = std::fs::read_to_string(format!("{}/static/models/{dir}/tokenizer.json", env!("CARGO_MANIFEST_DIR")));
-    let s = ModelSession::new(&cfg, &bytes, tok.ok().as_deref()).unwrap();
+    analysis(dir, prompt).0
+}
+
+/// The tokens the model kept of `prompt` (its end, when it is longer than the model's window)
+/// and how many it dropped from the start.
+fn analysis(dir: &str, prompt: &str) -> (Vec<Token>, usize) {
+    let s = demos::bundled_session(dir, &mut common::static_file).unwrap();
     let q = Query { prompt: prompt.into(), top: 5, temperature: 1.0, top_p: 1.0, ..Default::default() };
-    block_on(s.analyze(&q)).unwrap().0.tokens
+    let a = block_on(s.analyze(&q)).unwrap().0;
+    (a.tokens, a.dropped)
 }
 
 fn texts(t: &[Token]) -> Vec<&str> {
@@ -90,6 +95,35 @@ fn the_query_token_is_matched_by_where_it_ends_in_the_text() {
     assert_eq!(matching_token(&[], 10, &b), b.len() - 1);
     assert_eq!(matching_token(&a, 500, &b), b.len() - 1);
     assert_eq!(matching_token(&a, 0, &[]), 0);
+}
+
+#[test]
+fn a_prompt_longer_than_the_window_is_matched_from_its_end() {
+    // Each model keeps the prompt's end and drops as many tokens from its start as it needs:
+    // the two kept texts start at different places.
+    let long = format!("{} {PROMPT}", "The dog likes bones and the cat likes milk.".repeat(20));
+    let (a, cut_a) = analysis("stories", &long);
+    let (b, cut_b) = analysis("stories-llama", &long);
+    assert!(cut_a > 0 && cut_b > 0, "both windows are too short for the prompt: {cut_a}, {cut_b}");
+    let (text_a, text_b) = (texts(&a).concat(), texts(&b).concat());
+    assert_ne!(text_a.len(), text_b.len(), "the kept texts start at different places");
+    assert!(long.ends_with(&text_a) && long.ends_with(&text_b));
+    // The last " She" and the name's first token, in either direction.
+    let she = a.iter().rposition(|t| t.text == " She").unwrap();
+    let there = matching_token(&a, she, &b);
+    assert!(texts(&b[..=there]).concat().ends_with(" She"), "{:?}", texts(&b[..=there]));
+    assert_eq!(matching_token(&b, there, &a), she);
+    let name = a.iter().rposition(|t| t.text == " cat").unwrap() + 1;
+    let there = matching_token(&a, name, &b);
+    let upto = texts(&a[..=name]).concat();
+    let tail = &upto[upto.len() - 4..];
+    assert!(texts(&b[..=there]).concat().ends_with(tail), "{tail:?} in {:?}", texts(&b[..=there]));
+    // A place before the start of what the other model kept: its first token.
+    let first_in_b = long.len() - text_b.len();
+    let before = (0..a.len()).find(|&i| long.len() - texts(&a[i..]).concat().len() + a[i].text.len() < first_in_b);
+    if let Some(i) = before {
+        assert_eq!(matching_token(&a, i, &b), 0);
+    }
 }
 
 #[test]

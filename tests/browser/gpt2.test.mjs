@@ -203,8 +203,34 @@ test("two models side by side: GPT-2 and the Llama-family model each draw their 
   await both(again);
   const restored = await sides(again);
   assert.deepEqual(restored.map((s) => [s.title, s.text, s.query]), [a, b].map((s) => [s.title, s.text, "·cat"]));
+  // A token inside the name on side B, where the Llama-family model has more tokens than GPT-2:
+  // it stays selected there, and side A shows its own token that ends at or after it.
+  const nameStart = b.text.indexOf(" cat") + 1;
+  await page.click(`#gpt2 .side-b .chip:nth-child(${nameStart + 3})`);
+  await page.waitForFunction((i) => {
+    const chips = [...document.querySelectorAll("#gpt2 .side-b .chip")];
+    return chips.findIndex((c) => c.classList.contains("selected")) === i;
+  }, nameStart + 2);
+  const upto = b.text.slice(0, nameStart + 3).join("");
+  const aSel = await page.$$eval("#gpt2 .model-side:not(.side-b) .chip", (cs) => cs.findIndex((c) => c.classList.contains("selected")));
+  const aUpto = a.text.slice(0, aSel + 1).join("");
+  assert.ok(aUpto.length >= upto.length && aUpto.startsWith(upto) && a.text.slice(0, aSel).join("").length < upto.length,
+    `side A's token ${aSel} ends at or after side B's: ${aUpto} / ${upto}`);
   assert.deepEqual(page.errors, []);
   assert.deepEqual(again.errors, []);
+  await page.context().close();
+});
+
+test("two models of different sizes: the sliders reach the larger one's last layer, the smaller side says what it shows", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=induction&gpt2.model-b=stories-llama&gpt2.layer=3`);
+  await page.waitForFunction(() => document.querySelector("#gpt2 .side-b")?.dataset.status === "ready"
+    && document.querySelectorAll("#gpt2 .model-side .chip.selected").length === 2, null, { timeout: 30000 });
+  await page.waitForFunction(() => /layers 0 to 1: showing layer 1/.test(document.querySelector("#gpt2 .model-side:not(.side-b) .moved-note")?.textContent ?? ""));
+  assert.equal(await page.$("#gpt2 .side-b .moved-note"), null, "the larger model shows layer 3 as asked");
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "3", "the link keeps layer 3");
+  assert.equal(await page.$eval("#gpt2-layer", (e) => e.max), "3");
+  assert.deepEqual(page.errors, []);
   await page.context().close();
 });
 

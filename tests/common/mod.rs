@@ -16,6 +16,12 @@ pub fn checkpoint(folder: &str) -> (String, Vec<u8>) {
     )
 }
 
+/// A file under `static/`, as the page would fetch it (a demo's `Reader`).
+#[allow(dead_code)] // each test binary uses a part
+pub fn static_file(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(format!("{}/static/{path}", env!("CARGO_MANIFEST_DIR"))).map_err(|e| format!("{path}: {e}"))
+}
+
 use std::rc::Rc;
 
 use attention_live::gpt2::engine::{Cache, Engine};

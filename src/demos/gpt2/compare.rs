@@ -1,8 +1,8 @@
 //! "Compare two models": the same prompt in a second model (`model-b`), beside the first. What
 //! the second side runs (its parameters) and where the shared selection lands in it. The two
 //! models may split the prompt into different tokens (GPT-2's byte-level BPE against a Llama
-//! tokenizer), so a query token is matched by where it ends in the prompt's text, and a layer
-//! or head the second model lacks moves to its last one, with a note.
+//! tokenizer), so a query token is matched by where it ends in the prompt's text. The layer and
+//! head reach the larger model's last; a side whose model lacks them shows its last, with a note.
 
 use super::{fit_selection, Fit, Model, Params};
 use crate::gpt2::protocol::Token;
@@ -51,14 +51,19 @@ pub fn side_b_params(p: &Params, dims: Option<(usize, usize)>) -> Params {
 }
 
 /// The token of `to` that ends where token `at` of `from` ends in the prompt's text (the first
-/// that reaches that far), for two tokenizations of the same text. Out of range, or with `from`
-/// empty (the other model has not answered yet): `to`'s last token.
+/// that reaches that far), for two tokenizations of the same text. Both keep the text's end (a
+/// prompt longer than a model's window loses tokens at its start, as many as each model's
+/// tokenizer needs), so the place is counted back from the end. A place before the start of
+/// what `to` kept: its first token. Out of range, or with `from` empty (the other model has not
+/// answered yet): `to`'s last token.
 pub fn matching_token(from: &[Token], at: usize, to: &[Token]) -> usize {
     let last = to.len().saturating_sub(1);
     if at >= from.len() {
         return last;
     }
-    let end: usize = from[..=at].iter().map(|t| t.text.chars().count()).sum();
+    let chars = |t: &[Token]| t.iter().map(|t| t.text.chars().count()).sum::<usize>();
+    // Characters after the place, and so where it is in `to`'s text, counted from its start.
+    let end = chars(to).saturating_sub(chars(&from[at + 1..]));
     let mut reach = 0;
     for (j, t) in to.iter().enumerate() {
         reach += t.text.chars().count();
@@ -79,10 +84,15 @@ pub fn side_b_selection(p: &Params, a: &[Token], b: &[Token], n_layer: usize, n_
     fit
 }
 
-/// The note for a layer or head moved to fit the second model ("This model has heads 0 to 3:
-/// showing head 3."), if one moved.
+/// The note for a layer or head moved to fit one side's model ("This model has heads 0 to 3:
+/// showing head 3."), if one moved (a query token's move is not one: each side shows its own).
 pub fn moved_note(fit: &Fit) -> Option<String> {
-    let parts: Vec<String> = fit.moved.iter().map(|m| format!("{}: showing {} {}", m.why, m.key, m.now)).collect();
+    let parts: Vec<String> = fit
+        .moved
+        .iter()
+        .filter(|m| m.key != "token")
+        .map(|m| format!("{}: showing {} {}", m.why, m.key, m.now))
+        .collect();
     let text = parts.join("; ");
     let mut chars = text.chars();
     let first = chars.next()?;

@@ -1,11 +1,12 @@
 //! Notes above the tokens: a prompt cut to the model's window, a selection moved to fit a smaller
-//! model, knock-outs that could not be read or name no head of this model.
+//! model (or, in a comparison, shown inside one side's model), knock-outs that could not be read
+//! or name no head of this model.
 
 use leptos::prelude::*;
 
 use super::super::parse_ablate;
 use super::super::status::Status;
-use super::selection::MovedNote;
+use super::selection::{FitNote, MovedNote};
 use super::store::store;
 
 #[component]
@@ -47,5 +48,5 @@ pub fn Notes() -> impl IntoView {
                 .map(|(note, _)| view! { <p class="notice" role="status">{note.clone()}</p> })
         })
     };
-    view! { {replaced}{dropped}<MovedNote/>{bad_ablate} }
+    view! { {replaced}{dropped}<MovedNote/><FitNote/>{bad_ablate} }
 }

@@ -2,22 +2,31 @@
 
 use leptos::prelude::*;
 
-use super::super::{fit_selection, slider_max};
+use super::super::compare::moved_note;
+use super::super::{fit_selection, slider_max, ModelB};
+use super::store::Side;
 use super::store::{store, Store};
 use crate::state::Notice;
 
 /// The layer, head and query-token sliders end at the loaded model's last layer and head and
 /// the prompt's last token; a selection beyond them moves to the last one. A value the link
 /// asked for gets the frame's notice; a layer or head moved by a model switch, a note here; a
-/// query token moved because the prompt got shorter, neither (the slider shows it).
+/// query token moved because the prompt got shorter, neither (the slider shows it). In a
+/// comparison the layer and head reach the larger model's last (each side shows what it has).
 pub fn keep_inside(s: Store) {
     let link_keys = StoredValue::new(link_selection_keys());
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
     Effect::new(move |_| {
         let (l, h, tok) = wanted.get();
-        let Some((nl, nh, t)) = s.result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t()))) else {
+        let Some((mut nl, mut nh, t)) = s.result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t())))
+        else {
             return;
         };
+        if s.params.with(|p| p.model_b != ModelB::None) {
+            if let Some((bl, bh)) = s.peer_dims.get() {
+                (nl, nh) = (nl.max(bl), nh.max(bh));
+            }
+        }
         let max = slider_max(nl, nh, t).to_vec();
         if s.ctx.int_max.with_untracked(|m| *m != max) {
             s.ctx.int_max.set(max);
@@ -70,5 +79,17 @@ pub fn MovedNote() -> impl IntoView {
                 .filter(|m| m.1 == (l, h))
                 .map(|m| view! { <p class="notice moved-note" role="status">{m.0.clone()}</p> })
         })
+    }
+}
+
+/// In a comparison, a layer or head of the shared selection that this side's model lacks: where
+/// it is shown instead ("This model has layers 0 to 3: showing layer 3.").
+#[component]
+pub fn FitNote() -> impl IntoView {
+    let s = store();
+    move || {
+        let two = matches!(s.side, Side::B { .. }) || s.params.with(|p| p.model_b != ModelB::None);
+        let note = s.fit.with(|f| f.as_ref().and_then(moved_note)).filter(|_| two)?;
+        Some(view! { <p class="notice moved-note" role="status">{note}</p> })
     }
 }

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use super::super::compare::{moved_note, side_b_selection, side_title};
+use super::super::compare::side_title;
 use super::chips::TokenChips;
 use super::conversation;
 use super::head_view::HeadView;
@@ -22,18 +22,14 @@ pub fn SideB() -> impl IntoView {
     conversation::follow(b);
     provide_context(b);
     let title = move || b.params.with(|p| side_title('B', p.model));
-    // A layer or head of the first model that this one lacks: where the selection is shown instead.
-    let moved = move || {
-        let (nl, nh) = b.status.with(|st| st.dims())?;
-        let fit = b.result.with(|r| {
-            let r = r.as_ref()?;
-            a.result.with(|peer| {
-                let peer = peer.as_ref().map_or(&[][..], |p| &p.a.tokens);
-                Some(a.params.with(|p| side_b_selection(p, peer, &r.a.tokens, nl, nh)))
-            })
-        })?;
-        moved_note(&fit).map(|n| view! { <p class="notice moved-note" role="status">{n}</p> })
-    };
+    // The shared selection reaches the larger model's layers and heads.
+    Effect::new(move |_| {
+        let dims = b.status.with(|st| st.dims());
+        a.peer_dims.try_set(dims);
+    });
+    on_cleanup(move || {
+        a.peer_dims.try_set(None);
+    });
     let intact = move || {
         a.knocked.with(|k| !k.is_empty()).then(|| {
             view! { <p class="muted intact-note">"This model runs intact: the knock-outs name model A's heads."</p> }
@@ -48,7 +44,6 @@ pub fn SideB() -> impl IntoView {
             <ModelStatus/>
             <BackendLine/>
             <Notes/>
-            {moved}
             {intact}
             {error}
             <TokenChips/>

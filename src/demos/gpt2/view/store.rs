@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::compare::{matching_token, side_b_params, side_b_selection};
-use super::super::{fit_selection, Params};
+use super::super::{fit_selection, Fit, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
 use crate::kit::DemoCtx;
@@ -83,7 +83,17 @@ pub struct Store {
     /// The prompt was replaced to fit a character-vocabulary model: (what the note says, the
     /// prompt it became; the note shows while that is the prompt).
     pub replaced: RwSignal<Option<(String, String)>>,
+    /// Where the shared selection lands in this side's model, with what moved to fit it.
+    pub fit: Memo<Option<Fit>>,
     pub sel: Memo<Selection>,
+    /// In a comparison, on the first side: the second model's (layers, heads) once known, so the
+    /// shared selection can reach either model's last layer and head.
+    pub peer_dims: RwSignal<Option<(usize, usize)>>,
+    /// On the second side: a query token picked there, with the first model's token it maps to.
+    /// Several of its tokens may end inside one of the first model's ("Bartholomew" is 3 tokens
+    /// there, 10 here); the link keeps the first model's, and this says which of them was picked,
+    /// while the link still names that token.
+    pub own_token: RwSignal<Option<(usize, usize)>>,
     /// The knocked-out heads that parse.
     pub knocked: Memo<Vec<(usize, usize)>>,
     /// The second side's refused analysis, shown on that side (the first's goes to the frame).
@@ -119,21 +129,30 @@ impl Store {
             }),
         };
         // Layer, head and token as the loaded model allows (a link may ask for more); on the
-        // second side, the first side's query token matched among this model's tokens.
-        let sel = Memo::new(move |_| {
+        // second side, the first side's query token matched among this model's tokens, or the
+        // one picked here.
+        let own_token = RwSignal::new(None::<(usize, usize)>);
+        let fit = Memo::new(move |_| {
             let (nl, nh) = status.with(Status::dims)?;
             result.with(|r| {
                 let r = r.as_ref()?;
-                let f = match side {
+                Some(match side {
                     Side::A => link.with(|p| fit_selection(p.layer, p.head, p.token, nl, nh, r.t())),
                     Side::B { peer, .. } => peer.with(|a| {
                         let a = a.as_ref().map_or(&[][..], |a| &a.a.tokens);
-                        link.with(|p| side_b_selection(p, a, &r.a.tokens, nl, nh))
+                        let mut f = link.with(|p| side_b_selection(p, a, &r.a.tokens, nl, nh));
+                        let wanted = link.with(|p| p.token.max(0) as usize);
+                        if let Some((j, at)) = own_token.get() {
+                            if at == wanted && j < r.t() && matching_token(&r.a.tokens, j, a) == at {
+                                f.token = j;
+                            }
+                        }
+                        f
                     }),
-                };
-                Some((f.layer, f.head, f.token))
+                })
             })
         });
+        let sel = Memo::new(move |_| fit.with(|f| f.as_ref().map(|f| (f.layer, f.head, f.token))));
         let store = Store {
             ctx,
             side,
@@ -153,7 +172,10 @@ impl Store {
             gen_ms: RwSignal::new(0.0),
             moved: RwSignal::new(None),
             replaced: RwSignal::new(None),
+            fit,
             sel,
+            peer_dims: RwSignal::new(None),
+            own_token,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
             side_error: RwSignal::new(None),
             worker,
@@ -195,6 +217,9 @@ impl Store {
                 })
             })
             .flatten();
+        if let Some(t) = picked {
+            self.own_token.set(Some((p.token.max(0) as usize, t)));
+        }
         self.ctx.set_params::<Params>(|q| {
             if p.layer != layer as i64 {
                 q.layer = p.layer;
