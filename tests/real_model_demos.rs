@@ -6,10 +6,8 @@
 use attention_live::demos::Demo;
 use attention_live::state::Params as _;
 
-/// Reads `static/` as the page would fetch it.
-fn read(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(format!("{}/static/{path}", env!("CARGO_MANIFEST_DIR"))).map_err(|e| format!("{path}: {e}"))
-}
+mod common;
+use common::static_file as read;
 
 fn chapter(name: &str) -> String {
     std::fs::read_to_string(format!("{}/chapters/{name}.md", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -49,7 +47,9 @@ mod rope_model {
         assert!(spread < 1e-6, "{spread}");
         says(&text, "the scores span 0.73, and along any diagonal they vary by less than $10^{-6}$, about a millionth");
         let deep = scores(Model::StoriesLlama, 3);
-        assert!(num(&deep["spread"]) < 5e-6, "{}", deep["spread"]);
+        // "A few millionths": natively 2.2e-6.
+        let deep = num(&deep["spread"]);
+        assert!((1e-6..5e-6).contains(&deep), "{deep}");
         says(&text, "(a few millionths in layer 3)");
         let gpt2 = scores(Model::Stories, 0);
         let (spread, range) = (num(&gpt2["spread"]), num(&gpt2["range"]));

@@ -252,10 +252,12 @@ mod view {
             let requests = vec![Request::HeadQkv { id: 0, prompt: text_for(model.key()).into(), layer, head }];
             crate::demos::ask_model(model.key(), model.label(), requests)
         };
-        probe(ctx, ask, |ev| match ev {
+        let probe = probe(ctx, ask, |ev| match ev {
             Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
             _ => None,
-        })
+        });
+        probe.limit_layer_head(ctx);
+        probe
     }
 
     /// P or its rank-k rebuild, on one colour scale up to `vmax`.

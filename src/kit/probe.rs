@@ -35,6 +35,8 @@ pub struct Ask {
 pub struct Probe<T: Send + Sync + 'static> {
     pub loaded: RwSignal<Option<String>>,
     pub loading: RwSignal<Option<String>>,
+    /// The loaded model's (layers, heads).
+    pub dims: RwSignal<Option<(usize, usize)>>,
     /// The answers, in the order asked, once every one has come.
     pub answers: RwSignal<Option<Vec<T>>>,
 }
@@ -57,6 +59,16 @@ impl<T: Send + Sync + 'static> Probe<T> {
         }
         self.answers.with(|a| a.is_none()).then(|| "Computing…".into())
     }
+
+    /// Ends the demo's "layer" and "head" sliders at the loaded model's last layer and head.
+    pub fn limit_layer_head(&self, ctx: DemoCtx) {
+        let dims = self.dims;
+        Effect::new(move |_| {
+            if let Some((layers, heads)) = dims.get() {
+                ctx.int_max.set(vec![("layer", layers.max(1) as i64 - 1), ("head", heads.max(1) as i64 - 1)]);
+            }
+        });
+    }
 }
 
 /// Starts a worker (on the CPU: the demos ask small questions, answered at once) and keeps it
@@ -69,17 +81,23 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
 ) -> Probe<T> {
     let loaded = RwSignal::new(None::<String>);
     let loading = RwSignal::new(None::<String>);
+    let dims = RwSignal::new(None::<(usize, usize)>);
     let answers = RwSignal::new(None::<Vec<T>>);
     // The ids of the latest batch, and the answers that have come for it.
     let asked = StoredValue::new_local(Vec::<u64>::new());
     let got = StoredValue::new_local(HashMap::<u64, T>::new());
     let label = StoredValue::new(String::new());
+    // The number of the latest load sent: a reply about an earlier one (the reader changed the
+    // model while it loaded) is dropped, and the worker drops that load's model.
+    let load_no = StoredValue::new(0u64);
     let worker = ComputeWorker::new(move |w, ev| match ev {
         Event::Ready => {
             w.send(Request::Backend { choice: BackendChoice::Cpu, fault: false });
         }
-        Event::Reply(Reply::Loaded { name, .. }) => {
+        Event::Reply(r) if r.load() != 0 && r.load() != load_no.get_value() => {}
+        Event::Reply(Reply::Loaded { name, n_layer, n_head, .. }) => {
             loading.set(None);
+            dims.set(Some((n_layer, n_head)));
             loaded.set(Some(name));
         }
         Event::Reply(Reply::NotCached { .. }) => {
@@ -125,12 +143,19 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
             let ids = a.requests.into_iter().filter_map(|r| worker.send(r)).collect();
             asked.set_value(ids);
         } else if loading.get_untracked().as_deref() != Some(a.model.as_str()) {
+            // What was asked of the model held before is no longer what the controls show.
+            asked.set_value(Vec::new());
+            got.update_value(HashMap::clear);
+            answers.set(None);
+            loaded.set(None);
             loading.set(Some(a.model.clone()));
             label.set_value(a.label);
             ctx.error.set(None);
             let (cache, only_cached) = (a.only_cached, a.only_cached);
-            worker.send(Request::Load { name: a.model, base: a.base, expect: a.expect, cache, only_cached, load: 0 });
+            load_no.update_value(|n| *n += 1);
+            let load = load_no.get_value();
+            worker.send(Request::Load { name: a.model, base: a.base, expect: a.expect, cache, only_cached, load });
         }
     });
-    Probe { loaded, loading, answers }
+    Probe { loaded, loading, dims, answers }
 }

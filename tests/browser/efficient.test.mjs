@@ -170,8 +170,26 @@ test("the real models' cache, the instruction's reach and RoPE's diagonals, comp
   await page.goto(`${base}/positional/`);
   await until("#rope-model .rope-model-status", /Layer 0 head 0/);
   assert.match(await text("#rope-model .rope-model-status"), /48 copies of the token “cat”.*every diagonal is one colour/);
+  // The chapter's figures, as the page's build computes them: a spread under 10⁻⁶ of scores
+  // spanning 0.73 with RoPE; with GPT-2's wpe, 1.03 (shown to two digits) of 1.9.
+  const figures = async () => {
+    const t = await text("#rope-model .rope-model-status");
+    const m = t.match(/varies by at most (.+?) \(.+ of the range of all scores, (.+?)\)/);
+    assert.ok(m, t);
+    const sup = { "⁰": 0, "¹": 1, "²": 2, "³": 3, "⁴": 4, "⁵": 5, "⁶": 6, "⁷": 7, "⁸": 8, "⁹": 9 };
+    const sci = m[1].match(/^([\d.]+) × 10(⁻?)([⁰-⁹¹²³]+)$/u);
+    const exp = sci && Number([...sci[3]].map((c) => sup[c]).join("")) * (sci[2] ? -1 : 1);
+    return { spread: sci ? Number(sci[1]) * 10 ** exp : Number(m[1]), shown: m[1], range: m[2] };
+  };
+  const rope = await figures();
+  assert.ok(rope.spread > 0 && rope.spread < 1e-6, `spread ${rope.shown}`);
+  assert.equal(rope.range, "0.73");
   await page.selectOption("#rope-model-model", "stories");
   await until("#rope-model .rope-model-status", /change colour/);
+  const wpe = await figures();
+  assert.deepEqual([wpe.shown, wpe.range], ["1", "1.9"]);
+  // The sliders end at the loaded model's last layer and head (4 × 4), not SmolLM2's.
+  assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.max)).then((m) => m.slice(-2)), ["3", "3"]);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
