@@ -299,3 +299,20 @@ fn masking_block_and_self_attention_sizes() {
     assert_eq!(self_attention::MAX, 8);
     says(&chapter("self-attention"), "Move the tokens slider from 3 to 8");
 }
+
+/// efficient.md, "Attention in today's models": the heads of the two grouped-query models named,
+/// from the table beside the calculator and the SmolLM2-135M configuration the book loads.
+#[test]
+fn grouped_query_heads_quoted_in_efficient() {
+    let text = chapter("efficient");
+    let llama3 = MODELS.iter().find(|m| m.name.starts_with("Llama 3 8B")).unwrap();
+    says(&text, &format!("Llama 3 8B has {} query heads and {} key-value heads", llama3.heads, llama3.kv_heads));
+    let smol = attention_live::llama::Config::smollm2_135m();
+    says(
+        &text,
+        &format!(
+            "SmolLM2-135M (in the chapter \"A real model, live\") {} and {}",
+            smol.num_attention_heads, smol.num_key_value_heads
+        ),
+    );
+}

@@ -47,7 +47,8 @@ pub struct InstructionReachDemo;
 impl Demo for InstructionReachDemo {
     const ID: &'static str = "instruction-reach";
     const TITLE: &'static str = "Does the last turn still look at the instruction?";
-    const CAPTION: &'static str = "An instruction opens the prompt, then come 0 to 8 other turns, then the last turn. \
+    const CAPTION: &'static str = "An instruction opens the prompt, then come from none up to the chosen number of \
+        other turns, then the last turn. \
         For each layer, the share of the last turn's attention that its most attentive head puts on the \
         instruction, beside the share that attention spread evenly over the text would give.";
     type Params = Params;
@@ -231,10 +232,10 @@ mod view {
         let (_, _, s0) = best(first);
         format!(
             "With no turn in between, the most attentive head gives the instruction {} of the last turn's attention. \
-             With {} turns ({} tokens) in between: {} (layer {l} head {h}), against {} if attention were spread \
+             With {} ({} tokens) in between: {} (layer {l} head {h}), against {} if attention were spread \
              evenly over the text.",
             pct(s0),
-            last.turns,
+            if last.turns == 1 { "1 turn".to_string() } else { format!("{} turns", last.turns) },
             last.tokens - last.instruction_tokens - last.last_tokens,
             pct(s),
             pct(last.even),
@@ -252,7 +253,10 @@ mod view {
             Event::Analysis(a, w) => {
                 // The prompt is known by its text: the analysis names its tokens.
                 let text: String = a.tokens.iter().map(|t| t.text.as_str()).collect();
-                let k = (0..=super::TURNS.len()).find(|&k| prompt(k).text == text)?;
+                let Some(k) = (0..=super::TURNS.len()).find(|&k| prompt(k).text == text) else {
+                    let why = format!("the model read {} tokens that are not one of the prompts asked", a.tokens.len());
+                    return Some((a.id, Err(why)));
+                };
                 Some((a.id, reach(&prompt(k), &a, &w)))
             }
             _ => None,

@@ -34,7 +34,8 @@ pub fn draw_lines(canvas: &HtmlCanvasElement, pal: &Palette, l: &Lines) -> Resul
         (w * 0.6).clamp(220.0, 340.0) + 20.0 * (rows - 1.0)
     });
     let root = area(canvas, pal)?;
-    let items: Vec<(Mark, RGBColor, &str)> = l.curves.iter().map(|c| (Mark::Line, c.colour, c.label)).collect();
+    let items: Vec<(Mark, RGBColor, &str)> =
+        l.curves.iter().map(|c| (if c.dashed { Mark::Dashed } else { Mark::Line }, c.colour, c.label)).collect();
     let plot = legend_band(&root, &f, pal, &items)?;
     let xs = l.curves.iter().flat_map(|c| c.points.iter().map(|p| p.0));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));

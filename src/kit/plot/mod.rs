@@ -147,6 +147,8 @@ fn tick_label(v: &f64) -> String {
 #[derive(Debug, Clone, Copy)]
 pub enum Mark {
     Line,
+    /// A dashed line: a reference curve (a baseline).
+    Dashed,
     Dot,
 }
 
@@ -175,6 +177,13 @@ pub fn legend_band(root: &Area, f: &Frame, pal: &Palette, items: &[(Mark, RGBCol
         let cy = y + row_h / 2;
         match mark {
             Mark::Line => top.draw(&PathElement::new(vec![(x, cy), (x + swatch, cy)], colour.stroke_width(f.px(2.5)))),
+            Mark::Dashed => {
+                // Two dashes with a gap between, as the curve's 6-on, 4-off pattern reads at this length.
+                let dash = (swatch - f.px(4.0) as i32) / 2;
+                let style = colour.stroke_width(f.px(1.5));
+                top.draw(&PathElement::new(vec![(x, cy), (x + dash, cy)], style))
+                    .and_then(|_| top.draw(&PathElement::new(vec![(x + swatch - dash, cy), (x + swatch, cy)], style)))
+            }
             Mark::Dot => top.draw(&Circle::new((x + swatch / 2, cy), f.px(4.5), colour.filled())),
         }
         .map_err(err)?;
