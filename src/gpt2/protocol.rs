@@ -450,6 +450,11 @@ pub enum Reply {
         token: Token,
         text: String,
         done: bool,
+        /// The worker's time for this token in milliseconds: sampling it and its pass with the KV
+        /// cache (for the first, the prompt's pass too), not the waits between tokens, in which
+        /// the worker answers the page's other requests (an analysis of the grown prompt).
+        #[serde(default)]
+        ms: f64,
     },
     /// A generation ended early because the page asked (`Stop`).
     Stopped {

@@ -25,6 +25,14 @@ pub(super) async fn yield_now() {
     let _ = JsFuture::from(promise).await;
 }
 
+/// The worker's clock in milliseconds: `performance.now()`, or the date where it is missing.
+fn clock() -> impl Fn() -> f64 {
+    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+    move || perf.as_ref().map_or_else(js_sys::Date::now, |p| p.now())
+}
+
 /// What the worker keeps between messages (at first: no model, the automatic backend).
 #[derive(Default)]
 pub struct Worker {
@@ -298,9 +306,12 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 return error(Some(query.id), "no model is loaded yet".into());
             };
             w.stop.set(false);
-            let started = {
+            let clock = clock();
+            let (started, mut ms) = {
                 let _turn = w.turn().await;
-                s.start_generation(&query).await
+                let t0 = clock();
+                let g = s.start_generation(&query).await;
+                (g, clock() - t0)
             };
             w.post_notice(&s);
             let mut g = match started {
@@ -313,11 +324,17 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 }
                 let next = {
                     let _turn = w.turn().await;
-                    s.next_token(&mut g).await
+                    let t0 = clock();
+                    let next = s.next_token(&mut g).await;
+                    ms += clock() - t0;
+                    next
                 };
                 w.post_notice(&s);
                 match next {
-                    Ok((token, text)) => post(&Reply::Generated { id: query.id, token, text, done: n == steps }, None),
+                    Ok((token, text)) => {
+                        post(&Reply::Generated { id: query.id, token, text, done: n == steps, ms }, None);
+                        ms = 0.0;
+                    }
                     Err(e) => return error(Some(query.id), e.to_string()),
                 }
                 // Let queued messages in between tokens: a Stop, and the page's analyses.
@@ -329,12 +346,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             // The benchmark uses whatever adapter exists, software ones included (the page says which).
             let _turn = w.turn().await;
             let gpu = w.gpu().await;
-            let now = js_sys::Date::now;
-            let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-                .ok()
-                .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
-            let clock = move || perf.as_ref().map_or_else(now, |p| p.now());
-            let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock).await;
+            let row = crate::gpu::bench::attention_row(gpu.as_deref(), n, d, id, &clock()).await;
             post(&Reply::AttentionBench { id, row }, None);
         }
         Request::Train { id, config, until } => w.runs.train(id, config, until).await,

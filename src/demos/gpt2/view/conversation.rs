@@ -65,8 +65,9 @@ fn on_reply(s: Store, reply: Reply) {
         Reply::Loaded { name, n_positions, char_vocab: Some(vocab), .. } if matches!(s.side, Side::A) => {
             fit_prompts(s, &name, &vocab, n_positions)
         }
-        Reply::Generated { text, done, .. } => {
+        Reply::Generated { text, done, ms, .. } => {
             if let Some(base) = s.generating.get_untracked() {
+                s.gen_compute_ms.update_value(|t| *t += ms);
                 // The prompt keeps at most PROMPT_MAX characters: the generation stops there, with a note.
                 let (prompt, cut) = cut_text(&format!("{base}{text}"), PROMPT_MAX);
                 s.set(|p| p.prompt = prompt.clone());
@@ -142,7 +143,7 @@ fn fit_prompts(s: Store, name: &str, vocab: &str, n_positions: usize) {
 }
 
 fn generation_ended(s: Store) {
-    s.gen_ms.set(now_ms() - s.gen_start.get_value());
+    s.gen_ms.set((now_ms() - s.gen_start.get_value(), s.gen_compute_ms.get_value()));
     s.generating.set(None);
 }
 
@@ -206,6 +207,7 @@ pub fn generate(s: Store) {
     let q = s.params.with_untracked(|p| query(p, 0));
     s.generating.set(Some(q.prompt.clone()));
     s.gen_start.set_value(now_ms());
+    s.gen_compute_ms.set_value(0.0);
     s.worker.send(Request::Generate { query: q, steps: 20 });
 }
 

@@ -56,7 +56,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
     let side_a_title = move || two.get().then(|| s.params.with(|p| side_title('A', p.model)));
     view! {
-        <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().to_string()
+        <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().0.to_string()
+            data-generate-compute-ms=move || s.gen_ms.get().1.to_string()
             data-backend=backend on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop
             data-analysis=analysis data-status=move || s.status.with(|st| st.key())>
             <div class="model-sides" class:two=two>

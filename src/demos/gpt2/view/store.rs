@@ -75,9 +75,11 @@ pub struct Store {
     pub error_for: StoredValue<Option<Prompt>>,
     /// The prompt a generation in progress started from.
     pub generating: RwSignal<Option<String>>,
-    /// When the last generation started and how long it took (for the benchmark).
+    /// When the last generation started, and how long it took (for the benchmark): as the page
+    /// saw it, and the worker's own time for its tokens (`Reply::Generated::ms`, summed).
     pub gen_start: StoredValue<f64>,
-    pub gen_ms: RwSignal<f64>,
+    pub gen_compute_ms: StoredValue<f64>,
+    pub gen_ms: RwSignal<(f64, f64)>,
     /// A layer or head moved to fit a newly loaded model: (what the note says, where it moved to).
     pub moved: RwSignal<Option<(String, (usize, usize))>>,
     /// The prompt was replaced to fit a character-vocabulary model: (what the note says, the
@@ -169,7 +171,8 @@ impl Store {
             error_for: StoredValue::new(None),
             generating: RwSignal::new(None),
             gen_start: StoredValue::new(0.0),
-            gen_ms: RwSignal::new(0.0),
+            gen_compute_ms: StoredValue::new(0.0),
+            gen_ms: RwSignal::new((0.0, 0.0)),
             moved: RwSignal::new(None),
             replaced: RwSignal::new(None),
             fit,
