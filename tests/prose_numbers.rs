@@ -316,3 +316,19 @@ fn grouped_query_heads_quoted_in_efficient() {
         ),
     );
 }
+
+/// efficient.md: what the KV-cache demo measures on SmolLM2-135M, from the configuration the book
+/// loads: 30 layers, 9 query heads sharing 3 key-value heads, so 9 ÷ 3 = 3 times less cache.
+#[test]
+fn smollm2s_cache_quoted_in_efficient() {
+    let text = chapter("efficient");
+    let smol = attention_live::llama::Config::smollm2_135m();
+    assert_eq!(smol.group_size(), 3);
+    says(
+        &text,
+        &format!(
+            "{} layers whose {} query heads share {} key-value heads, a third of the cache",
+            smol.num_hidden_layers, smol.num_attention_heads, smol.num_key_value_heads
+        ),
+    );
+}

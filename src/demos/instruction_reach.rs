@@ -12,10 +12,12 @@ use super::{spec, Demo, DemoSpec};
 use crate::gpt2::protocol::{Analysis, Attention, Query};
 
 crate::options! {
-    /// The bundled models (the URL value is the model's folder under `/models/`).
+    /// The bundled models (the URL value is the model's folder under `/models/`), and SmolLM2-135M from
+    /// this browser's cache.
     pub enum Model {
         StoriesLlama = ("stories-llama", "Pet stories, Llama family"),
         Stories = ("stories", "Pet stories, GPT-2"),
+        Smollm2 = ("smollm2", "SmolLM2-135M, Llama family (once loaded in “A real model, live”)"),
     }
 }
 
@@ -68,6 +70,9 @@ impl Demo for InstructionReachDemo {
     // Natively only: the page fetches and asks the worker; the engine stays out of the page.
     #[cfg(not(target_arch = "wasm32"))]
     fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
+        if p.model == Model::Smollm2 {
+            return None; // read from the browser's cache only
+        }
         let mut run = || {
             let session = super::bundled_session(p.model.key(), read)?;
             let mut out = Vec::new();

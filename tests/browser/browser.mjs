@@ -51,11 +51,11 @@ export async function settledUrl(page) {
 
 /// A browser with a profile on disk (a normal, non-incognito storage quota), for tests that
 /// store large files in Cache Storage.
-export function launchPersistent(userDataDir, opts = {}) {
+export function launchPersistent(userDataDir, opts = {}, extraArgs = []) {
   return chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", ...extraArgs],
     serviceWorkers: "block",
     ...opts,
   });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import { launch, launchPersistent, newPage, settledUrl } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-llama";
@@ -143,4 +143,62 @@ test("SmolLM2-135M's entry: a random model of its shape from a folder given for 
   }
   assert.deepEqual(page.errors, []);
   await page.context().close();
+});
+
+// The hub's own address for SmolLM2-135M, with huggingface.co mapped to a local HTTPS server (a
+// certificate made here, accepted by this browser only) holding the random model of its shape:
+// the chapter downloads and keeps it, and the demos of the positional and efficient chapters that
+// offer "SmolLM2-135M (once loaded …)" then read it from this browser's cache.
+test("SmolLM2-135M, once loaded in the chapter, is what the RoPE, KV-cache and instruction demos read", async () => {
+  const dir = `${models}/random-smollm2`;
+  if (!fs.existsSync(`${dir}/tokenizer.json`)) {
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"], { cwd: root, stdio: "inherit" });
+  }
+  const site = fs.mkdtempSync("/tmp/attention-live-hub-");
+  fs.mkdirSync(`${site}/HuggingFaceTB/SmolLM2-135M/resolve`, { recursive: true });
+  fs.symlinkSync(dir, `${site}/HuggingFaceTB/SmolLM2-135M/resolve/main`);
+  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=huggingface.co",
+    "-keyout", `${site}/key.pem`, "-out", `${site}/cert.pem`], { stdio: "ignore" });
+  const tls = { key: fs.readFileSync(`${site}/key.pem`), cert: fs.readFileSync(`${site}/cert.pem`) };
+  const hf = await startServer(site, 0, { cors: true, tls });
+  const port = hf.server.address().port;
+  const profile = fs.mkdtempSync("/tmp/attention-live-profile-");
+  const context = await launchPersistent(profile, { viewport: { width: 1280, height: 900 } },
+    [`--host-resolver-rules=MAP huggingface.co 127.0.0.1:${port}`, "--ignore-certificate-errors"]);
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    const errors = [];
+    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${base}/gpt2-live/?gpt2.model=smollm2&gpt2.prompt=Hello%20world&gpt2.compare=`);
+    await page.click("#gpt2 .download-model");
+    await ready(page);
+    assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /A copy is kept/);
+    const text = (sel) => page.$eval(sel, (e) => e.textContent);
+    const until = (sel, re) => page.waitForFunction(([s, r]) => new RegExp(r).test(document.querySelector(s)?.textContent ?? ""),
+      [sel, re.source], { timeout: 60000 });
+    // RoPE: whatever the weights, with the same token everywhere the first layer's scores
+    // depend on the offset alone; the sliders end at SmolLM2's 30 layers and 9 heads.
+    await page.goto(`${base}/positional/?rope-model.model=smollm2#rope-model`);
+    await until("#rope-model .rope-model-status", /Layer 0 head 0/);
+    // (The random model's small test tokenizer reads " cat" as two tokens: pairs are compared like with like.)
+    assert.match(await text("#rope-model .rope-model-status"), /every diagonal is one colour/);
+    assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.max).slice(-2)), ["29", "8"]);
+    // Its cache: 2 × 30 layers × 3 KV heads × 64 × T positions × 4 bytes, a third of one KV head per query head.
+    await page.goto(`${base}/efficient/?kv-cache.model=smollm2&instruction-reach.model=smollm2&instruction-reach.turns=2`);
+    await until("#kv-cache .kv-measured", /Measured in this page/);
+    const kv = await text("#kv-cache .kv-measured");
+    const m = kv.match(/read (\d+) tokens, and its cache holds ([\d,]+) bytes.*2 × 30 layers × 3 KV heads × 64 × \1 positions × 4 bytes: exactly the formula.*: 3× more/);
+    assert.ok(m, kv);
+    assert.equal(Number(m[2].replaceAll(",", "")), 2 * 30 * 3 * 64 * Number(m[1]) * 4);
+    assert.equal(await page.$eval("#instruction-reach-model", (e) => e.value), "smollm2");
+    await until("#instruction-reach .reach-status", /With 2 turns/);
+    assert.match(await text("#instruction-reach .reach-status"), /\(layer \d+ head [0-8]\)/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    hf.server.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+    fs.rmSync(site, { recursive: true, force: true });
+  }
 });

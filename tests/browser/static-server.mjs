@@ -3,6 +3,7 @@
 // index.html, "/x" redirects to "/x/" when x is a directory, and anything else is a 404.
 // There is deliberately NO single-page-app fallback.
 import http from "node:http";
+import https from "node:https";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -18,10 +19,11 @@ const ISOLATION = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-E
 /// `opts.cors`: allow any origin to read (a model host for the page on another port);
 /// `opts.isolated`: send the cross-origin isolation headers, as a host configured for shared
 /// memory would (the book's service worker adds the same ones: static/sw.js);
-/// `opts.onRequest(path)`: called for every request (to count downloads).
+/// `opts.onRequest(path)`: called for every request (to count downloads);
+/// `opts.tls`: `{ key, cert }` (PEM) to serve HTTPS (a host name mapped to 127.0.0.1).
 export function startServer(root, port = 0, opts = {}) {
   const base = path.resolve(root);
-  const server = http.createServer((req, res) => {
+  const handle = (req, res) => {
     const url = new URL(req.url, "http://x");
     opts.onRequest?.(url.pathname);
     let p = path.normalize(path.join(base, decodeURIComponent(url.pathname)));
@@ -42,8 +44,9 @@ export function startServer(root, port = 0, opts = {}) {
       ...(opts.isolated ? ISOLATION : {}),
     });
     fs.createReadStream(p).pipe(res);
-  });
+  };
+  const server = opts.tls ? https.createServer(opts.tls, handle) : http.createServer(handle);
   return new Promise((resolve) => server.listen(port, "127.0.0.1", () => {
-    resolve({ server, url: `http://127.0.0.1:${server.address().port}` });
+    resolve({ server, url: `${opts.tls ? "https" : "http"}://127.0.0.1:${server.address().port}` });
   }));
 }
