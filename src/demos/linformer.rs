@@ -256,7 +256,12 @@ mod view {
             Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
             _ => None,
         });
-        probe.limit_layer_head(ctx);
+        probe.limit_layer_head(
+            ctx,
+            <super::LinformerDemo as crate::demos::Demo>::ID,
+            move || params.with_untracked(|p| (p.layer, p.head)),
+            move |layer, head| ctx.set_params::<Params>(|p| (p.layer, p.head) = (layer, head)),
+        );
         probe
     }
 

@@ -28,8 +28,8 @@ crate::params! {
         /// the word repeated (a leading space is added to each copy, as inside a sentence)
         word: String = Param::text("word", "Word repeated", 40, "cat"),
         copies: usize = Param::int("copies", "Copies", 4, 100, 48),
-        /// the head read (the sliders end at the loaded model's last layer and head; a link's larger
-        /// value is clamped by the worker, and the readout says so)
+        /// the head read (the sliders end at the loaded model's last layer and head; a larger value
+        /// moves there, with a notice when the link asked for it)
         layer: usize = Param::int("layer", "Layer", 0, 29, 0),
         head: usize = Param::int("head", "Head", 0, 8, 0),
     }
@@ -216,7 +216,7 @@ mod view {
     use crate::numerics::format::num_sig;
 
     /// The readout: the head, the prompt's tokens, and how far the diagonals are from constant.
-    fn status_text(s: &Scores, rope: bool, (want_l, want_h): (usize, usize)) -> String {
+    fn status_text(s: &Scores, rope: bool) -> String {
         let t = s.tokens.len();
         let word = s.tokens.last().map_or(String::new(), |w| format!("“{}”", w.trim()));
         let tokens = if s.one_token {
@@ -231,13 +231,8 @@ mod view {
         } else {
             "the diagonals change colour: the score depends on where the two tokens are, not only how far apart"
         };
-        let clamped = if (want_l, want_h) != (s.layer, s.head) {
-            " (this model has fewer layers or heads than asked; showing its last)"
-        } else {
-            ""
-        };
         format!(
-            "Layer {} head {}{clamped}, {tokens}. Along a diagonal the score varies by at most {} ({}% of the range \
+            "Layer {} head {}, {tokens}. Along a diagonal the score varies by at most {} ({}% of the range \
              of all scores, {}): {verdict}.",
             s.layer,
             s.head,
@@ -259,7 +254,12 @@ mod view {
             Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
             _ => None,
         });
-        probe.limit_layer_head(ctx);
+        probe.limit_layer_head(
+            ctx,
+            <super::RopeModelDemo as crate::demos::Demo>::ID,
+            move || params.with_untracked(|p| (p.layer, p.head)),
+            move |layer, head| ctx.set_params::<Params>(|p| (p.layer, p.head) = (layer, head)),
+        );
         let report = RwSignal::new(None::<Arc<Scores>>);
         Effect::new(move |_| {
             probe.answers.with(|a| {
@@ -328,8 +328,7 @@ mod view {
                 return wait;
             }
             let rope = model != super::Model::Stories;
-            let want = params.with(|p| (p.layer, p.head));
-            report.with(|r| r.as_ref().map_or_else(|| "Computing…".into(), |s| status_text(s, rope, want)))
+            report.with(|r| r.as_ref().map_or_else(|| "Computing…".into(), |s| status_text(s, rope)))
         };
         view! {
             <p class="readout rope-model-status" role="status">{status}</p>

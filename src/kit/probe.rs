@@ -12,6 +12,7 @@ use crate::gpt2::manifest::Manifest;
 use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::worker::{ComputeWorker, Event};
 use crate::kit::DemoCtx;
+use crate::state::Notice;
 
 /// Which model to load and what to ask it.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,12 +61,38 @@ impl<T: Send + Sync + 'static> Probe<T> {
         self.answers.with(|a| a.is_none()).then(|| "Computing…".into())
     }
 
-    /// Ends the demo's "layer" and "head" sliders at the loaded model's last layer and head.
-    pub fn limit_layer_head(&self, ctx: DemoCtx) {
+    /// Ends the demo's "layer" and "head" sliders at the loaded model's last layer and head, and
+    /// moves a selection past them there (`get` reads the demo's layer and head, `set` writes
+    /// them). A value the link asked for (the first model's) gets the frame's notice; `id` is
+    /// the demo's, for the link's key.
+    pub fn limit_layer_head(
+        &self,
+        ctx: DemoCtx,
+        id: &'static str,
+        get: impl Fn() -> (usize, usize) + 'static,
+        set: impl Fn(usize, usize) + 'static,
+    ) {
         let dims = self.dims;
+        let from_link = StoredValue::new(true);
         Effect::new(move |_| {
-            if let Some((layers, heads)) = dims.get() {
-                ctx.int_max.set(vec![("layer", layers.max(1) as i64 - 1), ("head", heads.max(1) as i64 - 1)]);
+            let Some((layers, heads)) = dims.get() else { return };
+            let last = (layers.max(1) - 1, heads.max(1) - 1);
+            ctx.int_max.set(vec![("layer", last.0 as i64), ("head", last.1 as i64)]);
+            let (layer, head) = untrack(&get);
+            let moved: Vec<(&str, usize, usize)> =
+                [("layer", layer, last.0), ("head", head, last.1)].into_iter().filter(|(_, w, l)| w > l).collect();
+            if from_link.get_value() {
+                from_link.set_value(false);
+                let notes = moved.iter().map(|&(key, wanted, last)| Notice {
+                    key: format!("{id}.{key}"),
+                    raw: wanted.to_string(),
+                    reason: format!("this model has {key}s 0 to {last}; showing {key} {last}"),
+                    cut: false,
+                });
+                ctx.notices.update(|n| n.extend(notes));
+            }
+            if !moved.is_empty() {
+                set(layer.min(last.0), head.min(last.1));
             }
         });
     }

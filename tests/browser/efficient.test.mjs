@@ -188,8 +188,15 @@ test("the real models' cache, the instruction's reach and RoPE's diagonals, comp
   await until("#rope-model .rope-model-status", /change colour/);
   const wpe = await figures();
   assert.deepEqual([wpe.shown, wpe.range], ["1", "1.9"]);
-  // The sliders end at the loaded model's last layer and head (4 × 4), not SmolLM2's.
+  // The sliders end at the loaded model's last layer and head (4 × 4), not SmolLM2's; a link's
+  // layer past them moves to the last, with a notice.
   assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.max)).then((m) => m.slice(-2)), ["3", "3"]);
+  await page.goto(`${base}/positional/?rope-model.layer=9&rope-model.head=2#rope-model`);
+  await until("#rope-model .rope-model-status", /Layer 3 head 2,/);
+  assert.match(await page.$$eval("#rope-model .notice", (ns) => ns.map((n) => n.textContent).join(" | ")),
+    /Ignored rope-model\.layer="9" from the link: this model has layers 0 to 3; showing layer 3/);
+  assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.value).slice(-2)), ["3", "2"]);
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("rope-model.layer"), "3");
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
