@@ -9,14 +9,13 @@ use std::rc::Rc;
 use super::model::max_pool_into;
 use super::protocol::{Analysis, Attention, CacheInfo, Family, HeadQkv, Query, Reply, Source, Token};
 use super::session::{all_layers_fit, candidates, cut_to_window, self_test, THUMBNAIL};
-use super::{LoadError, RunError, Sampling};
+use super::{LoadError, RunError};
 use crate::gpu::{Gpu, GpuError, Precision};
 use crate::llama::engine::{Cache, Engine, EngineError};
 use crate::llama::gpu::GpuLlama;
 use crate::llama::ops::{rms_norm, Rope};
 use crate::llama::{Capture, Config, ForwardOptions, ForwardOutput, Llama, Tokenizer};
 use crate::numerics::flash::causal_attention;
-use crate::numerics::rng::Rng;
 use ndarray::{s, Array2, Array3, Axis};
 
 /// The token an empty prompt starts from, when the tokenizer has it (SmolLM2's first id).
@@ -287,53 +286,23 @@ impl LlamaSession {
     pub async fn start_generation(&self, q: &Query) -> Result<LlamaGeneration, RunError> {
         let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
-        let mut cache = self.engine().new_cache(self.config().max_position_embeddings);
-        let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;
-        Ok(LlamaGeneration {
-            ids,
-            cache,
-            logits,
-            opts,
-            sampling: q.sampling(),
-            rng: Rng::new(q.seed as u64),
-            continuation: Vec::new(),
-        })
+        let cache = self.engine().new_cache(self.config().max_position_embeddings);
+        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
+            Ok(self.run(past, new, cache, opts).await?.logits)
+        };
+        LlamaGeneration::start(ids, cache, opts, q, run).await
     }
 
     /// Samples one more token and runs it through the model with the cache; when the window is
     /// full the oldest quarter is dropped and the cache rebuilt (RoPE then renumbers positions).
     pub async fn next_token(&self, g: &mut LlamaGeneration) -> Result<(Token, String), RunError> {
-        let window = self.config().max_position_embeddings;
-        let next = super::sample::sample(g.logits.row(0), &g.sampling, &mut g.rng);
-        g.continuation.push(next);
-        g.logits = if g.cache.len() < window {
-            let out = self.run(&g.ids, &[next], &mut g.cache, &g.opts).await?;
-            g.ids.push(next);
-            out.logits
-        } else {
-            g.ids.push(next);
-            g.ids.drain(..g.ids.len() - window + window / 4);
-            g.cache.clear();
-            self.run(&[], &g.ids, &mut g.cache, &g.opts).await?.logits
+        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
+            Ok(self.run(past, new, cache, opts).await?.logits)
         };
-        Ok((self.token(next), self.tok.decode(&g.continuation)))
+        let next = g.step(self.config().max_position_embeddings, run).await?;
+        Ok((self.token(next), self.tok.decode(g.continuation())))
     }
 }
 
-/// A Llama generation in progress: the tokens so far, their KV cache and the next-token logits.
-pub struct LlamaGeneration {
-    ids: Vec<u32>,
-    cache: Cache,
-    logits: ndarray::Array2<f32>,
-    opts: ForwardOptions,
-    sampling: Sampling,
-    rng: Rng,
-    continuation: Vec<u32>,
-}
-
-impl LlamaGeneration {
-    /// The bytes the KV cache holds now (per KV head: H / KV times less than per query head).
-    pub fn cache_bytes(&self) -> usize {
-        self.cache.bytes()
-    }
-}
+/// A Llama-family generation in progress.
+pub type LlamaGeneration = super::generation::Generation<ForwardOptions>;

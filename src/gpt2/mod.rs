@@ -22,6 +22,7 @@
 pub mod config;
 pub mod download;
 pub mod engine;
+pub mod generation;
 pub use crate::numerics::gelu;
 pub mod gpu;
 pub mod llama_session;

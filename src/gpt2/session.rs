@@ -9,9 +9,8 @@ use super::engine::{Cache, Engine, EngineError};
 use super::gpu::GpuGpt2;
 use super::protocol::{Analysis, Attention, CacheInfo, Candidate, HeadQkv, Query, Reply, Source, Token};
 use super::tokenizer::Tokenizer;
-use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError, Sampling};
+use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError};
 use crate::gpu::{Gpu, GpuError, Precision};
-use crate::numerics::rng::Rng;
 
 /// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
 /// every layer's weights shrunk to at most THUMBNAIL × THUMBNAIL per head for the model view.
@@ -303,37 +302,22 @@ impl Session {
     pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
         let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
-        let mut cache = self.engine().new_cache(self.config().n_positions);
-        let logits = self.run(&[], &ids, &mut cache, &opts).await?.logits;
-        Ok(Generation {
-            ids,
-            cache,
-            logits,
-            opts,
-            sampling: q.sampling(),
-            rng: Rng::new(q.seed as u64),
-            continuation: Vec::new(),
-        })
+        let cache = self.engine().new_cache(self.config().n_positions);
+        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
+            Ok(self.run(past, new, cache, opts).await?.logits)
+        };
+        Generation::start(ids, cache, opts, q, run).await
     }
 
     /// Samples one more token and runs it through the model (one row of work with the cache):
     /// returns the token and the whole continuation so far as text. When the window is full
     /// the oldest tokens are dropped and the cache rebuilt.
     pub async fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
-        let window = self.config().n_positions;
-        let next = super::sample::sample(g.logits.row(0), &g.sampling, &mut g.rng);
-        g.continuation.push(next);
-        g.logits = if g.cache.len() < window {
-            let out = self.run(&g.ids, &[next], &mut g.cache, &g.opts).await?;
-            g.ids.push(next);
-            out.logits
-        } else {
-            g.ids.push(next);
-            g.ids.drain(..g.ids.len() - window + window / 4); // slide: keep the last three quarters
-            g.cache.clear();
-            self.run(&[], &g.ids, &mut g.cache, &g.opts).await?.logits
+        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
+            Ok(self.run(past, new, cache, opts).await?.logits)
         };
-        Ok((self.token(next), self.tok.decode(&g.continuation)))
+        let next = g.step(self.config().n_positions, run).await?;
+        Ok((self.token(next), self.tok.decode(g.continuation())))
     }
 
     /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
@@ -348,16 +332,8 @@ impl Session {
     }
 }
 
-/// A generation in progress: the tokens so far, their KV cache and the next-token logits.
-pub struct Generation {
-    ids: Vec<u32>,
-    cache: Cache,
-    logits: ndarray::Array2<f32>,
-    opts: ForwardOptions,
-    sampling: Sampling,
-    rng: Rng,
-    continuation: Vec<u32>,
-}
+/// A GPT-2 generation in progress.
+pub type Generation = super::generation::Generation<ForwardOptions>;
 
 /// Whether every layer's attention weights (L·H·T²) fit in one analysis's buffer.
 pub fn all_layers_fit(n_layer: usize, n_head: usize, t: usize) -> bool {
