@@ -80,7 +80,7 @@ fn one_row_paths_equal_the_full_products() {
 
 #[test]
 fn max_pooling_keeps_the_largest_weight_of_each_block() {
-    use attention_live::gpt2::model::max_pool_into;
+    use attention_live::numerics::attention::max_pool_into;
     // 4 × 4 → 2 × 2: blocks [[1, 2], [5, 6]] → 6, [[3, 4], [7, 8]] → 8,
     // [[9, 10], [13, 14]] → 14, [[11, 12], [15, 16]] → 16.
     let m = ndarray::Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j + 1) as f32);
@@ -97,8 +97,8 @@ fn max_pooling_keeps_the_largest_weight_of_each_block() {
 /// The thumbnails a forward pass keeps for long prompts equal max-pooling the full weights.
 #[test]
 fn forward_thumbnails_match_the_full_attention() {
-    use attention_live::gpt2::model::max_pool_into;
     use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
+    use attention_live::numerics::attention::max_pool_into;
     let (cfg, bytes) = common::checkpoint("tests/fixtures/gpt2/a");
     let model = Gpt2::load(&cfg, &bytes).unwrap();
     let tokens: Vec<u32> = (0..12).map(|i| (i * 37 % 256) as u32).collect();

@@ -269,7 +269,7 @@ mod menu {
 #[test]
 fn the_thumbnails_of_a_long_prompt_are_the_captured_weights_pooled() {
     use attention_live::gpt2::llama_session::LlamaSession;
-    use attention_live::gpt2::model::max_pool_into;
+    use attention_live::numerics::attention::max_pool_into;
     let (cfg, bytes) = fixture("gqa");
     let s = LlamaSession::new(&cfg, &bytes, &tokenizer300()).unwrap();
     let ids: Vec<u32> = (0..40u32).map(|i| (i * 37 + 5) % 300).collect();

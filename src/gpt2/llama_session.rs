@@ -6,7 +6,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::model::max_pool_into;
 use super::protocol::{Analysis, Attention, CacheInfo, Family, HeadQkv, Query, Reply, Source, Token};
 use super::session::{all_layers_fit, candidates, cut_to_window, self_test, THUMBNAIL};
 use super::{LoadError, RunError};
@@ -15,6 +14,7 @@ use crate::llama::engine::{Cache, Engine, EngineError};
 use crate::llama::gpu::GpuLlama;
 use crate::llama::ops::{rms_norm, Rope};
 use crate::llama::{Capture, Config, ForwardOptions, ForwardOutput, Llama, Tokenizer};
+use crate::numerics::attention::max_pool_into;
 use crate::numerics::flash::causal_attention;
 use ndarray::{s, Array2, Array3, Axis};
 

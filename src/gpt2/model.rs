@@ -9,7 +9,7 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-pub use crate::numerics::attention::max_pool_into;
+use crate::numerics::attention::max_pool_into;
 
 use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
 use super::weights::{Block, Weights};

@@ -1,6 +1,6 @@
 // Shrinks each head's (T, S) weight matrix to (R, K) thumbnails for the model view: each cell is
 // the largest weight of its block, so a sharp weight stays visible in a small picture.
-// w is (H, T, S); out gets (H, R, K) at element `offset`. CPU twin: `gpt2::model::max_pool_into`.
+// w is (H, T, S); out gets (H, R, K) at element `offset`. CPU twin: `numerics::attention::max_pool_into`.
 // Block a of the rows is a·T/R .. max((a+1)·T/R, a·T/R + 1), and likewise for columns.
 
 struct Params { h: u32, t: u32, s: u32, r: u32, k: u32, offset: u32, pad0: u32, pad1: u32 }

@@ -9,7 +9,7 @@ use ndarray::Array2;
 
 use super::super::{format_ablate, label_stride};
 use super::store::{store, Answer, Side};
-use crate::gpt2::model::max_pool_into;
+use crate::numerics::attention::max_pool_into;
 use crate::kit::plot::colormap::viridis;
 use crate::kit::plot::fit_canvas_with;
 
