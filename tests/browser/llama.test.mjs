@@ -103,6 +103,30 @@ test("local files: a Llama-family checkpoint loads with its tokenizer.json, and 
   await page.context().close();
 });
 
+// The page's engine (the wasm build: four-lane SiLU and dot products, packed matrix products)
+// on the bundled Llama-family model, against transformers' logits for the same prompt
+// (tests/fixtures/llama/stories, written by scripts/llama/train_bundled.py).
+test("the bundled Llama-family model in the page: transformers' ids and next-token probabilities", async () => {
+  const ref = JSON.parse(fs.readFileSync(new URL("../fixtures/llama/stories/reference.json", import.meta.url), "utf8")).cases[0];
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=stories-llama&gpt2.prompt=${encodeURIComponent(ref.text)}&gpt2.compare=`);
+  await ready(page);
+  assert.deepEqual(await ids(page), ref.ids);
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.click("#gpt2 .download-data")]);
+  const next = JSON.parse(fs.readFileSync(await dl.path(), "utf8")).outputs.computed.analysis.next;
+  // softmax of transformers' last logits, in f64
+  const top = Math.max(...ref.last_logits);
+  const z = ref.last_logits.reduce((a, l) => a + Math.exp(l - top), 0);
+  const want = (id) => Math.exp(ref.last_logits[id] - top) / z;
+  const order = ref.last_logits.map((l, i) => [l, i]).sort((a, b) => b[0] - a[0]).slice(0, next.length).map((x) => x[1]);
+  assert.deepEqual(next.map((c) => c.id), order, "the same ten most likely tokens, in order");
+  const worst = Math.max(...next.map((c) => Math.abs(c.prob - want(c.id))));
+  console.log(`# stories-llama in the page: probabilities within ${worst.toExponential(1)} of transformers'`);
+  assert.ok(worst < 1e-5, `largest difference ${worst}`);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test("SmolLM2-135M's entry: a random model of its shape from a folder given for it (the hub cannot be reached here)", async () => {
   const dir = `${models}/random-smollm2`;
   if (!fs.existsSync(`${dir}/tokenizer.json`)) {
