@@ -75,6 +75,7 @@ fn the_query_token_is_matched_by_where_it_ends_in_the_text() {
     assert_eq!(a.iter().map(|t| t.text.as_str()).collect::<String>(), PROMPT);
     assert_eq!(b.iter().map(|t| t.text.as_str()).collect::<String>(), PROMPT);
     // The chapter's example: the name's tokens, between " cat" and " is" in each.
+    assert_eq!((&texts(&a)[..2], &texts(&b)[..2]), (&["My", " cat"][..], &["My", " cat"][..]));
     let name = |t: &[Token]| t.iter().position(|t| t.text == " is").unwrap() - 2;
     let says = format!(
         "the bundled GPT-2 reads the name \"Bartholomew\" as {} tokens and the Llama-family model as {}.",
