@@ -35,7 +35,8 @@ pub fn text_for(model: &str) -> &'static str {
 crate::params! {
     pub struct Params {
         model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
-        /// the head read (clamped by the worker to the model's last layer and head)
+        /// the head read (the sliders end at the loaded model's last layer and head; a larger value
+        /// moves there, with a notice when the link asked for it)
         layer: usize = Param::int("layer", "Layer", 0, 3, 0),
         head: usize = Param::int("head", "Head", 0, 3, 0),
         causal: bool = Param::boolean("causal", "Causal mask", false),

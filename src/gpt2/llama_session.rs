@@ -282,24 +282,26 @@ impl LlamaSession {
         })
     }
 
+    /// The forward pass as generation runs it: the tokens already cached, the new ones, the
+    /// cache and the options, to the last position's logits.
+    fn logits(
+        &self,
+    ) -> impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<Array2<f32>, RunError> + '_ {
+        async |past, new, cache, opts| Ok(self.run(past, new, cache, opts).await?.logits)
+    }
+
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.
     pub async fn start_generation(&self, q: &Query) -> Result<LlamaGeneration, RunError> {
         let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
         let cache = self.engine().new_cache(self.config().max_position_embeddings);
-        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
-            Ok(self.run(past, new, cache, opts).await?.logits)
-        };
-        LlamaGeneration::start(ids, cache, opts, q, run).await
+        LlamaGeneration::start(ids, cache, opts, q, self.logits()).await
     }
 
     /// Samples one more token and runs it through the model with the cache; when the window is
     /// full the oldest quarter is dropped and the cache rebuilt (RoPE then renumbers positions).
     pub async fn next_token(&self, g: &mut LlamaGeneration) -> Result<(Token, String), RunError> {
-        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
-            Ok(self.run(past, new, cache, opts).await?.logits)
-        };
-        let next = g.step(self.config().max_position_embeddings, run).await?;
+        let next = g.step(self.config().max_position_embeddings, self.logits()).await?;
         Ok((self.token(next), self.tok.decode(g.continuation())))
     }
 }

@@ -298,25 +298,28 @@ impl Session {
         })
     }
 
+    /// The forward pass as generation runs it: the tokens already cached, the new ones, the
+    /// cache and the options, to the last position's logits.
+    fn logits(
+        &self,
+    ) -> impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<ndarray::Array2<f32>, RunError> + '_
+    {
+        async |past, new, cache, opts| Ok(self.run(past, new, cache, opts).await?.logits)
+    }
+
     /// Starts sampling after the prompt: runs the prompt once into a KV cache.
     pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
         let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
         let cache = self.engine().new_cache(self.config().n_positions);
-        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
-            Ok(self.run(past, new, cache, opts).await?.logits)
-        };
-        Generation::start(ids, cache, opts, q, run).await
+        Generation::start(ids, cache, opts, q, self.logits()).await
     }
 
     /// Samples one more token and runs it through the model (one row of work with the cache):
     /// returns the token and the whole continuation so far as text. When the window is full
     /// the oldest tokens are dropped and the cache rebuilt.
     pub async fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
-        let run = async |past: &[u32], new: &[u32], cache: &mut Cache, opts: &ForwardOptions| {
-            Ok(self.run(past, new, cache, opts).await?.logits)
-        };
-        let next = g.step(self.config().n_positions, run).await?;
+        let next = g.step(self.config().n_positions, self.logits()).await?;
         Ok((self.token(next), self.tok.decode(g.continuation())))
     }
 

@@ -63,8 +63,8 @@ impl<T: Send + Sync + 'static> Probe<T> {
 
     /// Ends the demo's "layer" and "head" sliders at the loaded model's last layer and head, and
     /// moves a selection past them there (`get` reads the demo's layer and head, `set` writes
-    /// them). A value the link asked for (the first model's) gets the frame's notice; `id` is
-    /// the demo's, for the link's key.
+    /// them). A value the link asked for gets the frame's notice, once; `id` is the demo's, for
+    /// the link's keys.
     pub fn limit_layer_head(
         &self,
         ctx: DemoCtx,
@@ -73,26 +73,35 @@ impl<T: Send + Sync + 'static> Probe<T> {
         set: impl Fn(usize, usize) + 'static,
     ) {
         let dims = self.dims;
-        let from_link = StoredValue::new(true);
+        // The link's own layer and head keys, until the first model that could judge them loads.
+        let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+        let pairs = crate::state::query::parse_query(&search);
+        let in_link = ["layer", "head"].map(|k| pairs.iter().any(|(key, _)| *key == format!("{id}.{k}")));
+        let from_link = StoredValue::new(in_link);
         Effect::new(move |_| {
             let Some((layers, heads)) = dims.get() else { return };
-            let last = (layers.max(1) - 1, heads.max(1) - 1);
-            ctx.int_max.set(vec![("layer", last.0 as i64), ("head", last.1 as i64)]);
+            let last = [layers.max(1) - 1, heads.max(1) - 1];
+            ctx.int_max.update(|m| {
+                m.retain(|e| e.0 != "layer" && e.0 != "head");
+                m.extend([("layer", last[0] as i64), ("head", last[1] as i64)]);
+            });
             let (layer, head) = untrack(&get);
-            let moved: Vec<(&str, usize, usize)> =
-                [("layer", layer, last.0), ("head", head, last.1)].into_iter().filter(|(_, w, l)| w > l).collect();
-            if from_link.get_value() {
-                from_link.set_value(false);
-                let notes = moved.iter().map(|&(key, wanted, last)| Notice {
+            let linked = std::mem::take(&mut *from_link.write_value());
+            let notes = [("layer", layer, last[0], linked[0]), ("head", head, last[1], linked[1])]
+                .into_iter()
+                .filter(|&(_, wanted, last, linked)| linked && wanted > last)
+                .map(|(key, wanted, last, _)| Notice {
                     key: format!("{id}.{key}"),
                     raw: wanted.to_string(),
                     reason: format!("this model has {key}s 0 to {last}; showing {key} {last}"),
                     cut: false,
-                });
+                })
+                .collect::<Vec<_>>();
+            if !notes.is_empty() {
                 ctx.notices.update(|n| n.extend(notes));
             }
-            if !moved.is_empty() {
-                set(layer.min(last.0), head.min(last.1));
+            if layer > last[0] || head > last[1] {
+                set(layer.min(last[0]), head.min(last[1]));
             }
         });
     }
@@ -174,7 +183,10 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
             asked.set_value(Vec::new());
             got.update_value(HashMap::clear);
             answers.set(None);
-            loaded.set(None);
+            if loaded.get_untracked().is_some() {
+                loaded.set(None);
+            }
+            dims.set(None);
             loading.set(Some(a.model.clone()));
             label.set_value(a.label);
             ctx.error.set(None);

@@ -181,9 +181,11 @@ test("SmolLM2-135M, once loaded in the chapter, is what the RoPE, KV-cache and i
   const site = fs.mkdtempSync("/tmp/attention-live-hub-");
   fs.mkdirSync(`${site}/HuggingFaceTB/SmolLM2-135M/resolve`, { recursive: true });
   fs.symlinkSync(dir, `${site}/HuggingFaceTB/SmolLM2-135M/resolve/main`);
+  const keys = fs.mkdtempSync("/tmp/attention-live-tls-"); // beside the served folder, not in it
   execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=huggingface.co",
-    "-keyout", `${site}/key.pem`, "-out", `${site}/cert.pem`], { stdio: "ignore" });
-  const tls = { key: fs.readFileSync(`${site}/key.pem`), cert: fs.readFileSync(`${site}/cert.pem`) };
+    "-keyout", `${keys}/key.pem`, "-out", `${keys}/cert.pem`], { stdio: "ignore" });
+  const tls = { key: fs.readFileSync(`${keys}/key.pem`), cert: fs.readFileSync(`${keys}/cert.pem`) };
+  fs.rmSync(keys, { recursive: true, force: true });
   const hf = await startServer(site, 0, { cors: true, tls });
   const port = hf.server.address().port;
   const profile = fs.mkdtempSync("/tmp/attention-live-profile-");

@@ -4,15 +4,15 @@ use leptos::prelude::*;
 
 use super::super::compare::moved_note;
 use super::super::{fit_selection, slider_max, ModelB};
-use super::store::Side;
-use super::store::{store, Store};
+use super::store::{store, Peer, Side, Store};
 use crate::state::Notice;
 
 /// The layer, head and query-token sliders end at the loaded model's last layer and head and
 /// the prompt's last token; a selection beyond them moves to the last one. A value the link
 /// asked for gets the frame's notice; a layer or head moved by a model switch, a note here; a
 /// query token moved because the prompt got shorter, neither (the slider shows it). In a
-/// comparison the layer and head reach the larger model's last (each side shows what it has).
+/// comparison the layer and head reach the larger model's last (each side shows what it has),
+/// and nothing moves while the second model loads.
 pub fn keep_inside(s: Store) {
     let link_keys = StoredValue::new(link_selection_keys());
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
@@ -23,8 +23,10 @@ pub fn keep_inside(s: Store) {
             return;
         };
         if s.params.with(|p| p.model_b != ModelB::None) {
-            if let Some((bl, bh)) = s.peer_dims.get() {
-                (nl, nh) = (nl.max(bl), nh.max(bh));
+            match s.peer.get() {
+                Peer::Loading => return,
+                Peer::Ready(bl, bh) => (nl, nh) = (nl.max(bl), nh.max(bh)),
+                Peer::None => {}
             }
         }
         let max = slider_max(nl, nh, t).to_vec();

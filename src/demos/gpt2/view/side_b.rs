@@ -12,7 +12,7 @@ use super::loader::{BackendLine, ModelStatus};
 use super::model_view::ModelView;
 use super::next_tokens::NextTokens;
 use super::notes::Notes;
-use super::store::{store, Side, Store};
+use super::store::{store, Peer, Side, Store};
 
 #[component]
 pub fn SideB() -> impl IntoView {
@@ -22,13 +22,14 @@ pub fn SideB() -> impl IntoView {
     conversation::follow(b);
     provide_context(b);
     let title = move || b.params.with(|p| side_title('B', p.model));
-    // The shared selection reaches the larger model's layers and heads.
+    // The shared selection reaches the larger model's layers and heads (the first side waits
+    // while this model loads).
+    let peer = Memo::new(move |_| b.status.with(Peer::of));
     Effect::new(move |_| {
-        let dims = b.status.with(|st| st.dims());
-        a.peer_dims.try_set(dims);
+        a.peer.try_set(peer.get());
     });
     on_cleanup(move || {
-        a.peer_dims.try_set(None);
+        a.peer.try_set(Peer::None);
     });
     let intact = move || {
         a.knocked.with(|k| !k.is_empty()).then(|| {

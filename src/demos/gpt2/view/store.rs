@@ -42,6 +42,27 @@ pub struct Backend {
 /// The selected (layer, head, query token), each inside the loaded model and prompt.
 pub type Selection = Option<(usize, usize, usize)>;
 
+/// The second model of a comparison, as the first side sees it: none (or none that will load
+/// without the reader: failed, or waiting for a download or files), loading, or loaded with its
+/// (layers, heads).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Peer {
+    None,
+    Loading,
+    Ready(usize, usize),
+}
+
+impl Peer {
+    /// Where the second side's status puts it.
+    pub fn of(status: &Status) -> Peer {
+        match status {
+            Status::Starting | Status::Loading { .. } => Peer::Loading,
+            Status::Ready { n_layer, n_head, .. } => Peer::Ready(*n_layer, *n_head),
+            Status::NotCached { .. } | Status::NeedFiles | Status::NeedUrl | Status::Failed(_) => Peer::None,
+        }
+    }
+}
+
 /// Which model a store runs: the reader's (`A`), or the second of a comparison (`B`), which
 /// shows the selection of the first (`peer`: the first model's answer, for its tokens) and
 /// waits while the first generates (`generating`: the first side's, as the prompt grows).
@@ -88,9 +109,9 @@ pub struct Store {
     /// Where the shared selection lands in this side's model, with what moved to fit it.
     pub fit: Memo<Option<Fit>>,
     pub sel: Memo<Selection>,
-    /// In a comparison, on the first side: the second model's (layers, heads) once known, so the
-    /// shared selection can reach either model's last layer and head.
-    pub peer_dims: RwSignal<Option<(usize, usize)>>,
+    /// In a comparison, on the first side: where the second model stands, so that the shared
+    /// selection can reach either model's last layer and head.
+    pub peer: RwSignal<Peer>,
     /// On the second side: a query token picked there, with the first model's token it maps to.
     /// Several of its tokens may end inside one of the first model's ("Bartholomew" is 3 tokens
     /// there, 10 here); the link keeps the first model's, and this says which of them was picked,
@@ -155,6 +176,16 @@ impl Store {
             })
         });
         let sel = Memo::new(move |_| fit.with(|f| f.as_ref().map(|f| (f.layer, f.head, f.token))));
+        // A token picked on the second side holds while the link names the first model's token it
+        // maps to, and no longer once the link moves away from it.
+        if let Side::B { .. } = side {
+            Effect::new(move |_| {
+                let token = link.with(|p| p.token);
+                if own_token.get_untracked().is_some_and(|(_, at)| at as i64 != token) {
+                    own_token.set(None);
+                }
+            });
+        }
         let store = Store {
             ctx,
             side,
@@ -177,7 +208,7 @@ impl Store {
             replaced: RwSignal::new(None),
             fit,
             sel,
-            peer_dims: RwSignal::new(None),
+            peer: RwSignal::new(Peer::None),
             own_token,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
             side_error: RwSignal::new(None),
