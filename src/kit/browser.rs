@@ -4,6 +4,16 @@
 use leptos::prelude::{document, window};
 use wasm_bindgen::{JsCast, JsValue};
 
+/// Which of a demo's `keys` the page's link names (`<demo>.<key>=…` in its query): a value that
+/// does not fit what the demo later loads gets a notice only when the link asked for it.
+pub fn link_keys(demo: &str, keys: &[&'static str]) -> Vec<&'static str> {
+    let search = window().location().search().unwrap_or_default();
+    let pairs = crate::state::query::parse_query(&search);
+    let named =
+        |k: &str| pairs.iter().any(|(key, _)| key.strip_prefix(demo).and_then(|r| r.strip_prefix('.')) == Some(k));
+    keys.iter().copied().filter(|k| named(k)).collect()
+}
+
 pub fn local_get(key: &str) -> Option<String> {
     window().local_storage().ok().flatten()?.get_item(key).ok().flatten()
 }

@@ -74,10 +74,7 @@ impl<T: Send + Sync + 'static> Probe<T> {
     ) {
         let dims = self.dims;
         // The link's own layer and head keys, until the first model that could judge them loads.
-        let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-        let pairs = crate::state::query::parse_query(&search);
-        let in_link = ["layer", "head"].map(|k| pairs.iter().any(|(key, _)| *key == format!("{id}.{k}")));
-        let from_link = StoredValue::new(in_link);
+        let from_link = StoredValue::new(crate::kit::browser::link_keys(id, &["layer", "head"]));
         Effect::new(move |_| {
             let Some((layers, heads)) = dims.get() else { return };
             let last = [layers.max(1) - 1, heads.max(1) - 1];
@@ -87,10 +84,10 @@ impl<T: Send + Sync + 'static> Probe<T> {
             });
             let (layer, head) = untrack(&get);
             let linked = std::mem::take(&mut *from_link.write_value());
-            let notes = [("layer", layer, last[0], linked[0]), ("head", head, last[1], linked[1])]
+            let notes = [("layer", layer, last[0]), ("head", head, last[1])]
                 .into_iter()
-                .filter(|&(_, wanted, last, linked)| linked && wanted > last)
-                .map(|(key, wanted, last, _)| Notice {
+                .filter(|&(key, wanted, last)| linked.contains(&key) && wanted > last)
+                .map(|(key, wanted, last)| Notice {
                     key: format!("{id}.{key}"),
                     raw: wanted.to_string(),
                     reason: format!("this model has {key}s 0 to {last}; showing {key} {last}"),

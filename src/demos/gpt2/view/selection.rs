@@ -14,7 +14,7 @@ use crate::state::Notice;
 /// comparison the layer and head reach the larger model's last (each side shows what it has),
 /// and nothing moves while the second model loads.
 pub fn keep_inside(s: Store) {
-    let link_keys = StoredValue::new(link_selection_keys());
+    let link_keys = StoredValue::new(crate::kit::browser::link_keys("gpt2", &["layer", "head", "token"]));
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
     Effect::new(move |_| {
         let (l, h, tok) = wanted.get();
@@ -57,17 +57,6 @@ pub fn keep_inside(s: Store) {
         }
         s.set(|p| (p.layer, p.head, p.token) = (fit.layer as i64, fit.head as i64, fit.token as i64));
     });
-}
-
-/// The link's own layer, head and query-token keys (`gpt2.layer` …): a value from the link that
-/// does not fit the loaded model or prompt gets the frame's notice.
-fn link_selection_keys() -> Vec<&'static str> {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    let pairs = crate::state::query::parse_query(&search);
-    ["layer", "head", "token"]
-        .into_iter()
-        .filter(|k| pairs.iter().any(|(key, _)| key.strip_prefix("gpt2.") == Some(*k)))
-        .collect()
 }
 
 /// The note that a layer or head moved to fit a smaller model, while that is still the selection.
