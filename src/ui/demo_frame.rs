@@ -116,6 +116,14 @@ pub fn DemoFrame(
         status.set("Back to the defaults.".into());
     };
 
+    // On a phone the controls are pinned under the plots: reaching for one shows a plot.
+    let keep_plot = move |panel: Option<web_sys::EventTarget>| {
+        let panel = panel.and_then(|p| p.dyn_into::<web_sys::Element>().ok());
+        if let (false, Some(demo), Some(panel)) = (home.embed, root.get_untracked(), panel) {
+            super::plot_in_view::keep_a_plot_in_view(&demo, &panel);
+        }
+    };
+
     // On a phone the six actions fold into one menu (static/style.css shows the toggle there).
     let menu_open = RwSignal::new(false);
     let actions_id = format!("{}-actions", spec.id);
@@ -157,7 +165,7 @@ pub fn DemoFrame(
                 })
             }}
             <div class="demo-body">
-                <div class="controls">
+                <div class="controls" on:focusin=move |ev| keep_plot(ev.current_target())>
                     {spec
                         .params
                         .iter()

@@ -6,6 +6,7 @@ pub mod demo_frame;
 pub mod exercises;
 pub mod offline;
 pub mod pages;
+pub mod plot_in_view;
 pub mod reference;
 pub mod scroll_focus;
 pub mod search;
