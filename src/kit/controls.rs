@@ -54,7 +54,10 @@ pub fn Control(
     }
     let id = format!("{demo_id}-{}", param.key);
     let key = param.key;
-    let current = move || values.with(|v| v.get(key).cloned().unwrap_or_else(|| param.default_value()));
+    // A memo: a change of another control (or of the prompt, with every generated token) leaves
+    // this one as it is, rather than setting every control's value and label again.
+    let current = Memo::new(move |_| values.with(|v| v.get(key).cloned().unwrap_or_else(|| param.default_value())));
+    let current = move || current.get();
     let set = move |v: Value| values.update(|vals| vals.set(key, v));
     let shown = move || display(&current());
     let label_id = id.clone();

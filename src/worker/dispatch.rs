@@ -17,10 +17,24 @@ use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Sourc
 use crate::gpt2::session::Session as Gpt2Session;
 use crate::gpu::{Gpu, GpuError};
 
-/// Resolves after the worker's event loop has had a turn (queued messages are handled).
+/// Resolves after the worker's event loop has had a turn (queued messages are handled): on a
+/// message the worker posts to itself through a channel of its own. A `setTimeout(0)` would do
+/// the same, but browsers hold timers nested five deep for at least 4 ms, which capped a small
+/// model's generation near 200 tokens per second; the timer stays where channels are missing.
 pub(super) async fn yield_now() {
+    thread_local! {
+        static CHANNEL: Option<web_sys::MessageChannel> = web_sys::MessageChannel::new().ok();
+    }
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        CHANNEL.with(|c| match c {
+            Some(c) => {
+                c.port1().set_onmessage(Some(resolve.unchecked_ref()));
+                let _ = c.port2().post_message(&JsValue::NULL);
+            }
+            None => {
+                let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+        });
     });
     let _ = JsFuture::from(promise).await;
 }
