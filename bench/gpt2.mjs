@@ -6,7 +6,7 @@
 //     (forward pass with every attention weight captured), median of 5, and the page's
 //     time from the prompt edit to the analysis drawn;
 //   - generation: 20 tokens, greedy, with the KV cache: tokens per second seen by the page
-//     (which analyses the grown prompt after each token, as the reader sees it), and in the
+//     (each token shown in the prompt box and the link, as the reader sees it), and in the
 //     worker's own time for the prompt's pass and the 20 steps (`Reply::Generated::ms`);
 //   - peak memory: the largest VmHWM of Chromium's renderer processes.
 // Run: node bench/gpt2.mjs   (after scripts/build.sh). Prints a table and writes

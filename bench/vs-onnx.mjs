@@ -8,7 +8,7 @@
 // bench/gpt2.mjs` (the bundled stories-llama and SmolLM2-135M's shape) against their exports
 // (`python bench/export_onnx_llama.py`, see there), with decoding (tokens per second over the
 // same prompt length and 20 greedy steps with the KV cache: ours in the worker's own time, and
-// as the page shows it, which analyses the grown prompt after each token), load and the
+// as the page shows it, each token posted to the page and shown there), load and the
 // renderer's peak too;
 // ratios > 1 mean ours is faster (or smaller). THREADS=N runs both on N threads (ours with the
 // isolation headers and its pool capped at N, as bench/threads.mjs does); default 1.

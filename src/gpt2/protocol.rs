@@ -452,7 +452,7 @@ pub enum Reply {
         done: bool,
         /// The worker's time for this token in milliseconds: sampling it and its pass with the KV
         /// cache (for the first, the prompt's pass too), not the waits between tokens, in which
-        /// the worker answers the page's other requests (an analysis of the grown prompt).
+        /// the worker answers the page's other requests (a Stop).
         #[serde(default)]
         ms: f64,
     },
