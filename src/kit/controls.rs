@@ -96,7 +96,11 @@ pub fn Control(
             };
             view! {
                 <input type="range" id=id.clone() min=lo max=hi step=1
-                    prop:value=move || pos().to_string()
+                    prop:value=move || {
+                        // A new maximum can move the thumb by itself (the browser keeps it in range): set it again.
+                        let _ = hi();
+                        pos().to_string()
+                    }
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {

@@ -25,20 +25,29 @@ pub fn keep_a_plot_in_view(demo: &web_sys::Element, controls: &web_sys::Element)
         .ok()
         .flatten()
         .map_or(0.0, |h| h.get_bounding_client_rect().bottom().max(0.0));
-    let bottom = controls.get_bounding_client_rect().top();
+    let panel = controls.get_bounding_client_rect();
+    // Only a panel pinned to the screen's foot (not one in its place below a demo scrolled past).
+    let foot = window().inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(f64::MAX);
+    if panel.bottom() < foot - 1.0 {
+        return;
+    }
+    let bottom = panel.top();
     let Some(dy) = scroll_needed(&plot_spans(demo), top, bottom) else { return };
     window().scroll_by_with_x_and_y(0.0, dy);
 }
 
-/// (top, bottom) of each drawn plot of the demo, in viewport pixels, top to bottom.
+/// (top, bottom) of each plot of the demo on the page (not hidden), in viewport pixels, top to
+/// bottom (two models' sides stand side by side on a wide phone).
 fn plot_spans(demo: &web_sys::Element) -> Vec<(f64, f64)> {
     let Ok(list) = demo.query_selector_all(".demo-view canvas.plot") else { return Vec::new() };
-    (0..list.length())
+    let mut spans: Vec<(f64, f64)> = (0..list.length())
         .filter_map(|i| list.item(i)?.dyn_into::<web_sys::Element>().ok())
         .map(|c| c.get_bounding_client_rect())
         .filter(|r| r.height() > 0.0)
         .map(|r| (r.top(), r.bottom()))
-        .collect()
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    spans
 }
 
 /// How far to scroll (pixels, down positive) so that a plot is seen between `top` and

@@ -17,24 +17,24 @@ use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Sourc
 use crate::gpt2::session::Session as Gpt2Session;
 use crate::gpu::{Gpu, GpuError};
 
-/// Resolves after the worker's event loop has had a turn (queued messages are handled): on a
-/// message the worker posts to itself through a channel of its own. A `setTimeout(0)` would do
-/// the same, but browsers hold timers nested five deep for at least 4 ms, which capped a small
-/// model's generation near 200 tokens per second; the timer stays where channels are missing.
+/// Resolves after the worker's event loop has had a turn (queued messages are handled), after a
+/// timer's wait: what the polling loops (a turn, a full cache writer) use, paced by the timer.
 pub(super) async fn yield_now() {
-    thread_local! {
-        static CHANNEL: Option<web_sys::MessageChannel> = web_sys::MessageChannel::new().ok();
-    }
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        CHANNEL.with(|c| match c {
-            Some(c) => {
-                c.port1().set_onmessage(Some(resolve.unchecked_ref()));
-                let _ = c.port2().post_message(&JsValue::NULL);
-            }
-            None => {
-                let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-            }
-        });
+        let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Resolves once the messages queued before it are handled, with no timer's wait: on a message
+/// the worker posts to itself through a channel of its own, one per call (so that two waiting
+/// callers never share a handler). Between generated tokens: browsers hold a `setTimeout(0)`
+/// nested five deep for at least 4 ms, which capped a small model near 200 tokens per second.
+async fn let_messages_in() {
+    let Ok(channel) = web_sys::MessageChannel::new() else { return yield_now().await };
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        channel.port1().set_onmessage(Some(resolve.unchecked_ref()));
+        let _ = channel.port2().post_message(&JsValue::NULL);
     });
     let _ = JsFuture::from(promise).await;
 }
@@ -351,8 +351,8 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                     }
                     Err(e) => return error(Some(query.id), e.to_string()),
                 }
-                // Let queued messages in between tokens: a Stop, and the page's analyses.
-                yield_now().await;
+                // Let queued messages in between tokens (a Stop).
+                let_messages_in().await;
             }
         }
         Request::Stop => w.stop.set(true),

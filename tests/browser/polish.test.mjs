@@ -85,7 +85,7 @@ test("phone: the contents start folded, the actions fold into one menu", async (
 });
 
 test("phone: a plot stays in view while its slider moves", async () => {
-  // The GPT-2 demo has 12 controls, pinned under its plots on a phone, and text above its plots
+  // The GPT-2 demo has 14 controls, pinned under its plots on a phone, and text above its plots
   // (the model's status, the file picker, how to read the chips): opened at its title, every plot
   // was behind the panel. Reaching for a slider brings one into view above the panel.
   const page = await open("/gpt2-live/#gpt2", { viewport: { width: 390, height: 844 } });

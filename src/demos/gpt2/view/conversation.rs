@@ -268,7 +268,11 @@ pub fn follow(s: Store) {
         let b = compare.get();
         if !ready || b.trim().is_empty() {
             s.asked.update_value(|a| a.record(Prompt::Compare, None));
-            return s.result_b.set(None);
+            // Only a change notifies: the prompt changes with every generated token.
+            if s.result_b.with_untracked(Option::is_some) {
+                s.result_b.set(None);
+            }
+            return;
         }
         q.prompt = b;
         let id = s.worker.send(Request::Analyze(q));

@@ -15,6 +15,8 @@ use crate::state::Notice;
 /// and nothing moves while the second model loads.
 pub fn keep_inside(s: Store) {
     let link_keys = StoredValue::new(crate::kit::browser::link_keys("gpt2", &["layer", "head", "token"]));
+    // Memos: a new prompt (with every generated token) leaves the selection alone.
+    let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
     Effect::new(move |_| {
         let (l, h, tok) = wanted.get();
@@ -22,7 +24,7 @@ pub fn keep_inside(s: Store) {
         else {
             return;
         };
-        if s.params.with(|p| p.model_b != ModelB::None) {
+        if two.get() {
             match s.peer.get() {
                 Peer::Loading => return,
                 Peer::Ready(bl, bh) => (nl, nh) = (nl.max(bl), nh.max(bh)),
