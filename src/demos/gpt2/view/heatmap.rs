@@ -4,7 +4,6 @@
 use leptos::html::Canvas;
 use leptos::prelude::*;
 
-use super::super::ModelB;
 use super::store::{store, Answer};
 use crate::kit::matrix_canvas::{Mat, MatrixGrid};
 use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
@@ -16,9 +15,6 @@ pub const LABELLED_MAX: usize = 40;
 pub fn Heatmap() -> impl IntoView {
     let s = store();
     let (ctx, sel, result) = (s.ctx, s.sel, s.result);
-    // A memo, so that a change of another parameter (the prompt, with every generated token)
-    // does not draw the grid again.
-    let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
     let heat = Signal::derive(move || {
         let Some((l, h, _)) = sel.get() else { return Vec::new() };
         result.with(|r| {
@@ -30,7 +26,7 @@ pub fn Heatmap() -> impl IntoView {
             let labels: Vec<String> = r.a.tokens.iter().map(|t| t.text.replace(' ', "·")).collect();
             let rows = (0..t).map(|i| (0..t).map(|j| r.weight(l, h, i, j).unwrap_or(0.0) as f64).collect()).collect();
             // Beside a second model, the heatmap is the first one's.
-            let model = if two.get() { "Model A, " } else { "" };
+            let model = if s.compared.get() { "Model A, " } else { "" };
             vec![Mat::new(format!("{model}layer {l}, head {h}: rows = queries, columns = keys"), rows, true)
                 .labels(&labels, &labels)]
         })

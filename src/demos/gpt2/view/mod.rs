@@ -8,7 +8,6 @@
 use leptos::prelude::*;
 
 use super::compare::side_title;
-use super::ModelB;
 use crate::kit::DemoCtx;
 
 mod chips;
@@ -53,14 +52,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let analysis = move || s.result.with(|r| r.as_ref().map_or(0, |r| r.a.id)).to_string();
     let backend = move || s.backend.with(|b| b.as_ref().map_or("pending", |b| b.name.as_str()));
     // A second model: the two sides side by side, each headed by its model.
-    let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
-    let side_a_title = move || two.get().then(|| s.params.with(|p| side_title('A', p.model)));
+    let side_a_title = move || s.compared.get().then(|| s.params.with(|p| side_title('A', p.model)));
     view! {
         <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().0.to_string()
             data-generate-compute-ms=move || s.gen_ms.get().1.to_string()
             data-backend=backend on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default() on:drop=on_drop
             data-analysis=analysis data-status=move || s.status.with(|st| st.key())>
-            <div class="model-sides" class:two=two>
+            <div class="model-sides" class:two=s.compared>
                 <section class="model-side" aria-label=side_a_title>
                     {move || side_a_title().map(|t| view! { <h4 class="side-title">{t}</h4> })}
                     <ModelStatus/>
@@ -75,7 +73,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     </div>
                 </section>
                 // Mounted once for any second model: a change of model loads it in the same worker.
-                {move || two.get().then(|| view! { <SideB/> })}
+                {move || s.compared.get().then(|| view! { <SideB/> })}
             </div>
             <Comparison/>
             <Heatmap/>

@@ -3,8 +3,8 @@
 use leptos::prelude::*;
 
 use super::super::compare::moved_note;
-use super::super::{fit_selection, slider_max, ModelB};
-use super::store::{store, Peer, Side, Store};
+use super::super::{fit_selection, slider_max};
+use super::store::{store, Peer, Store};
 use crate::state::Notice;
 
 /// The layer, head and query-token sliders end at the loaded model's last layer and head and
@@ -15,8 +15,6 @@ use crate::state::Notice;
 /// and nothing moves while the second model loads.
 pub fn keep_inside(s: Store) {
     let link_keys = StoredValue::new(crate::kit::browser::link_keys("gpt2", &["layer", "head", "token"]));
-    // Memos: a new prompt (with every generated token) leaves the selection alone.
-    let two = Memo::new(move |_| s.params.with(|p| p.model_b != ModelB::None));
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
     Effect::new(move |_| {
         let (l, h, tok) = wanted.get();
@@ -24,7 +22,7 @@ pub fn keep_inside(s: Store) {
         else {
             return;
         };
-        if two.get() {
+        if s.compared.get() {
             match s.peer.get() {
                 Peer::Loading => return,
                 Peer::Ready(bl, bh) => (nl, nh) = (nl.max(bl), nh.max(bh)),
@@ -81,8 +79,7 @@ pub fn MovedNote() -> impl IntoView {
 pub fn FitNote() -> impl IntoView {
     let s = store();
     move || {
-        let two = matches!(s.side, Side::B { .. }) || s.params.with(|p| p.model_b != ModelB::None);
-        let note = s.fit.with(|f| f.as_ref().and_then(moved_note)).filter(|_| two)?;
+        let note = s.fit.with(|f| f.as_ref().and_then(moved_note)).filter(|_| s.compared.get())?;
         Some(view! { <p class="notice moved-note" role="status">{note}</p> })
     }
 }

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 
 use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::compare::{matching_token, side_b_params, side_b_selection};
-use super::super::{fit_selection, Fit, Params};
+use super::super::{fit_selection, Fit, ModelB, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
 use crate::kit::DemoCtx;
@@ -119,6 +119,9 @@ pub struct Store {
     pub own_token: RwSignal<Option<(usize, usize)>>,
     /// The knocked-out heads that parse.
     pub knocked: Memo<Vec<(usize, usize)>>,
+    /// Whether a second model is shown beside the first (on either side). A memo: a new prompt,
+    /// with every generated token, does not reach what reads it.
+    pub compared: Memo<bool>,
     /// The second side's refused analysis, shown on that side (the first's goes to the frame).
     pub side_error: RwSignal<Option<String>>,
     pub worker: ComputeWorker,
@@ -211,6 +214,7 @@ impl Store {
             peer: RwSignal::new(Peer::None),
             own_token,
             knocked: Memo::new(move |_| params.with(Params::knocked_out)),
+            compared: Memo::new(move |_| link.with(|p| p.model_b != ModelB::None)),
             side_error: RwSignal::new(None),
             worker,
         };
