@@ -1,9 +1,14 @@
 //! The Llama-family tokenizer against Hugging Face: a byte-level BPE configured like SmolLM2's
 //! (trained on the book's chapters by `scripts/llama/make_tokenizer_fixture.py`), with the ids
-//! `transformers` gives on edge cases; refusals; no panic on broken files.
+//! `transformers` gives on edge cases; post-processor templates that add a begin-of-text token
+//! (saved by `transformers`, `scripts/llama/make_template_fixtures.py`); refusals; no panic on
+//! broken files.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::llama::tokenizer::{Tokenizer, TokenizerError, MAX_PADDING};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use attention_live::gpt2::llama_session::LlamaSession;
+use attention_live::llama::tokenizer::{Piece, Template, Tokenizer, TokenizerError, MAX_PADDING};
 use serde_json::{json, Value};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llama/tokenizer");
@@ -146,12 +151,12 @@ fn unsupported_components_are_refused_by_name() {
     assert!(msg.starts_with("normalizer NFC is not supported"), "{msg}");
     let msg = with("/decoder", json!({"type": "Metaspace"}));
     assert!(msg.starts_with("decoder Metaspace is not supported"), "{msg}");
-    let msg = with("/post_processor", json!({"type": "TemplateProcessing"}));
-    assert!(msg.starts_with("post-processor TemplateProcessing is not supported"), "{msg}");
-    let template_in_sequence =
-        json!({"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "TemplateProcessing"}]});
-    let msg = with("/post_processor", template_in_sequence);
-    assert!(msg.starts_with("post-processor TemplateProcessing is not supported"), "{msg}");
+    let msg = with("/post_processor", json!({"type": "RobertaProcessing"}));
+    assert!(msg.starts_with("post-processor RobertaProcessing is not supported"), "{msg}");
+    let bert_in_sequence =
+        json!({"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "BertProcessing"}]});
+    let msg = with("/post_processor", bert_in_sequence);
+    assert!(msg.starts_with("post-processor BertProcessing is not supported"), "{msg}");
     let msg = with("/added_tokens/1/lstrip", json!(true));
     assert!(msg.contains("lstrip (on \"<|im_start|>\") is not supported"), "{msg}");
     let split =
@@ -239,4 +244,228 @@ fn malformed_files_are_refused_without_a_panic() {
     json["model"]["merges"] = json!([]);
     let msg = refusal(&json);
     assert!(msg.contains("no token for byte 0x00"), "{msg}");
+}
+
+/// The tokenizers `scripts/llama/make_template_fixtures.py` saved with `transformers`: a template
+/// adding `<s>` (Llama 2's names), one adding nothing, `<s> $A </s>`, and Llama 3's layout (a
+/// Sequence of ByteLevel and a template adding `<|begin_of_text|>`, whose pair template has a
+/// special token of two ids).
+const TEMPLATES: [&str; 4] = ["bos", "none", "bos_eos", "sequence"];
+
+fn template_dir(name: &str) -> String {
+    format!("{}/tests/fixtures/llama/template/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn template_text(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tokenizer.json", template_dir(name))).unwrap()
+}
+
+fn template_json(name: &str) -> Value {
+    serde_json::from_str(&template_text(name)).unwrap()
+}
+
+fn template_cases(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(format!("{}/cases.json", template_dir(name))).unwrap()).unwrap()
+}
+
+fn ids(value: &Value) -> Vec<u32> {
+    value.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect()
+}
+
+/// Each text's ids are `AutoTokenizer.from_pretrained(folder)(text)["input_ids"]`, the text's own
+/// ids `add_special_tokens=False`'s, and each pair's `tokenizer(a, b)["input_ids"]`.
+#[test]
+fn templates_give_the_ids_transformers_gives() {
+    for name in TEMPLATES {
+        let tok = Tokenizer::from_json(&template_text(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let meta = template_cases(name);
+        let cases = meta["cases"].as_array().unwrap();
+        assert!(cases.len() >= 15, "{name}");
+        for case in cases {
+            let text = case["text"].as_str().unwrap();
+            assert_eq!(tok.encode(text), ids(&case["ids"]), "{name}: ids of {text:?}");
+            assert_eq!(tok.encode_text(text), ids(&case["plain"]), "{name}: plain ids of {text:?}");
+            assert_eq!(tok.decode(&ids(&case["ids"])), case["decoded"].as_str().unwrap(), "{name}: decode of {text:?}");
+        }
+        let pairs = meta["pairs"].as_array().unwrap();
+        assert!(!pairs.is_empty());
+        for pair in pairs {
+            let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+            assert_eq!(tok.encode_pair(a, b), ids(&pair["ids"]), "{name}: ids of ({a:?}, {b:?})");
+        }
+    }
+}
+
+/// The begin-of-text token comes from the template alone: once, first, also for an empty text
+/// and for a text that starts with the token itself (which is then there twice, as in Hugging Face).
+#[test]
+fn the_template_adds_the_begin_of_text_token_once() {
+    let bos = Tokenizer::from_json(&template_text("bos")).unwrap();
+    let s = bos.added_id("<s>").unwrap();
+    assert_eq!(bos.encode(""), vec![s]);
+    let hello = bos.encode("Hello world");
+    assert_eq!(hello[0], s);
+    assert_eq!(hello.iter().filter(|&&id| id == s).count(), 1);
+    assert_eq!(&hello[1..], bos.encode_text("Hello world"));
+    assert_eq!(bos.encode("<s>Hi")[..2], [s, s]);
+    assert_eq!(bos.template().single(), [Piece::Special(vec![s]), Piece::A]);
+
+    let none = Tokenizer::from_json(&template_text("none")).unwrap();
+    assert_eq!(none.encode(""), Vec::<u32>::new());
+    assert_eq!(none.encode("Hello world"), bos.encode_text("Hello world"));
+    assert_eq!(none.template(), &Template::default());
+
+    let llama3 = Tokenizer::from_json(&template_text("sequence")).unwrap();
+    let begin = llama3.added_id("<|begin_of_text|>").unwrap();
+    assert_eq!(begin, 300, "added after the BPE's ids, as Llama 3's 128000");
+    assert_eq!(llama3.encode("")[..], [begin]);
+}
+
+/// The session encodes the prompt with the template: the model reads one begin-of-text token
+/// first, and an empty prompt is that token alone; without one in the template, an empty prompt
+/// starts from the tokenizer's start token and a text has none.
+#[test]
+fn the_session_gives_the_model_the_templates_ids() {
+    let d = format!("{}/tests/fixtures/llama/gqa", env!("CARGO_MANIFEST_DIR"));
+    let config = std::fs::read_to_string(format!("{d}/config.json")).unwrap();
+    let weights = std::fs::read(format!("{d}/model.safetensors")).unwrap();
+    for name in ["bos", "none"] {
+        let session = LlamaSession::new(&config, &weights, &template_text(name)).unwrap();
+        let case = &template_cases(name)["cases"][0];
+        let (got, dropped) = session.tokens(case["text"].as_str().unwrap()).unwrap();
+        assert_eq!((got, dropped), (ids(&case["ids"]), 0), "{name}");
+        assert_eq!(session.tokens("").unwrap().0, vec![1], "{name}: an empty prompt is <s> alone");
+    }
+}
+
+/// The template applied as a pure function, with a special token of several ids.
+#[test]
+fn templates_apply_as_tokenizers_does() {
+    let cls = Piece::Special(vec![7]);
+    let sep = Piece::Special(vec![8, 9]);
+    let t = Template::new(vec![cls.clone(), Piece::A, sep.clone()], vec![cls, Piece::A, sep.clone(), Piece::B, sep])
+        .unwrap();
+    assert_eq!(t.apply_single(&[1, 2]), [7, 1, 2, 8, 9]);
+    assert_eq!(t.apply_single(&[]), [7, 8, 9]);
+    assert_eq!(t.apply_pair(&[1], &[2, 3]), [7, 1, 8, 9, 2, 3, 8, 9]);
+    assert_eq!(Template::default().apply_single(&[4, 5]), [4, 5]);
+    assert_eq!(Template::default().apply_pair(&[4], &[5]), [4, 5]);
+    let msg = |r: Result<Template, TokenizerError>| r.unwrap_err().to_string();
+    assert!(msg(Template::new(vec![], vec![Piece::A, Piece::B])).contains("no Sequence A"));
+    assert!(msg(Template::new(vec![Piece::A, Piece::B], vec![Piece::A, Piece::B])).contains("only a pair has"));
+    assert!(msg(Template::new(vec![Piece::A], vec![Piece::A])).contains("both sequences"));
+}
+
+/// A broken template is refused with a message that names what is wrong.
+#[test]
+fn malformed_templates_are_refused_by_name() {
+    let base = template_json("bos");
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut json = base.clone();
+        edit(&mut json["post_processor"]);
+        refusal(&json)
+    };
+    type Edit = fn(&mut Value);
+    let cases: Vec<(&str, Edit)> = vec![
+        ("uses \"<t>\", which its special_tokens lack", |p| p["single"][0]["SpecialToken"]["id"] = json!("<t>")),
+        ("has no \"single\" template", |p| drop(p.as_object_mut().unwrap().remove("single"))),
+        ("has no \"pair\" template", |p| drop(p.as_object_mut().unwrap().remove("pair"))),
+        ("has no \"special_tokens\" map", |p| drop(p.as_object_mut().unwrap().remove("special_tokens"))),
+        ("special token \"<s>\" has id 300, which is not in the vocabulary (300 ids)", |p| {
+            p["special_tokens"]["<s>"] = json!({"id": "<s>", "ids": [300], "tokens": ["<s>"]})
+        }),
+        ("\"<s>\" has an id that is not a token id: -1", |p| p["special_tokens"]["<s>"]["ids"] = json!([-1])),
+        ("\"<s>\" has no \"ids\" list", |p| p["special_tokens"]["<s>"]["ids"] = json!(1)),
+        ("\"<s>\" has 1 ids but not as many tokens", |p| p["special_tokens"]["<s>"]["tokens"] = json!([])),
+        ("has Sequence \"C\"; the sequences are A and B", |p| p["single"][1]["Sequence"]["id"] = json!("C")),
+        ("pair template has Sequence \"a\"", |p| p["pair"][1]["Sequence"]["id"] = json!("a")),
+        ("single template uses Sequence B", |p| p["single"][1]["Sequence"]["id"] = json!("B")),
+        ("single template has no Sequence A", |p| p["single"] = json!([p["single"][0].clone()])),
+        ("pair template must use both sequences", |p| p["pair"] = json!([p["pair"][1].clone()])),
+        ("has no \"type_id\" number", |p| p["single"][1]["Sequence"]["type_id"] = json!("0")),
+        ("has no \"id\" string", |p| p["single"][0]["SpecialToken"] = json!({"type_id": 0})),
+        ("is \"Special\", neither Sequence nor SpecialToken", |p| {
+            p["single"][0] = json!({"Special": {"id": "<s>", "type_id": 0}})
+        }),
+        ("is not {\"Sequence\": …} or {\"SpecialToken\": …}", |p| p["single"][0] = json!("<s>")),
+        ("post-processor Sequence with two TemplateProcessing is not supported", |p| {
+            *p = json!({"type": "Sequence", "processors": [p.clone(), p.clone()]})
+        }),
+        ("post-processor Sequence has no \"processors\" list", |p| *p = json!({"type": "Sequence"})),
+    ];
+    for (want, edit) in cases {
+        let msg = with(&edit);
+        assert!(msg.contains(want), "{want:?} not in {msg:?}");
+    }
+    // Two keys in one piece, or a gap in the ids (an id no token has), are refused too.
+    let msg = with(&|p| p["single"][1]["SpecialToken"] = json!({"id": "<s>", "type_id": 0}));
+    assert!(msg.contains("is not {\"Sequence\": …}"), "{msg}");
+    let mut json = base.clone();
+    json["added_tokens"].as_array_mut().unwrap().retain(|t| t["id"] != 0);
+    json["model"]["vocab"].as_object_mut().unwrap().remove("<unk>");
+    json["post_processor"]["special_tokens"]["<s>"]["ids"] = json!([0]);
+    let msg = refusal(&json);
+    assert!(msg.contains("has id 0, which is not in the vocabulary"), "{msg}");
+}
+
+/// Every value in the post-processor replaced by values of every kind: no panic, and a
+/// tokenizer that loads encodes.
+#[test]
+fn broken_templates_never_panic() {
+    let replacements = [
+        json!(null),
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!(4_294_967_296u64),
+        json!(""),
+        json!("A"),
+        json!("B"),
+        json!("<s>"),
+        json!([]),
+        json!([1, 2]),
+        json!({}),
+        json!({"SpecialToken": {"id": "<s>", "type_id": 0}}),
+        json!({"Sequence": {"id": "B", "type_id": 0}}),
+    ];
+    let mut loaded = 0;
+    for name in ["bos", "sequence"] {
+        let base = template_json(name);
+        let mut pointers = Vec::new();
+        collect_pointers(&base["post_processor"], "/post_processor".into(), &mut pointers);
+        assert!(pointers.len() > 20, "{name}");
+        for pointer in &pointers {
+            for value in &replacements {
+                let mut json = base.clone();
+                *json.pointer_mut(pointer).unwrap() = value.clone();
+                let text = json.to_string();
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    Tokenizer::from_json(&text).map(|tok| (tok.encode("Hi <s>"), tok.encode_pair("a", "")))
+                }));
+                match result {
+                    Ok(Ok(_)) => loaded += 1,
+                    Ok(Err(_)) => {}
+                    Err(_) => panic!("{name}: {pointer} = {value} panicked"),
+                }
+            }
+        }
+        let text = template_text(name);
+        let start = text.find("\"post_processor\"").unwrap();
+        for cut in (start..start + 400).step_by(7) {
+            let Some(prefix) = text.get(..cut) else { continue };
+            assert!(Tokenizer::from_json(prefix).is_err(), "{name} cut at {cut}");
+        }
+    }
+    assert!(loaded > 0, "some replacements (a type_id, a token's text) leave a valid template");
+}
+
+/// The JSON pointers of every value inside `value` (itself included).
+fn collect_pointers(value: &Value, at: String, out: &mut Vec<String>) {
+    out.push(at.clone());
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| collect_pointers(v, format!("{at}/{}", escape(k)), out)),
+        Value::Array(list) => list.iter().enumerate().for_each(|(i, v)| collect_pointers(v, format!("{at}/{i}"), out)),
+        _ => {}
+    }
 }

@@ -9,7 +9,13 @@
 //!    cut with a regex (GPT-2's: words with their leading space, numbers, punctuation runs,
 //!    whitespace), and `ByteLevel` writes each UTF-8 byte as one printable character (space → `Ġ`);
 //! 3. each word is merged by BPE: start from its characters, then merge the adjacent pair that
-//!    comes first in `merges` (the leftmost on a tie) until no pair is in `merges`.
+//!    comes first in `merges` (the leftmost on a tie) until no pair is in `merges`;
+//! 4. the post-processor's template puts special tokens around the text's ids ([`Template`]):
+//!    Llama 3 adds its begin-of-text token this way (as do Llama 2 and TinyLlama, whose
+//!    SentencePiece-style BPE this does not read), and `transformers` 5.x writes such a
+//!    `TemplateProcessing` whenever it saves a tokenizer made with `add_bos_token` /
+//!    `add_eos_token`. `ByteLevel`, the other post-processor, adds no ids. [`Tokenizer::encode`]
+//!    applies the template, so the tokenizer is the one place a begin-of-text token comes from.
 //!
 //! The merges are applied here rather than by `tiktoken-rs` (which merges the pair whose *joined
 //! text* has the lowest id, and always keeps a word that is in the vocabulary whole): the two agree
@@ -17,8 +23,8 @@
 //! `fancy-regex` (GPT-2's pattern needs a look-ahead), already in the build for GPT-2's tokenizer.
 //! Why not Hugging Face's `tokenizers` crate: docs/performance.md, "Llama tokenizer: which implementation".
 //!
-//! Anything else (another normalizer, pre-tokenizer, model or decoder) is refused with a message
-//! that names it: the ids would silently differ.
+//! Anything else (another normalizer, pre-tokenizer, model, post-processor or decoder) is refused
+//! with a message that names it: the ids would silently differ.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -90,6 +96,8 @@ pub struct Tokenizer {
     pre: Vec<PreStep>,
     /// `ignore_merges`: a word that is in the vocabulary is one token, whatever the merges say.
     ignore_merges: bool,
+    /// What the post-processor puts around the text's ids (nothing, for `ByteLevel` or none).
+    template: Template,
     /// Byte b is written as character `byte_char[b]`; `char_byte` reverses it.
     byte_char: [char; 256],
     char_byte: HashMap<char, u8>,
@@ -101,7 +109,6 @@ impl Tokenizer {
         let root: Value = serde_json::from_str(text).map_err(|e| malformed(format!("not JSON ({e})")))?;
         let root = root.as_object().ok_or_else(|| malformed("the file is not a JSON object"))?;
         check_normalizer(root.get("normalizer"))?;
-        check_post_processor(root.get("post_processor"))?;
         check_decoder(root.get("decoder"))?;
         let pre = pre_steps(root.get("pre_tokenizer").unwrap_or(&Value::Null))?;
         let model = root.get("model").and_then(Value::as_object).ok_or_else(|| malformed("no \"model\" object"))?;
@@ -130,9 +137,10 @@ impl Tokenizer {
         for (content, id) in &added {
             tokens[*id as usize] = Some(content.clone());
         }
+        let template = post_processor(root.get("post_processor"), &tokens)?;
         let mut added = added;
         added.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
-        Ok(Tokenizer { vocab, merges, tokens, added, pre, ignore_merges, byte_char, char_byte })
+        Ok(Tokenizer { vocab, merges, tokens, added, pre, ignore_merges, template, byte_char, char_byte })
     }
 
     /// How many ids the tokenizer has (one more than the largest).
@@ -158,8 +166,27 @@ impl Tokenizer {
         self.added.iter().find(|(c, _)| c == content).map(|&(_, id)| id)
     }
 
-    /// Hugging Face's ids for `text`, added tokens included.
+    /// Hugging Face's ids for `text` as a model reads it: the text's own ids (added tokens
+    /// included) inside the post-processor's single template, so with the begin-of-text token
+    /// of a tokenizer whose template adds one. What `transformers` gives for `tokenizer(text)`
+    /// (`add_special_tokens=True`, its default).
     pub fn encode(&self, text: &str) -> Vec<u32> {
+        self.template.apply_single(&self.encode_text(text))
+    }
+
+    /// The ids of two texts in the post-processor's pair template (`tokenizer(a, b)`).
+    pub fn encode_pair(&self, a: &str, b: &str) -> Vec<u32> {
+        self.template.apply_pair(&self.encode_text(a), &self.encode_text(b))
+    }
+
+    /// What the post-processor puts around the text's ids.
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// The text's own ids, added tokens included, without the template's special tokens
+    /// (`add_special_tokens=False`).
+    pub fn encode_text(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
         let mut start = 0; // the text before `start` is encoded
         let mut at = 0;
@@ -291,6 +318,84 @@ impl Tokenizer {
     }
 }
 
+/// One piece of a post-processor's template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// The first text's ids (`{"Sequence": {"id": "A", "type_id": n}}`).
+    A,
+    /// The second text's ids (`{"Sequence": {"id": "B", "type_id": n}}`), in a pair template only.
+    B,
+    /// A special token's ids (`{"SpecialToken": {"id": name, "type_id": n}}`, the name looked up
+    /// in the template's `special_tokens`): usually one id, possibly several.
+    Special(Vec<u32>),
+}
+
+/// Hugging Face's `TemplateProcessing`: the ids of one text (`single`) or of two (`pair`) are its
+/// pieces' ids, in order. The pieces' `type_id`s (token type ids, which a Llama-family model does
+/// not read) play no part in the ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    single: Vec<Piece>,
+    pair: Vec<Piece>,
+}
+
+impl Default for Template {
+    /// The template that adds nothing, single `$A` and pair `$A $B`: a tokenizer without a
+    /// post-processor, or with `ByteLevel` alone.
+    fn default() -> Self {
+        Template { single: vec![Piece::A], pair: vec![Piece::A, Piece::B] }
+    }
+}
+
+impl Template {
+    /// A template from its pieces: the single one must hold the text (A) and no second text (B),
+    /// the pair one both (as `tokenizers` requires of it).
+    pub fn new(single: Vec<Piece>, pair: Vec<Piece>) -> Result<Template, TokenizerError> {
+        let has = |pieces: &[Piece], which: &Piece| pieces.contains(which);
+        if has(&single, &Piece::B) {
+            return Err(malformed("the post-processor's single template uses Sequence B, which only a pair has"));
+        }
+        if !has(&single, &Piece::A) {
+            return Err(malformed("the post-processor's single template has no Sequence A (the text's place)"));
+        }
+        if !has(&pair, &Piece::A) || !has(&pair, &Piece::B) {
+            return Err(malformed("the post-processor's pair template must use both sequences, A and B"));
+        }
+        Ok(Template { single, pair })
+    }
+
+    pub fn single(&self) -> &[Piece] {
+        &self.single
+    }
+
+    pub fn pair(&self) -> &[Piece] {
+        &self.pair
+    }
+
+    /// One text's ids `a` in the single template.
+    pub fn apply_single(&self, a: &[u32]) -> Vec<u32> {
+        fill(&self.single, a, &[])
+    }
+
+    /// Two texts' ids `a` and `b` in the pair template.
+    pub fn apply_pair(&self, a: &[u32], b: &[u32]) -> Vec<u32> {
+        fill(&self.pair, a, b)
+    }
+}
+
+/// The pieces' ids in order: A's place gets `a`, B's `b`, a special token its ids.
+fn fill(pieces: &[Piece], a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut ids = Vec::with_capacity(a.len() + b.len() + pieces.len());
+    for piece in pieces {
+        match piece {
+            Piece::A => ids.extend_from_slice(a),
+            Piece::B => ids.extend_from_slice(b),
+            Piece::Special(special) => ids.extend_from_slice(special),
+        }
+    }
+    ids
+}
+
 impl PreStep {
     /// One piece of text → the pieces this step cuts it into (never empty ones).
     fn split(&self, text: &str) -> Vec<String> {
@@ -392,12 +497,115 @@ fn check_normalizer(value: Option<&Value>) -> Result<(), TokenizerError> {
     Err(unsupported("normalizer", kind, "this reads tokenizers without one (byte-level BPE needs none)"))
 }
 
-fn check_post_processor(value: Option<&Value>) -> Result<(), TokenizerError> {
-    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(()) };
-    match byte_level_kind(value, "processors", "the post-processor")? {
-        "ByteLevel" => Ok(()), // only moves offsets, adds no ids
-        other => Err(unsupported("post-processor", other, "only ByteLevel (which adds no tokens) is supported")),
+const POST_PROCESSORS: &str =
+    "the supported ones are ByteLevel (which adds no ids) and TemplateProcessing, alone or in a Sequence";
+
+/// The post-processor, as the template it applies: none and `ByteLevel` (which only moves
+/// offsets) add nothing; `TemplateProcessing`, alone or in a `Sequence` beside `ByteLevel`s
+/// (Llama 3's files have [ByteLevel, TemplateProcessing]), is read by [`read_template`].
+fn post_processor(value: Option<&Value>, tokens: &[Option<String>]) -> Result<Template, TokenizerError> {
+    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(Template::default()) };
+    let items: Vec<&Value> = match kind(value, "the post-processor")? {
+        "Sequence" => value
+            .get("processors")
+            .and_then(Value::as_array)
+            .ok_or_else(|| malformed("the post-processor Sequence has no \"processors\" list"))?
+            .iter()
+            .collect(),
+        _ => vec![value],
+    };
+    let mut template = None;
+    for item in items {
+        match kind(item, "a post-processor")? {
+            "ByteLevel" => {}
+            "TemplateProcessing" if template.is_none() => template = Some(read_template(item, tokens)?),
+            "TemplateProcessing" => {
+                return Err(unsupported("post-processor", "Sequence with two TemplateProcessing", POST_PROCESSORS))
+            }
+            other => return Err(unsupported("post-processor", other, POST_PROCESSORS)),
+        }
     }
+    Ok(template.unwrap_or_default())
+}
+
+/// A `TemplateProcessing`, as `tokenizers` writes it: `single` and `pair`, lists of pieces
+/// `{"Sequence": {"id": "A" | "B", "type_id": n}}` and `{"SpecialToken": {"id": name, "type_id": n}}`,
+/// and `special_tokens`, a map from each name to `{"id": name, "ids": [id, …], "tokens": [text, …]}`.
+/// All three are required (as `tokenizers` requires them); a name the template uses must be a
+/// key of `special_tokens`, and its ids tokens of this tokenizer.
+fn read_template(value: &Value, tokens: &[Option<String>]) -> Result<Template, TokenizerError> {
+    let specials = value
+        .get("special_tokens")
+        .and_then(Value::as_object)
+        .ok_or_else(|| malformed("the post-processor TemplateProcessing has no \"special_tokens\" map"))?;
+    let pieces = |which: &str| -> Result<Vec<Piece>, TokenizerError> {
+        let list = value.get(which).and_then(Value::as_array).ok_or_else(|| {
+            malformed(format!("the post-processor TemplateProcessing has no \"{which}\" template (a list of pieces)"))
+        })?;
+        list.iter().map(|piece| read_piece(piece, which, specials, tokens)).collect()
+    };
+    Template::new(pieces("single")?, pieces("pair")?)
+}
+
+/// One piece of the `which` template (an object with one key, `Sequence` or `SpecialToken`).
+fn read_piece(
+    piece: &Value,
+    which: &str,
+    specials: &Map<String, Value>,
+    tokens: &[Option<String>],
+) -> Result<Piece, TokenizerError> {
+    let what = format!("a piece of the post-processor's {which} template");
+    let mut entries = piece.as_object().into_iter().flatten();
+    let (key, body) = match (entries.next(), entries.next()) {
+        (Some((key, body)), None) => (key.as_str(), body),
+        _ => return Err(malformed(format!("{what} is not {{\"Sequence\": …}} or {{\"SpecialToken\": …}}: {piece}"))),
+    };
+    let id = body.get("id").and_then(Value::as_str);
+    let id = id.ok_or_else(|| malformed(format!("{what} has no \"id\" string: {piece}")))?;
+    if body.get("type_id").and_then(Value::as_u64).and_then(|t| u32::try_from(t).ok()).is_none() {
+        return Err(malformed(format!("{what} has no \"type_id\" number: {piece}")));
+    }
+    match key {
+        "Sequence" => match id {
+            "A" => Ok(Piece::A),
+            "B" => Ok(Piece::B),
+            other => Err(malformed(format!(
+                "the post-processor's {which} template has Sequence {other:?}; the sequences are A and B"
+            ))),
+        },
+        "SpecialToken" => special_ids(id, specials, tokens).map(Piece::Special),
+        other => Err(malformed(format!("{what} is {other:?}, neither Sequence nor SpecialToken"))),
+    }
+}
+
+/// The ids of the template's special token `name`, each a token of this tokenizer.
+fn special_ids(
+    name: &str,
+    specials: &Map<String, Value>,
+    tokens: &[Option<String>],
+) -> Result<Vec<u32>, TokenizerError> {
+    let what = format!("the post-processor's special token {name:?}");
+    let entry = specials.get(name).ok_or_else(|| {
+        malformed(format!("the post-processor's template uses {name:?}, which its special_tokens lack"))
+    })?;
+    let ids = entry.get("ids").and_then(Value::as_array);
+    let ids = ids.ok_or_else(|| malformed(format!("{what} has no \"ids\" list")))?;
+    if let Some(texts) = entry.get("tokens") {
+        if texts.as_array().map(Vec::len) != Some(ids.len()) {
+            return Err(malformed(format!("{what} has {} ids but not as many tokens", ids.len())));
+        }
+    }
+    ids.iter()
+        .map(|id| {
+            let id = as_id(id, &what)?;
+            match tokens.get(id as usize) {
+                Some(Some(_)) => Ok(id),
+                _ => {
+                    Err(malformed(format!("{what} has id {id}, which is not in the vocabulary ({} ids)", tokens.len())))
+                }
+            }
+        })
+        .collect()
 }
 
 fn check_decoder(value: Option<&Value>) -> Result<(), TokenizerError> {
