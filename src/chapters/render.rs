@@ -7,6 +7,8 @@
 //! block with the info string `exercise`, `crate::exercises::format`); a valid one becomes an
 //! `Exercise` segment with its texts rendered like the prose.
 
+use std::ops::Range;
+
 use pulldown_cmark::{html, CowStr, Event, Options, Parser};
 use pulldown_latex::{config::DisplayMode, mathml::push_mathml, Parser as TexParser, RenderConfig, Storage};
 
@@ -209,9 +211,9 @@ pub fn markdown_to_html(md: &str, problems: &mut Vec<Problem>) -> String {
     html
 }
 
-/// LaTeX to MathML Core. On a parse error, an unknown command or an error element in the
-/// output, the problem is recorded (the build refuses it) and a plain-text placeholder is
-/// emitted instead of raw LaTeX.
+/// LaTeX to MathML Core. On a parse error, an unknown command, an error element in the output
+/// or a malformed structure (`mathml_structure`), the problem is recorded (the build refuses
+/// it) and a plain-text placeholder is emitted instead of raw LaTeX.
 pub fn tex_to_mathml(tex: &str, display: bool, problems: &mut Vec<Problem>) -> String {
     let storage = Storage::new();
     let events: Vec<_> = TexParser::new(tex, &storage).collect();
@@ -228,8 +230,248 @@ pub fn tex_to_mathml(tex: &str, display: bool, problems: &mut Vec<Problem>) -> S
         errors.push("the MathML contains an error element".to_string());
     }
     if errors.is_empty() {
-        return mathml;
+        let mathml = place_operator_spaces(&mathml);
+        let malformed = mathml_structure(&mathml);
+        if malformed.is_empty() {
+            return mathml;
+        }
+        let message = format!("malformed MathML for {tex:?}: {}", malformed.join("; "));
+        problems.push(Problem { tex: Some(tex.to_string()), message });
+    } else {
+        let message = format!("bad LaTeX {tex:?}: {}", errors.join("; "));
+        problems.push(Problem { tex: Some(tex.to_string()), message });
     }
-    problems.push(Problem { tex: Some(tex.to_string()), message: format!("bad LaTeX {tex:?}: {}", errors.join("; ")) });
     "<span class=\"math-error\">[equation could not be rendered]</span>".to_string()
+}
+
+/// The thin space pulldown-latex writes between an ordinary atom and an operator name after it
+/// (`\log`, `\operatorname{…}`).
+const OPERATOR_SPACE: &str = "<mspace width=\"0.1667em\" />";
+
+/// The MathML elements that take a fixed number of element children, with that number. With
+/// another number a browser still draws something, wrongly: an `msub` with three children
+/// draws its second and third children at script size.
+const FIXED_ARITY: [(&str, usize); 8] = [
+    ("mfrac", 2),
+    ("mroot", 2),
+    ("msub", 2),
+    ("msup", 2),
+    ("msubsup", 3),
+    ("munder", 2),
+    ("mover", 2),
+    ("munderover", 3),
+];
+
+/// The script elements: a base, then one or two scripts.
+const SCRIPTS: [&str; 6] = ["msub", "msup", "msubsup", "munder", "mover", "munderover"];
+
+fn arity(name: &str) -> Option<usize> {
+    FIXED_ARITY.iter().find(|(n, _)| *n == name).map(|&(_, arity)| arity)
+}
+
+/// pulldown-latex opens a script element before it writes the base, and writes an operator
+/// name's leading thin space as part of the name. So when an operator name after an ordinary
+/// atom is the base of a script (`w_i \log_2 w_i`, `x \cdot \operatorname{wpe}_q`), the space
+/// lands inside the script element as an extra first child,
+/// `<msub><mspace …/><mi>log</mi><mn>2</mn></msub>`, which a browser draws as the space with
+/// "log" and "2" both at script size; when the name is a script itself (`x^\sin`), the space
+/// sits between the base and it. Moves the first kind in front of its script element,
+/// `<mspace …/><msub><mi>log</mi><mn>2</mn></msub>`, and drops the second (there is no space
+/// between a base and its script). Only in a script element with one child too many; markup
+/// this cannot read is returned as it is, for `mathml_structure` to refuse.
+fn place_operator_spaces(mathml: &str) -> String {
+    // Replacements of byte ranges, in no particular order and never overlapping.
+    let mut edits: Vec<(Range<usize>, &str)> = Vec::new();
+    // The open elements, outermost first: name, start, and the byte ranges of their children.
+    let mut open: Vec<(&str, usize, Vec<Range<usize>>)> = Vec::new();
+    for tag in Tags::new(mathml) {
+        let Ok(tag) = tag else { return mathml.to_string() };
+        let span = match tag.kind {
+            TagKind::Open => {
+                open.push((tag.name, tag.span.start, Vec::new()));
+                continue;
+            }
+            TagKind::Empty => tag.span,
+            TagKind::Close => {
+                let Some((name, start, children)) = open.pop().filter(|(name, ..)| *name == tag.name) else {
+                    return mathml.to_string();
+                };
+                let extra = SCRIPTS.contains(&name) && arity(name).is_some_and(|a| children.len() == a + 1);
+                let space = children.iter().position(|c| &mathml[c.clone()] == OPERATOR_SPACE).filter(|_| extra);
+                if let Some(i) = space {
+                    if i == 0 {
+                        edits.push((start..start, OPERATOR_SPACE));
+                    }
+                    edits.push((children[i].clone(), ""));
+                }
+                start..tag.span.end
+            }
+        };
+        if let Some((_, _, children)) = open.last_mut() {
+            children.push(span);
+        }
+    }
+    edits.sort_by_key(|(range, _)| (range.start, range.end));
+    let mut out = String::with_capacity(mathml.len());
+    let mut at = 0;
+    for (range, with) in edits {
+        out.push_str(&mathml[at..range.start]);
+        out.push_str(with);
+        at = range.end;
+    }
+    out.push_str(&mathml[at..]);
+    out
+}
+
+/// What is wrong with the structure of a piece of MathML, as the build reports it: an element
+/// of fixed arity (`FIXED_ARITY`) with another number of element children, a closing tag that
+/// closes nothing or another element, an element never closed, a tag never ended. Empty when
+/// the structure is sound. Reads the markup the renderer writes (tags, quoted attributes, text);
+/// any other input gets an answer too, never a panic.
+pub fn mathml_structure(mathml: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    // The open elements, outermost first, each with the names of its element children so far.
+    let mut open: Vec<(&str, Vec<&str>)> = Vec::new();
+    for tag in Tags::new(mathml) {
+        let tag = match tag {
+            Ok(tag) => tag,
+            Err(message) => {
+                found.push(message);
+                break;
+            }
+        };
+        match tag.kind {
+            TagKind::Open => {
+                if let Some((_, children)) = open.last_mut() {
+                    children.push(tag.name);
+                }
+                open.push((tag.name, Vec::new()));
+            }
+            TagKind::Empty => {
+                if let Some((_, children)) = open.last_mut() {
+                    children.push(tag.name);
+                }
+            }
+            TagKind::Close => {
+                let name = tag.name;
+                match open.pop() {
+                    Some((opened, children)) if opened == name => match arity(name) {
+                        Some(arity) if children.len() != arity => found.push(format!(
+                            "<{name}> has {} element children ({}), it takes {arity}",
+                            children.len(),
+                            children.join(", ")
+                        )),
+                        _ => {}
+                    },
+                    Some((opened, _)) => {
+                        found.push(format!("</{name}> closes <{opened}>"));
+                        break; // what follows would be counted in the wrong elements
+                    }
+                    None => {
+                        found.push(format!("</{name}> closes no element"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if found.is_empty() {
+        found.extend(open.iter().rev().map(|(name, _)| format!("<{name}> is never closed")));
+    }
+    found
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TagKind {
+    /// `<mi>`, `<msub style="…">`
+    Open,
+    /// `</mi>`
+    Close,
+    /// `<mspace … />`
+    Empty,
+}
+
+/// One tag of the markup: its element's name, its kind and its byte range.
+#[derive(Debug)]
+struct Tag<'a> {
+    name: &'a str,
+    kind: TagKind,
+    span: Range<usize>,
+}
+
+/// The tags of a piece of markup in order, comments and declarations left out; at a tag that
+/// never ends, an error and nothing after it. As in HTML, `<` starts a tag only before a
+/// letter, `/` and a letter, `!` or `?`: pulldown-latex writes the relation `<` unescaped,
+/// `<mo><</mo>`, and the browser reads it as text.
+struct Tags<'a> {
+    markup: &'a str,
+    at: usize,
+}
+
+impl<'a> Tags<'a> {
+    fn new(markup: &'a str) -> Self {
+        Tags { markup, at: 0 }
+    }
+}
+
+impl<'a> Iterator for Tags<'a> {
+    type Item = Result<Tag<'a>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let start = self.at + self.markup.get(self.at..)?.find('<')?;
+            let from = &self.markup[start..];
+            let mut after = from[1..].chars();
+            let first = after.next();
+            let starts_tag = match first {
+                Some('/') => after.next().is_some_and(|c| c.is_ascii_alphabetic()),
+                Some(c) => c.is_ascii_alphabetic() || c == '!' || c == '?',
+                None => false,
+            };
+            if !starts_tag {
+                self.at = start + 1;
+                continue;
+            }
+            let Some(end) = tag_end(from) else {
+                self.at = self.markup.len();
+                return Some(Err(format!("a tag is never ended: {:?}", clip(from))));
+            };
+            self.at = start + end + 1;
+            let inner = &from[1..end];
+            if matches!(first, Some('!' | '?')) {
+                continue; // a comment or a declaration: no element
+            }
+            let (kind, inner) = match (inner.strip_prefix('/'), inner.strip_suffix('/')) {
+                (Some(closing), _) => (TagKind::Close, closing),
+                (None, Some(empty)) => (TagKind::Empty, empty),
+                (None, None) => (TagKind::Open, inner),
+            };
+            let name = inner.split(|c: char| c.is_ascii_whitespace()).next().unwrap_or("");
+            return Some(Ok(Tag { name, kind, span: start..self.at }));
+        }
+    }
+}
+
+/// The index of the `>` that ends the tag `tag` starts with (at its `<`), skipping quoted
+/// attribute values; `None` when the input ends first.
+fn tag_end(tag: &str) -> Option<usize> {
+    let mut quote = None;
+    for (i, c) in tag.char_indices().skip(1) {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), _) if c == q => quote = None,
+            (None, '>') => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The first characters of `text`, for a message.
+fn clip(text: &str) -> String {
+    let mut clipped: String = text.chars().take(40).collect();
+    if clipped.len() < text.len() {
+        clipped.push('…');
+    }
+    clipped
 }
