@@ -74,7 +74,7 @@ fn kv_cache_sizes_match_hand_arithmetic() {
 fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
     use attention_live::demos::kv_cache::{shape, variants, Params};
     let mut p = <Params as attention_live::state::Params>::defaults();
-    let s = shape(&p);
+    let s = shape(&p).unwrap();
     // 128 layers × 128 heads of 256 × 131,072 positions × 256 sequences × 4 bytes = 2⁵⁰ bytes:
     // far past what a 32-bit usize (the browser's) holds; the size is a u64.
     let huge = attention_live::numerics::kv_cache::KvShape {
@@ -91,9 +91,26 @@ fn the_kv_demo_reads_its_controls_and_compares_mha_gqa_mqa() {
     assert_eq!(s.bytes(), 1 << 30);
     let [mha, set, mqa] = variants(&s);
     assert_eq!((mha.1.bytes(), set.1.bytes(), mqa.1.bytes()), (4 << 30, 1 << 30, 128 << 20));
-    // More KV heads than query heads is clamped (a model cannot have that).
+    // More KV heads than query heads, or KV heads that do not divide them, is no model: refused
+    // with the reason, never computed with another number than the slider shows.
     p.kv_heads = 100;
-    assert_eq!(shape(&p).kv_heads, 32);
+    let why = shape(&p).unwrap_err();
+    assert!(why.contains("100 key-value heads for 32 query heads"), "{why}");
+    p.kv_heads = 5;
+    let why = shape(&p).unwrap_err();
+    assert!(
+        why.contains("32 query heads cannot be shared out evenly among 5") && why.contains("1, 2, 4, 8, 16, 32"),
+        "{why}"
+    );
+    for kv in [1, 2, 4, 8, 16, 32] {
+        p.kv_heads = kv;
+        assert_eq!(shape(&p).unwrap().kv_heads, kv);
+    }
+    let out = <attention_live::demos::kv_cache::KvCacheDemo as attention_live::demos::Demo>::compute(&Params {
+        kv_heads: 5,
+        ..p
+    });
+    assert!(out["refused"].as_str().is_some_and(|w| w.contains("evenly")), "{out}");
 }
 
 #[test]

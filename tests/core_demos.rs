@@ -117,6 +117,22 @@ fn self_attention_stages_and_the_permutation_check() {
     }
     // shuffling reverses the token labels
     assert_eq!(self_attention::compute(Stage::Qkv, 3, 4, 1, &[], 2, false, true, false).tokens, ["t₂", "t₁", "t₀"]);
+    // With n = d every matrix is square, yet only a token axis is labelled by tokens: W_Q is
+    // dimensions by dimensions, X and Q tokens by dimensions, the weights tokens by tokens.
+    let s = self_attention::compute(Stage::Qkv, 4, 4, 1, &[], 2, false, false, false);
+    let labels = |name: &str| s.matrices.iter().find(|m| m.name == name).unwrap().labels(&s.tokens);
+    let (dims, toks): (Vec<String>, Vec<String>) =
+        ((0..4).map(|j| j.to_string()).collect(), ["t₀", "t₁", "t₂", "t₃"].map(String::from).to_vec());
+    for w in ["W_Q", "W_K", "W_V"] {
+        assert_eq!(labels(w), (dims.clone(), dims.clone()), "{w}");
+    }
+    for m in ["X (input)", "Q = X W_Q", "V = X W_V", "output weights · V"] {
+        assert_eq!(labels(m), (toks.clone(), dims.clone()), "{m}");
+    }
+    assert_eq!(labels("weights softmax(·)"), (toks.clone(), toks.clone()));
+    let s = self_attention::compute(Stage::Xx, 4, 4, 1, &[], 2, false, false, false);
+    let x = s.matrices.iter().find(|m| m.name == "X (input)").unwrap().labels(&s.tokens);
+    assert_eq!(x, (toks, dims));
 }
 
 #[test]

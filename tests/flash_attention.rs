@@ -42,7 +42,7 @@ fn causal_rows_see_only_their_past() {
 #[test]
 fn the_step_through_rescales_as_printed_and_ends_at_the_naive_output() {
     use attention_live::demos::flash_steps::{compute, TOL};
-    let o = compute(8, 4, 3, 2, 3, 7);
+    let o = compute(8, 4, 3, 1, 3, 7); // query row 1 (0-based), all 3 tiles
     assert_eq!(o.steps.len(), 3, "8 keys in tiles of 3: 3 + 3 + 2");
     assert_eq!(o.steps.iter().map(|s| s.keys).collect::<Vec<_>>(), [(0, 3), (3, 6), (6, 8)]);
     // Every step obeys the printed recurrences (in f64, from the row's scores):

@@ -14,9 +14,10 @@ crate::params! {
         n: usize = Param::int("n", "Tokens n", 2, 16, 8),
         d: usize = Param::int("d", "Head size d", 2, 8, 4),
         tile: usize = Param::int("tile", "Keys per tile", 1, 8, 3),
-        /// 1-based on the page (0-based in the output)
-        row: usize = Param::int("row", "Query row", 1, 16, 1),
-        /// how many tiles the query row has met so far
+        /// 0-based, like every position in the book (older links said `row`, counted from 1);
+        /// the slider ends at n − 1
+        row: usize = Param::int_formerly("query", "Query row", 0, 15, 0, "row", 1),
+        /// how many tiles the query row has met so far (the slider ends at the last tile)
         step: usize = Param::int("step", "Tiles processed", 0, 16, 1),
         seed: u32 = Param::seed("seed", "Example", 7),
     }
@@ -33,6 +34,8 @@ impl Demo for FlashStepsDemo {
         tile acc/ℓ is the naive output, checked here for every row.";
     type Params = Params;
     type Output = FlashSteps;
+    /// No "Show numbers": its numbers are always shown in the tables under the plot.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> FlashSteps {
         compute(p.n, p.d, p.tile, p.row, p.step, p.seed)
@@ -92,8 +95,8 @@ pub const TOL: f64 = 1e-6;
 
 pub fn compute(n: usize, d: usize, tile: usize, row: usize, shown: usize, seed: u32) -> FlashSteps {
     let (n, d, tile) = (n.max(1), d.max(1), tile.max(1));
-    let row = row.clamp(1, n) - 1;
-    // Queries and keys with spread-out scores, so the running maximum moves between tiles.
+    let row = row.min(n - 1); // the page's slider ends at n − 1
+                              // Queries and keys with spread-out scores, so the running maximum moves between tiles.
     let f32s = |m: Array2<f64>| m.mapv(|x| x as f32);
     let seed = u64::from(seed) * 3;
     let q = f32s(normal_matrix(n, d, seed, 1.5));
@@ -142,6 +145,7 @@ mod view {
     //! each processed tile, buttons to step, the check against the naive output and the counted
     //! memory traffic.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -151,7 +155,7 @@ mod view {
     use crate::kit::DemoCtx;
 
     fn f3(x: f64) -> String {
-        format!("{x:.3}")
+        format!("{x:.3}", x = Signed(x))
     }
 
     fn vector(v: &[f64]) -> String {
@@ -161,7 +165,7 @@ mod view {
     /// Millions of elements, or plain below ten thousand.
     fn count(x: u64) -> String {
         if x >= 10_000 {
-            format!("{:.1} M", x as f64 / 1e6)
+            format!("{:.1} M", Signed(x as f64 / 1e6))
         } else {
             x.to_string()
         }
@@ -235,7 +239,13 @@ mod view {
             .map_err(err)?;
         style_mesh(&mut chart, &f, pal, "key j", "score")
             .x_labels(o.n.min(16))
-            .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("{v:.0}", v = Signed(v))
+                } else {
+                    String::new()
+                }
+            })
             .draw()
             .map_err(err)?;
         for b in (o.tile..o.n).step_by(o.tile) {
@@ -303,6 +313,10 @@ mod view {
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let out = crate::demos::output::<FlashStepsDemo>(ctx);
+        let params = ctx.params::<Params>();
+        ctx.limit_ints(move || {
+            params.with(|p| vec![("query", p.n.max(1) as i64 - 1), ("step", p.n.div_ceil(p.tile.max(1)) as i64)])
+        });
         let step_by = move |delta: i64| {
             let total = out.with_untracked(|o| o.steps.len()) as i64;
             ctx.set_params::<Params>(|p| p.step = (p.step as i64 + delta).clamp(0, total) as usize);
@@ -348,7 +362,7 @@ mod view {
                     count(b),
                     count(c),
                     count(d),
-                    c as f64 / d as f64
+                    Signed(c as f64 / d as f64)
                 )
             })
         };

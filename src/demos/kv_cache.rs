@@ -47,9 +47,14 @@ impl Demo for KvCacheDemo {
     type Params = Params;
     /// The chosen shape and its size, the three variants, and the real models' caches.
     type Output = serde_json::Value;
+    /// No "Show numbers": its numbers are always shown in the readout and the table of real models.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> serde_json::Value {
-        let s = shape(p);
+        let s = match shape(p) {
+            Ok(s) => s,
+            Err(why) => return serde_json::json!({ "refused": why }),
+        };
         let vars: Vec<_> = variants(&s)
             .iter()
             .map(|(name, x)| serde_json::json!({ "variant": name, "kv_heads": x.kv_heads, "bytes": x.bytes() }))
@@ -133,18 +138,35 @@ pub fn measured(model: RealModel, heads: usize, c: &CacheInfo) -> Measured {
     }
 }
 
-/// The shape the controls describe (KV heads at most the query heads).
-pub fn shape(p: &Params) -> KvShape {
-    let heads = p.heads.max(1);
-    KvShape {
+/// The shape the controls describe, or why no model has it: the query heads are split into
+/// groups of equal size, one group per key-value head, so the key-value heads must divide the
+/// query heads (and so be at most as many).
+pub fn shape(p: &Params) -> Result<KvShape, String> {
+    let (heads, kv_heads) = (p.heads.max(1), p.kv_heads.max(1));
+    if kv_heads > heads {
+        return Err(format!(
+            "{kv_heads} key-value heads for {heads} query heads: a model has at most one key-value head per query \
+             head"
+        ));
+    }
+    if !heads.is_multiple_of(kv_heads) {
+        let divisors: Vec<String> = (1..=heads).filter(|k| heads.is_multiple_of(*k)).map(|k| k.to_string()).collect();
+        return Err(format!(
+            "{heads} query heads cannot be shared out evenly among {kv_heads} key-value heads: each key-value head \
+             serves a group of the same size, so the key-value heads must divide the query heads ({heads} has the \
+             divisors {})",
+            divisors.join(", ")
+        ));
+    }
+    Ok(KvShape {
         layers: p.layers.max(1),
         heads,
-        kv_heads: p.kv_heads.max(1).min(heads),
+        kv_heads,
         head_size: p.head_size.max(1),
         positions: p.context.max(1),
         batch: p.batch.max(1),
         bytes_per_value: p.precision,
-    }
+    })
 }
 
 /// The same model with every query head keeping its own keys (MHA), with the chosen groups
@@ -181,12 +203,12 @@ pub fn measured_text(m: &Measured, label: &str) -> String {
     )
 }
 
-
 #[cfg(target_arch = "wasm32")]
 mod view {
     //! View of `kv-cache`: the cache size for the controls' shape, bars for MHA, the chosen
     //! grouping and MQA, and a table of real models computed by the same formula.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
@@ -238,21 +260,25 @@ mod view {
     pub fn size(bytes: u64) -> String {
         let b = bytes as f64;
         match b {
-            b if b >= (1u64 << 30) as f64 => format!("{:.2} GiB", b / (1u64 << 30) as f64),
-            b if b >= (1u64 << 20) as f64 => format!("{:.1} MiB", b / (1u64 << 20) as f64),
-            b if b >= 1024.0 => format!("{:.1} KiB", b / 1024.0),
-            b => format!("{b:.0} B"),
+            b if b >= (1u64 << 30) as f64 => format!("{:.2} GiB", Signed(b / (1u64 << 30) as f64)),
+            b if b >= (1u64 << 20) as f64 => format!("{:.1} MiB", Signed(b / (1u64 << 20) as f64)),
+            b if b >= 1024.0 => format!("{:.1} KiB", Signed(b / 1024.0)),
+            b => format!("{b:.0} B", b = Signed(b)),
         }
     }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let params = ctx.params::<Params>();
+        // The key-value heads' slider ends at the query heads.
+        ctx.limit_ints(move || params.with(|p| vec![("kv-heads", p.heads.max(1) as i64)]));
         let s = Memo::new(move |_| params.with(shape));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {
             let c = canvas.get()?;
             let pal = *pal;
-            let vars = variants(&s.get());
+            // An impossible model draws nothing: the readout says why.
+            let Ok(s) = s.get() else { return Some(Ok(())) };
+            let vars = variants(&s);
             // Short labels: three fit under the bars on a phone.
             let cats: Vec<String> = vars.iter().map(|(n, x)| format!("{n} ({})", x.kv_heads)).collect();
             let gib: Vec<f64> = vars.iter().map(|(_, x)| x.bytes() as f64 / (1u64 << 30) as f64).collect();
@@ -268,8 +294,12 @@ mod view {
                 },
             ))
         });
+        let refused = move || s.with(|s| s.is_err());
         let readout = move || {
-            let x = s.get();
+            let x = match s.get() {
+                Ok(x) => x,
+                Err(why) => return format!("No model has this shape: {why}."),
+            };
             format!(
                 "2 × {} layers × {} KV heads × {} × {} positions × {} sequence{} × {} bytes = {} ({} per token). \
                  Each key-value head serves {} query head{}.",
@@ -282,8 +312,8 @@ mod view {
                 x.bytes_per_value,
                 size(x.bytes()),
                 size(x.bytes_per_token()),
-                x.heads.div_ceil(x.kv_heads),
-                if x.heads.div_ceil(x.kv_heads) == 1 { "" } else { "s" },
+                x.heads / x.kv_heads,
+                if x.heads / x.kv_heads == 1 { "" } else { "s" },
             )
         };
         let table = crate::kit::number_table(
@@ -306,8 +336,10 @@ mod view {
         );
         let label = "KV cache size with one key-value head per query head, with the chosen number, and with one";
         view! {
-            <p class="readout kv-readout" role="status">{readout}</p>
-            <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
+            <p class="readout kv-readout" class:notice=refused role=move || if refused() { "alert" } else { "status" }>
+                {readout}
+            </p>
+            <canvas node_ref=canvas class="plot" role="img" aria-label=label hidden=refused></canvas>
             {table}
             {real(ctx, params)}
         }

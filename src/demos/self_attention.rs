@@ -73,6 +73,21 @@ pub struct Shown {
     pub rows: Vec<Vec<f64>>,
     /// Weights (0..1 colour scale) or signed values.
     pub weights: bool,
+    /// What the rows and the columns stand for, which labels them.
+    pub axes: Axes,
+}
+
+/// What a shown matrix's rows and columns are: tokens (labelled t₀, t₁, …, in the order fed in)
+/// or dimensions (labelled 0, 1, …). Said by the stage that makes the matrix, never guessed from
+/// its shape: with n = d a weight matrix is square like the attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Axes {
+    /// (n, d): a row per token, a column per dimension (X, Q, K, V, the outputs).
+    TokensByDims,
+    /// (n, n): queries by keys (scores, weights).
+    TokensByTokens,
+    /// (d, d): a weight matrix.
+    DimsByDims,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,8 +106,22 @@ pub struct SelfAttention {
     pub typed: bool,
 }
 
-fn shown(name: &str, shape: String, m: ArrayView2<f64>, weights: bool) -> Shown {
-    Shown { name: name.into(), shape, rows: m.rows().into_iter().map(|r| r.to_vec()).collect(), weights }
+impl Shown {
+    /// The row and column labels: `tokens` (in the order fed in) on a token axis, 0, 1, … on a
+    /// dimension axis.
+    pub fn labels(&self, tokens: &[String]) -> (Vec<String>, Vec<String>) {
+        let dims = |k: usize| (0..k).map(|j| j.to_string()).collect::<Vec<_>>();
+        let (nr, nc) = (self.rows.len(), self.rows.first().map_or(0, Vec::len));
+        match self.axes {
+            Axes::TokensByDims => (tokens.to_vec(), dims(nc)),
+            Axes::TokensByTokens => (tokens.to_vec(), tokens.to_vec()),
+            Axes::DimsByDims => (dims(nr), dims(nc)),
+        }
+    }
+}
+
+fn shown(name: &str, shape: String, m: ArrayView2<f64>, weights: bool, axes: Axes) -> Shown {
+    Shown { name: name.into(), shape, rows: m.rows().into_iter().map(|r| r.to_vec()).collect(), weights, axes }
 }
 
 /// Rounds to one decimal, so the input matrix reads like one typed into a textbook.
@@ -134,8 +163,14 @@ fn run(
             let out = a.dot(x); // (n, n) x (n, d) -> (n, d)
             StageOut {
                 shown: vec![
-                    shown("A (fixed)", format!("({n}, {n})"), a.view(), true),
-                    shown("A X", sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")), out.view(), false),
+                    shown("A (fixed)", format!("({n}, {n})"), a.view(), true, Axes::TokensByTokens),
+                    shown(
+                        "A X",
+                        sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")),
+                        out.view(),
+                        false,
+                        Axes::TokensByDims,
+                    ),
                 ],
                 out,
             }
@@ -149,15 +184,17 @@ fn run(
                         sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")),
                         a.scores.view(),
                         false,
+                        Axes::TokensByTokens,
                     ),
-                    shown("scaled by 1/√d", format!("({n}, {n})"), a.scaled.view(), false),
-                    shown("masked", format!("({n}, {n})"), a.masked.view(), false),
-                    shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true),
+                    shown("scaled by 1/√d", format!("({n}, {n})"), a.scaled.view(), false, Axes::TokensByTokens),
+                    shown("masked", format!("({n}, {n})"), a.masked.view(), false, Axes::TokensByTokens),
+                    shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true, Axes::TokensByTokens),
                     shown(
                         "output weights · X",
                         sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")),
                         a.output.view(),
                         false,
+                        Axes::TokensByDims,
                     ),
                 ],
                 out: a.output,
@@ -169,26 +206,28 @@ fn run(
             let proj = sh(&format!("({n}, {d}) × ({d}, {d})"), &format!("({n}, {d})"));
             StageOut {
                 shown: vec![
-                    shown("W_Q", format!("({d}, {d})"), w.0.view(), false),
-                    shown("W_K", format!("({d}, {d})"), w.1.view(), false),
-                    shown("W_V", format!("({d}, {d})"), w.2.view(), false),
-                    shown("Q = X W_Q", proj.clone(), q.view(), false),
-                    shown("K = X W_K", proj.clone(), k.view(), false),
-                    shown("V = X W_V", proj, v.view(), false),
+                    shown("W_Q", format!("({d}, {d})"), w.0.view(), false, Axes::DimsByDims),
+                    shown("W_K", format!("({d}, {d})"), w.1.view(), false, Axes::DimsByDims),
+                    shown("W_V", format!("({d}, {d})"), w.2.view(), false, Axes::DimsByDims),
+                    shown("Q = X W_Q", proj.clone(), q.view(), false, Axes::TokensByDims),
+                    shown("K = X W_K", proj.clone(), k.view(), false, Axes::TokensByDims),
+                    shown("V = X W_V", proj, v.view(), false, Axes::TokensByDims),
                     shown(
                         "scores Q Kᵀ",
                         sh(&format!("({n}, {d}) × ({d}, {n})"), &format!("({n}, {n})")),
                         a.scores.view(),
                         false,
+                        Axes::TokensByTokens,
                     ),
-                    shown("scaled by 1/√d_k", format!("({n}, {n})"), a.scaled.view(), false),
-                    shown("masked", format!("({n}, {n})"), a.masked.view(), false),
-                    shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true),
+                    shown("scaled by 1/√d_k", format!("({n}, {n})"), a.scaled.view(), false, Axes::TokensByTokens),
+                    shown("masked", format!("({n}, {n})"), a.masked.view(), false, Axes::TokensByTokens),
+                    shown("weights softmax(·)", format!("({n}, {n})"), a.weights.view(), true, Axes::TokensByTokens),
                     shown(
                         "output weights · V",
                         sh(&format!("({n}, {n}) × ({n}, {d})"), &format!("({n}, {d})")),
                         a.output.view(),
                         false,
+                        Axes::TokensByDims,
                     ),
                 ],
                 out: a.output,
@@ -260,8 +299,13 @@ pub fn compute(
     let gap = (0..n)
         .flat_map(|i| (0..d).map(move |j| (i, j)))
         .fold(0.0f64, |g, (i, j)| g.max((perm[[i, j]] - base[[p[i], j]]).abs()));
-    let mut matrices =
-        vec![shown(if pe { "X + PE (input)" } else { "X (input)" }, format!("({n}, {d})"), x.view(), false)];
+    let mut matrices = vec![shown(
+        if pe { "X + PE (input)" } else { "X (input)" },
+        format!("({n}, {d})"),
+        x.view(),
+        false,
+        Axes::TokensByDims,
+    )];
     matrices.extend(result.shown);
     SelfAttention {
         stage: stage.key().to_string(),
@@ -287,11 +331,7 @@ mod view {
 
     fn mat(o: &SelfAttention, i: usize) -> Mat {
         let Some(m) = o.matrices.get(i) else { return Mat::default() };
-        let (nr, nc) = (m.rows.len(), m.rows.first().map_or(0, Vec::len));
-        let n = o.tokens.len();
-        let dims: Vec<String> = (0..nc).map(|j| format!("{j}")).collect();
-        let rows: Vec<String> = if nr == n { o.tokens.clone() } else { (0..nr).map(|j| j.to_string()).collect() };
-        let cols = if nc == n && nr == n { o.tokens.clone() } else { dims };
+        let (rows, cols) = m.labels(&o.tokens);
         Mat::new(format!("{}  {}", m.name, m.shape), m.rows.clone(), m.weights).labels(&rows, &cols)
     }
 

@@ -11,6 +11,7 @@ use crate::demos::pe_shift::{Params as PeShiftParams, PeShiftDemo, DIMS};
 use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
 use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
+use crate::formats::echo::echo;
 use crate::gpt2::sample::{distribution, Sampling};
 use crate::numerics::attention::attention_flops_per_head;
 use crate::numerics::block::{gelu, layer_norm};
@@ -110,7 +111,7 @@ fn model(args: &[Arg], i: usize) -> Result<&'static Model, String> {
         [m] => Ok(m),
         _ => {
             let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
-            Err(format!("\"{name}\" does not name exactly one of {}", names.join("; ")))
+            Err(format!("{} does not name exactly one of {}", echo(name), names.join("; ")))
         }
     }
 }
@@ -201,7 +202,7 @@ fn bottleneck_right(args: &[Arg]) -> Result<f64, String> {
     let name = text(args, 0)?;
     let curve = crate::demos::bottleneck::curve()?;
     let keys: Vec<&str> = curve.variants.keys().map(String::as_str).collect();
-    let series = curve.variants.get(name).ok_or_else(|| format!("\"{name}\" is not one of {}", keys.join(", ")))?;
+    let series = curve.variants.get(name).ok_or_else(|| format!("{} is not one of {}", echo(name), keys.join(", ")))?;
     let len = count(args, 1)?;
     let at = curve.lengths.iter().position(|&l| l == len).ok_or_else(|| format!("no strings of length {len}"))?;
     // The curve stores fractions of n_per_length strings: back to a whole count.
@@ -240,7 +241,7 @@ fn lookup_weight(args: &[Arg]) -> Result<f64, String> {
     arity(args, 3, 3)?;
     let out = colour_lookup(args)?;
     let key = text(args, 2)?;
-    let i = out.keys.iter().position(|k| *k == key).ok_or_else(|| format!("\"{key}\" is not a key"))?;
+    let i = out.keys.iter().position(|k| *k == key).ok_or_else(|| format!("{} is not a key", echo(key)))?;
     Ok(out.weights[i])
 }
 
@@ -259,7 +260,7 @@ fn kernel_and_width(
     use crate::numerics::kernel_regression::Kernel;
     let name = text(args, i)?;
     let ids: Vec<&str> = Kernel::ALL.iter().map(|k| k.id()).collect();
-    let k = Kernel::from_id(name).ok_or_else(|| format!("\"{name}\" is not one of {}", ids.join(", ")))?;
+    let k = Kernel::from_id(name).ok_or_else(|| format!("{} is not one of {}", echo(name), ids.join(", ")))?;
     let sigma = num(args, j)?;
     if !(1e-3..=1e3).contains(&sigma) {
         return Err(format!("σ = {sigma} is not between 0.001 and 1000"));
@@ -345,7 +346,7 @@ fn bank(args: &[Arg]) -> Result<crate::demos::bank::Bank, String> {
     use crate::demos::bank::{BankDemo, Params, SENTENCES};
     let (sentence, beta) = (text(args, 0)?, num(args, 1)?);
     if !SENTENCES.iter().any(|(k, _)| *k == sentence) || !(0.0..=4.0).contains(&beta) {
-        return Err(format!("\"{sentence}\", β = {beta}: the sentence is river, money or alone, β from 0 to 4"));
+        return Err(format!("{}, β = {beta}: the sentence is river, money or alone, β from 0 to 4", echo(sentence)));
     }
     Ok(<BankDemo as crate::demos::Demo>::compute(&Params { sentence: sentence.to_string(), beta }))
 }
@@ -354,7 +355,8 @@ fn bank_weight(args: &[Arg]) -> Result<f64, String> {
     arity(args, 3, 3)?;
     let out = bank(args)?;
     let word = text(args, 2)?;
-    let i = out.tokens.iter().position(|t| *t == word).ok_or_else(|| format!("\"{word}\" is not in the sentence"))?;
+    let i =
+        out.tokens.iter().position(|t| *t == word).ok_or_else(|| format!("{} is not in the sentence", echo(word)))?;
     Ok(out.weights[i])
 }
 
@@ -488,7 +490,7 @@ fn kv_cache_bytes(args: &[Arg]) -> Result<f64, String> {
         precision: v[5],
         model: crate::demos::kv_cache::RealModel::StoriesLlama,
     };
-    Ok(kv_shape(&p).bytes() as f64)
+    kv_shape(&p).map(|s| s.bytes() as f64)
 }
 
 /// GPT-2's sampler on a list of logits: the probability of token i (from 1) after temperature τ,

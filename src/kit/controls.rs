@@ -4,27 +4,9 @@
 
 use leptos::prelude::*;
 
-use crate::state::{fmt_num, Kind, Param, Value, Values};
+use crate::state::{fmt_num, nearest_stop, Kind, Param, Value, Values};
 
-/// Slider positions for logarithmic parameters: 0..=LOG_STEPS.
-const LOG_STEPS: f64 = 1000.0;
-
-/// Rounds to `sig` significant digits, so values moved by a slider make short URLs.
-pub fn round_sig(x: f64, sig: i32) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let p = 10f64.powi(sig - 1 - x.abs().log10().floor() as i32);
-    (x * p).round() / p
-}
-
-fn log_pos(x: f64, min: f64, max: f64) -> f64 {
-    ((x.ln() - min.ln()) / (max.ln() - min.ln()) * LOG_STEPS).round()
-}
-
-fn log_value(pos: f64, min: f64, max: f64) -> f64 {
-    round_sig((min.ln() + pos / LOG_STEPS * (max.ln() - min.ln())).exp(), 3).clamp(min, max)
-}
+pub use crate::state::round_sig;
 
 /// The value as shown next to a control.
 pub fn display(v: &Value) -> String {
@@ -63,9 +45,12 @@ pub fn Control(
     let label_id = id.clone();
     let widget = match param.kind {
         Kind::Float { min, max, step, log, .. } => {
-            let (lo, hi, st) = if log { (0.0, LOG_STEPS, 1.0) } else { (min, max, step) };
+            // A logarithmic slider's positions are its stops (`state::log_stops`), one value each.
+            let stops = param.log_stops().unwrap_or_default();
+            let (lo, hi, st) = if log { (0.0, stops.len().saturating_sub(1) as f64, 1.0) } else { (min, max, step) };
+            let at = stops.clone();
             let pos = move || match current() {
-                Value::Float(x) if log => log_pos(x, min, max),
+                Value::Float(x) if log => nearest_stop(&at, x) as f64,
                 Value::Float(x) => x,
                 _ => lo,
             };
@@ -75,22 +60,24 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            set(Value::Float(if log { log_value(p, min, max) } else { p }));
+                            let stop = || stops.get(p as usize).copied().unwrap_or(min);
+                            set(Value::Float(if log { stop() } else { p }));
                         }
                     } />
             }
             .into_any()
         }
         Kind::Int { min, max, log, .. } => {
-            let (lo, hi) = if log { (0.0, LOG_STEPS) } else { (min as f64, max as f64) };
-            let (fmin, fmax) = (min as f64, max as f64);
+            let stops = param.log_stops().unwrap_or_default();
+            let (lo, hi) = if log { (0.0, stops.len().saturating_sub(1) as f64) } else { (min as f64, max as f64) };
+            let at = stops.clone();
             // A linear slider's end follows a run-time maximum when its view sets one.
             let hi = move || match int_max.and_then(|m| m.with(|m| m.iter().find(|e| e.0 == key).map(|e| e.1))) {
                 Some(m) if !log => m.clamp(min, max) as f64,
                 _ => hi,
             };
             let pos = move || match current() {
-                Value::Int(x) if log => log_pos(x as f64, fmin, fmax),
+                Value::Int(x) if log => nearest_stop(&at, x as f64) as f64,
                 Value::Int(x) => x as f64,
                 _ => lo,
             };
@@ -104,11 +91,7 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            let x = if log {
-                                (fmin.ln() + p / LOG_STEPS * (fmax.ln() - fmin.ln())).exp().round()
-                            } else {
-                                p
-                            };
+                            let x = if log { stops.get(p as usize).copied().unwrap_or(min as f64) } else { p };
                             set(Value::Int(x as i64));
                         }
                     } />

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::browser::mark_paint;
 use super::theme::{Palette, Theme};
-use crate::state::{Notice, Params, Values};
+use crate::state::{Notice, Params, Value, Values};
 
 /// What a demo's view receives.
 #[derive(Clone, Copy)]
@@ -46,6 +46,31 @@ impl DemoCtx {
             let mut p = P::read(v);
             change(&mut p);
             p.write(v);
+        });
+    }
+
+    /// Ends integer sliders at run-time maxima: `limits` gives (key, last allowed value) pairs and
+    /// is read again whenever what it reads changes. A value past its maximum moves down to it, so
+    /// the slider, its label and the link always say what the demo computes (never a value the
+    /// demo silently clamps).
+    pub fn limit_ints(self, limits: impl Fn() -> Vec<(&'static str, i64)> + 'static) {
+        Effect::new(move |_| {
+            let limits = limits();
+            self.int_max.update(|m| {
+                m.retain(|e| !limits.iter().any(|l| l.0 == e.0));
+                m.extend(limits.iter().copied());
+            });
+            let over =
+                |v: &Values| limits.iter().any(|&(key, max)| matches!(v.get(key), Some(Value::Int(x)) if *x > max));
+            if self.values.with_untracked(over) {
+                self.values.update(|v| {
+                    for &(key, max) in &limits {
+                        if matches!(v.get(key), Some(Value::Int(x)) if *x > max) {
+                            v.set(key, Value::Int(max));
+                        }
+                    }
+                });
+            }
         });
     }
 

@@ -3,7 +3,9 @@ pub mod params;
 pub mod query;
 pub mod typed;
 
-pub use params::{fmt_num, format_cells, format_value, parse_cells, Kind, Notice, Param, Value};
+pub use params::{
+    fmt_num, format_cells, format_value, log_stops, nearest_stop, parse_cells, round_sig, Kind, Notice, Param, Value,
+};
 pub use typed::{Field, Params};
 
 /// The values of one demo's parameters, in the order of its `params` list.
@@ -38,6 +40,15 @@ impl Values {
             let Some(sub) = key.strip_prefix(demo_id).and_then(|r| r.strip_prefix('.')) else {
                 continue;
             };
+            // A key of older links: its value moved to today's key and scale.
+            let (sub, value) = match params.iter().find_map(|p| p.formerly.filter(|f| f.0 == sub).map(|f| (p.key, f.1)))
+            {
+                Some((today, offset)) => match raw.trim().parse::<i64>() {
+                    Ok(v) => (today, v.saturating_sub(offset).to_string()),
+                    Err(_) => (today, raw.clone()),
+                },
+                None => (sub, raw.clone()),
+            };
             match params.iter().position(|p| p.key == sub) {
                 None => notices.push(Notice {
                     key: key.clone(),
@@ -53,7 +64,7 @@ impl Values {
                 }),
                 Some(i) => {
                     seen[i] = true;
-                    match (params[i].parse(raw), params[i].cut_text(raw)) {
+                    match (params[i].parse(&value), params[i].cut_text(&value)) {
                         (Ok(v), _) => values.vals[i] = v,
                         // A text too long is kept up to its limit (a long prompt loses its end, not all of it).
                         (Err(reason), Some(v)) => {

@@ -35,6 +35,9 @@ pub struct Param {
     /// Visible label (also the accessible name of the control).
     pub label: &'static str,
     pub kind: Kind,
+    /// The key this integer had in older links, and what was added to its value there: a link
+    /// with `<old key>=v` restores `v − offset` under today's key.
+    pub formerly: Option<(&'static str, i64)>,
 }
 
 /// A parameter's current value. The variant always matches the `Param`'s `Kind`.
@@ -80,18 +83,82 @@ impl Notice {
     }
 }
 
+/// A logarithmic slider moves through this many steps (positions 0 to `LOG_STEPS`).
+pub const LOG_STEPS: usize = 1000;
+
+/// Rounds to `sig` significant digits, so values moved by a slider make short URLs.
+pub fn round_sig(x: f64, sig: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let p = 10f64.powi(sig - 1 - x.abs().log10().floor() as i32);
+    (x * p).round() / p
+}
+
+/// The values a logarithmic slider stops at, ascending and distinct: position `i` of the slider
+/// is value `i`. Equal spacing in log(x) over `LOG_STEPS` steps, floats rounded to 3 significant
+/// digits and integers to whole numbers, and repeats dropped: with repeats, two positions would
+/// give one value, and a link (which carries the value) could not say which of them the sender's
+/// thumb was on, nor where the next arrow press goes.
+pub fn log_stops(min: f64, max: f64, integer: bool) -> Vec<f64> {
+    let mut stops: Vec<f64> = Vec::with_capacity(LOG_STEPS + 1);
+    if !(min > 0.0 && max >= min && max.is_finite()) {
+        return vec![min];
+    }
+    for i in 0..=LOG_STEPS {
+        let x = (min.ln() + i as f64 / LOG_STEPS as f64 * (max.ln() - min.ln())).exp();
+        let x = if integer { x.round() } else { round_sig(x, 3) }.clamp(min, max);
+        if stops.last().is_none_or(|&last| x > last) {
+            stops.push(x);
+        }
+    }
+    stops
+}
+
+/// The position of the stop nearest to `x` in log(x) (for a value from a link that is no stop).
+pub fn nearest_stop(stops: &[f64], x: f64) -> usize {
+    let i = stops.partition_point(|&s| s < x);
+    match (i.checked_sub(1), stops.get(i)) {
+        (Some(below), Some(&above)) if x > 0.0 && (x / stops[below]).ln() < (above / x).ln() => below,
+        (Some(below), None) => below,
+        _ => i.min(stops.len().saturating_sub(1)),
+    }
+}
+
 impl Param {
+    /// A logarithmic slider's stops ([`log_stops`]); `None` for every other control.
+    pub fn log_stops(&self) -> Option<Vec<f64>> {
+        match self.kind {
+            Kind::Float { min, max, log: true, .. } => Some(log_stops(min, max, false)),
+            Kind::Int { min, max, log: true, .. } => Some(log_stops(min as f64, max as f64, true)),
+            _ => None,
+        }
+    }
+
     pub const fn float(key: &'static str, label: &'static str, min: f64, max: f64, step: f64, default: f64) -> Self {
-        Param { key, label, kind: Kind::Float { min, max, step, log: false, default } }
+        Param { key, label, formerly: None, kind: Kind::Float { min, max, step, log: false, default } }
     }
     pub const fn log_float(key: &'static str, label: &'static str, min: f64, max: f64, default: f64) -> Self {
-        Param { key, label, kind: Kind::Float { min, max, step: 0.0, log: true, default } }
+        Param { key, label, formerly: None, kind: Kind::Float { min, max, step: 0.0, log: true, default } }
     }
     pub const fn int(key: &'static str, label: &'static str, min: i64, max: i64, default: i64) -> Self {
-        Param { key, label, kind: Kind::Int { min, max, log: false, default } }
+        Param { key, label, formerly: None, kind: Kind::Int { min, max, log: false, default } }
+    }
+    /// An integer whose older links used another key and a value `offset` larger (a 1-based
+    /// position that became 0-based, say): see [`Param::formerly`].
+    pub const fn int_formerly(
+        key: &'static str,
+        label: &'static str,
+        min: i64,
+        max: i64,
+        default: i64,
+        old_key: &'static str,
+        offset: i64,
+    ) -> Self {
+        Param { key, label, formerly: Some((old_key, offset)), kind: Kind::Int { min, max, log: false, default } }
     }
     pub const fn log_int(key: &'static str, label: &'static str, min: i64, max: i64, default: i64) -> Self {
-        Param { key, label, kind: Kind::Int { min, max, log: true, default } }
+        Param { key, label, formerly: None, kind: Kind::Int { min, max, log: true, default } }
     }
     pub const fn choice(
         key: &'static str,
@@ -99,19 +166,19 @@ impl Param {
         options: &'static [(&'static str, &'static str)],
         default: usize,
     ) -> Self {
-        Param { key, label, kind: Kind::Choice { options, default } }
+        Param { key, label, formerly: None, kind: Kind::Choice { options, default } }
     }
     pub const fn text(key: &'static str, label: &'static str, max_len: usize, default: &'static str) -> Self {
-        Param { key, label, kind: Kind::Text { max_len, default } }
+        Param { key, label, formerly: None, kind: Kind::Text { max_len, default } }
     }
     pub const fn seed(key: &'static str, label: &'static str, default: u32) -> Self {
-        Param { key, label, kind: Kind::Seed { default } }
+        Param { key, label, formerly: None, kind: Kind::Seed { default } }
     }
     pub const fn cells(key: &'static str, label: &'static str, max_rows: usize, max_cols: usize, limit: f64) -> Self {
-        Param { key, label, kind: Kind::Cells { max_rows, max_cols, limit } }
+        Param { key, label, formerly: None, kind: Kind::Cells { max_rows, max_cols, limit } }
     }
     pub const fn boolean(key: &'static str, label: &'static str, default: bool) -> Self {
-        Param { key, label, kind: Kind::Bool { default } }
+        Param { key, label, formerly: None, kind: Kind::Bool { default } }
     }
 
     pub fn default_value(&self) -> Value {

@@ -204,12 +204,43 @@ test("Download image gives a PNG; Show numbers gives tables; Reset restores defa
   await page.context().close();
 });
 
+test("a link puts a logarithmic slider's thumb where the sender's was, so the next key press agrees", async () => {
+  // Each slider at a position whose value, rounded for the link, used to land one step lower.
+  for (const [path, id, key, at] of [
+    ["/kernel-regression/", "kernels-sigma", "kernels.sigma", 0.63],
+    ["/scoring/", "temperature-t", "temperature.t", 0.5],
+    ["/positional/", "sinusoidal-d", "sinusoidal.d", 0.5],
+    ["/scoring/", "scaling-d", "scaling.d", 0.6],
+  ]) {
+    const sender = await open(path);
+    await sender.waitForSelector(`#${id}`);
+    const max = Number(await sender.$eval(`#${id}`, (e) => e.max));
+    const pos = String(Math.round(at * max));
+    await sender.$eval(`#${id}`, (e, p) => {
+      e.value = p;
+      e.dispatchEvent(new Event("input", { bubbles: true }));
+    }, pos);
+    const value = await sender.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext"));
+    await sender.focus(`#${id}`);
+    await sender.keyboard.press("ArrowRight");
+    const next = await sender.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext"));
+    assert.notEqual(next, value, `${key}: every step of the slider is a new value`);
+    const receiver = await open(`${path}?${key}=${value}`);
+    await receiver.waitForSelector(`#${id}`);
+    assert.equal(await receiver.$eval(`#${id}`, (e) => e.value), pos, `${key}=${value}: the thumb where the sender's was`);
+    await receiver.focus(`#${id}`);
+    await receiver.keyboard.press("ArrowRight");
+    assert.equal(await receiver.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext")), next, `${key}: the next step`);
+    for (const p of [sender, receiver]) { assert.deepEqual(p.errors, []); await p.context().close(); }
+  }
+});
+
 test("embed link shows only the demo; caption=0 hides the caption", async () => {
   const page = await open("/embed/?demo=kernels&caption=0&kernels.sigma=2");
   await page.waitForSelector("#kernels canvas");
   assert.equal(await page.$(".chapter"), null, "no chapter prose");
   assert.equal(await page.$("#kernels .caption"), null, "caption hidden");
-  assert.equal(await page.$eval("#kernels-sigma", (e) => e.value), String(Math.round(1000 * Math.log(2 / 0.05) / Math.log(100))));
+  assert.equal(await page.$eval("#kernels-sigma", (e) => e.getAttribute("aria-valuetext")), "2");
   const withCap = await open("/embed/?demo=kernels");
   await withCap.waitForSelector("#kernels .caption");
   const bad = await open("/embed/?demo=nope");
