@@ -258,6 +258,15 @@ fn the_reader_grammar() {
     err("(-8)^(1/3)", "fractional power");
     err("0^-1", "negative power");
     err("10^400", "finite");
+    // What the reader typed comes back isolated from the sentence (a right-to-left override
+    // cannot mirror the verdict), and an invisible or combining character by its code point.
+    for (typed, shown) in [("\u{202E}0.5", "U+202E"), ("0.5\u{200B}", "U+200B"), ("\u{301}2", "U+0301")] {
+        let msg = eval_reader(typed).unwrap_err();
+        assert!(msg.contains(shown) && !msg.contains(typed.trim_matches(|c: char| c.is_ascii())), "{typed:?}: {msg}");
+        assert!(!msg.chars().any(|c| matches!(c, '\u{202A}'..='\u{202E}' | '\u{200B}' | '\u{301}')), "{msg:?}");
+    }
+    let msg = eval_reader("2 # 3").unwrap_err();
+    assert!(msg.starts_with("“\u{2068}#\u{2069}” cannot be used here"), "{msg}");
     err("exp(1000)", "finite");
     err("1e999", "too large");
     err("(1+2", "missing \")\"");
@@ -267,7 +276,7 @@ fn the_reader_grammar() {
     err("sqrt", "needs parentheses");
     err("sqrt(1, 2)", "cannot be used");
     err("sqrt()", "one number");
-    err("softmax([1, 2], 1)", "\"[\"");
+    err("softmax([1, 2], 1)", "“\u{2068}[\u{2069}”");
     err("softmax(1)", "unknown name");
     err("1..2", "not a number");
     err("2 % 3", "cannot be used");
@@ -781,8 +790,9 @@ fn the_efficient_exercises_quote_their_keys() {
     assert_eq!(key("kv_cache_bytes(32, 32, 128, 8192, 1, 2)"), 4.0 * GIB);
     // The window: 24 · 1023 + 1 = 24,553.
     assert_eq!(key("receptive_field(1024, 24)"), 24_553.0);
-    // Flash steps at the defaults, row 1: the second tile lifts m from about 1.01 to 2.40, factor ≈ 0.249.
-    let o = FlashStepsDemo::compute(&FlashParams { n: 8, d: 4, tile: 3, row: 1, step: 2, seed: 7 });
+    // Flash steps at the defaults, query row 0 (the first): the second tile lifts m from about 1.01 to 2.40,
+    // factor ≈ 0.249.
+    let o = FlashStepsDemo::compute(&FlashParams { n: 8, d: 4, tile: 3, row: 0, step: 2, seed: 7 });
     let second = &o.steps[1];
     assert_eq!(format!("{:.2}", second.m_before.unwrap()), "1.01");
     assert_eq!(format!("{:.2}", second.m_after), "2.40");

@@ -332,3 +332,14 @@ fn smollm2s_cache_quoted_in_efficient() {
         ),
     );
 }
+
+/// home.md and gpt2-live.md: GPT-2 small's weights, the pinned file's size in MB, and that the
+/// home page says they are a download.
+#[test]
+fn the_home_page_says_gpt2_small_is_a_548_mb_download() {
+    let size = attention_live::gpt2::manifest::gpt2_small().model.size;
+    let mb = format!("{} MB", (size as f64 / 1e6).round());
+    assert_eq!(mb, "548 MB");
+    says(&chapter("home"), &format!("GPT-2 small itself, a {mb} download that needs the network the first time"));
+    says(&chapter("gpt2-live"), &format!("Its {mb} of weights are not part of the book"));
+}

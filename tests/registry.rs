@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use attention_live::chapters::render::{parse_directive, render_chapter, RawSegment};
 use attention_live::chapters::{neighbours, Segment, CHAPTERS};
-use attention_live::demos::DEMOS;
+use attention_live::demos::{find, DEMOS};
 use attention_live::numerics::rng::Rng;
 use attention_live::state::{fmt_num, format_value, Kind, Param, Values};
 
@@ -223,4 +223,43 @@ fn crlf_line_endings_are_line_endings() {
     // A chapter saved with Windows line endings is not refused; a lone carriage return is.
     assert!(render_chapter("A $x$.\r\n\r\nB $y$.\r\n").problems.is_empty());
     assert_eq!(render_chapter("A $x$.\r\n\r\nB\ry.\r\n").problems.len(), 1);
+}
+
+/// A demo's source, every file of its module (a file, or a folder of files).
+fn demo_source(module: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/demos");
+    let file = root.join(format!("{module}.rs"));
+    if file.exists() {
+        return std::fs::read_to_string(file).unwrap();
+    }
+    let mut text = String::new();
+    let mut dirs = vec![root.join(module)];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                text += &std::fs::read_to_string(path).unwrap();
+            }
+        }
+    }
+    text
+}
+
+/// "Show numbers" is offered by exactly the demos whose view shows tables when it is on: a
+/// button that only changes its own label, or numbers shown whatever it says, is a fault.
+#[test]
+fn show_numbers_is_offered_by_the_demos_that_show_numbers() {
+    let registry = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/demos/mod.rs")).unwrap();
+    let list = registry.split("registry! {").nth(1).and_then(|r| r.split('}').next()).expect("the registry");
+    let modules: Vec<&str> = list.split(',').map(str::trim).filter(|m| !m.is_empty()).collect();
+    assert_eq!(modules.len(), DEMOS.len());
+    for module in modules {
+        let source = demo_source(module);
+        let id = source.split("const ID: &'static str = \"").nth(1).and_then(|r| r.split('"').next()).unwrap();
+        let spec = find(id).unwrap_or_else(|| panic!("{module}: no demo {id}"));
+        let reads = source.contains("show_numbers");
+        assert_eq!(spec.numbers, reads, "{id}: offers Show numbers: {}, its view reads it: {reads}", spec.numbers);
+    }
 }

@@ -135,6 +135,7 @@ mod view {
     //! View of `alignment`: both models' answers for the reader's word and the attention model's
     //! alignment matrix (output steps × input positions).
 
+    use crate::numerics::format::Signed;
     use std::sync::Arc;
 
     use leptos::prelude::*;
@@ -174,7 +175,8 @@ mod view {
                     let (fm, fc) = mark(a.fixed_right());
                     let (am, ac) = mark(a.attention_right());
                     let centres = (!a.attention.centres.is_empty()).then(|| {
-                        let ps: Vec<String> = a.attention.centres.iter().map(|p| format!("{p:.1}")).collect();
+                        let ps: Vec<String> =
+                            a.attention.centres.iter().map(|p| format!("{p:.1}", p = Signed(p))).collect();
                         view! {
                             <p class="muted">
                                 "Predicted window centres pᵢ (0-based input positions): " {ps.join(", ")}

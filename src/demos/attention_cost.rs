@@ -31,6 +31,8 @@ impl Demo for AttentionCostDemo {
     type Params = Params;
     /// The formulas' costs (the measured times come from the worker, in the view).
     type Output = Formulas;
+    /// No "Show numbers": its measured times are always shown in a table.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> Formulas {
         let (d, w, k) = (p.d.max(1), p.window.max(1), p.rank.max(1));
@@ -112,6 +114,7 @@ mod view {
     //! View of `attention-cost`: the formulas' cost curves, and a benchmark run in a Web Worker
     //! (the compute worker of the GPT-2 chapter, which has the CPU kernels and the GPU backend).
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -189,9 +192,9 @@ mod view {
 
     fn mb(bytes: usize) -> String {
         if bytes >= 1_000_000 {
-            format!("{:.1} MB", bytes as f64 / 1e6)
+            format!("{:.1} MB", Signed(bytes as f64 / 1e6))
         } else {
-            format!("{:.1} KB", bytes as f64 / 1e3)
+            format!("{:.1} KB", Signed(bytes as f64 / 1e3))
         }
     }
 
@@ -234,9 +237,9 @@ mod view {
             .map(|x| {
                 vec![
                     x.n.to_string(),
-                    format!("{:.1} ms", x.naive_ms),
-                    format!("{:.1} ms", x.tiled_ms),
-                    x.gpu_ms.map_or("—".into(), |m| format!("{m:.1} ms")),
+                    format!("{:.1} ms", Signed(x.naive_ms)),
+                    format!("{:.1} ms", Signed(x.tiled_ms)),
+                    x.gpu_ms.map_or("—".into(), |m| format!("{m:.1} ms", m = Signed(m))),
                     mb(x.naive_bytes),
                     mb(x.tiled_bytes),
                 ]

@@ -79,6 +79,7 @@ pub fn compute(sentence: &str, beta: f64) -> Bank {
 mod view {
     //! View of `bank`: the tokens in the (money, nature) plane and where "bank" goes.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -103,7 +104,7 @@ mod view {
                 } else {
                     "on the diagonal"
                 };
-                format!("“bank” goes from (1.00, 1.00) to ({x:.2}, {y:.2}): {way}.")
+                format!("“bank” goes from (1.00, 1.00) to ({x:.2}, {y:.2}): {way}.", x = Signed(x), y = Signed(y))
             })
         };
         let numbers = move || {
@@ -117,7 +118,7 @@ mod view {
                             vec![
                                 o.tokens[i].to_string(),
                                 format!("({}, {})", v[0], v[1]),
-                                format!("{:.4}", o.weights[i]),
+                                format!("{:.4}", Signed(o.weights[i])),
                             ]
                         })
                         .collect(),

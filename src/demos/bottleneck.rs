@@ -87,6 +87,7 @@ mod view {
     //! View of `bottleneck`: the shipped accuracy-by-length curves of the fixed-context model and
     //! the chosen attention model, and lengths recomputed live from the same weights.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -143,8 +144,8 @@ mod view {
             "input length (letters)",
             if token { "letters right" } else { "whole word right" },
         )
-        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{:.0}%", Signed(v * 100.0)))
+        .x_label_formatter(&|v| format!("{v:.0}", v = Signed(v)))
         .draw()
         .map_err(err)?;
         let x = next as f64;
@@ -230,6 +231,38 @@ mod view {
                 std::time::Duration::from_millis(30),
             );
         };
+        // The plotted curves: the training script's accuracy at every length, for both models.
+        let curve_table = move || {
+            let v = params.with(|p| p.model.variant());
+            curve.with_value(|c| {
+                c.as_ref().ok().map(|c| {
+                    let series = |variant: Variant| c.variants.get(variant.key());
+                    let pct = |x: Option<f64>| x.map_or("—".into(), |x| format!("{:.1}%", Signed(x * 100.0)));
+                    let mut head = vec!["length".to_string()];
+                    for m in [Variant::Fixed, v] {
+                        head.push(format!("{}: whole word", model_label(m)));
+                        head.push(format!("{}: letters", model_label(m)));
+                    }
+                    crate::kit::number_table(
+                        format!("The plotted curves: the training script's {} strings per length", c.n_per_length),
+                        head,
+                        c.lengths
+                            .iter()
+                            .enumerate()
+                            .map(|(i, l)| {
+                                let mut row = vec![l.to_string()];
+                                for m in [Variant::Fixed, v] {
+                                    let s = series(m);
+                                    row.push(pct(s.and_then(|s| s.exact.get(i).copied())));
+                                    row.push(pct(s.and_then(|s| s.token.get(i).copied())));
+                                }
+                                row
+                            })
+                            .collect(),
+                    )
+                })
+            })
+        };
         let button_label = move || {
             let l = params.with(|p| p.length);
             if busy.get() {
@@ -259,9 +292,9 @@ mod view {
                             vec![
                                 model_label(r.variant).to_string(),
                                 r.length.to_string(),
-                                format!("{:.0}%", r.acc.exact * 100.0),
-                                format!("{:.1}%", r.acc.token * 100.0),
-                                shipped(r).map_or("—".into(), |x| format!("{:.0}%", x * 100.0)),
+                                format!("{:.0}%", Signed(r.acc.exact * 100.0)),
+                                format!("{:.1}%", Signed(r.acc.token * 100.0)),
+                                shipped(r).map_or("—".into(), |x| format!("{:.0}%", Signed(x * 100.0))),
                             ]
                         })
                         .collect(),
@@ -276,6 +309,7 @@ mod view {
                     disabled=move || busy.get() || models.with(Option::is_none)>{button_label}</button>
             </div>
             <div class="bottleneck-live" data-rows=move || live.with(Vec::len).to_string()>{table}</div>
+            {move || ctx.show_numbers.get().then(curve_table)}
         }
         .into_any()
     }

@@ -83,6 +83,7 @@ pub fn compute(layers: usize, n: usize, parts: BlockParts, seed: u32) -> Collaps
 mod view {
     //! View of `collapse`: the tokens' spread against depth, and their final cosine similarities.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -134,7 +135,11 @@ mod view {
                     vec!["layer".into(), "attention only".into(), "your block".into()],
                     (0..o.block.len())
                         .map(|l| {
-                            vec![l.to_string(), format!("{:.4}", o.attention_only[l]), format!("{:.4}", o.block[l])]
+                            vec![
+                                l.to_string(),
+                                format!("{:.4}", Signed(o.attention_only[l])),
+                                format!("{:.4}", Signed(o.block[l])),
+                            ]
                         })
                         .collect(),
                 )

@@ -28,6 +28,8 @@ impl Demo for GaussDotDemo {
         and cancels in the softmax; with equal key lengths the key term cancels too, and only qᵀk is left.";
     type Params = Params;
     type Output = GaussDot;
+    /// No "Show numbers": its numbers are always shown in the table under the plot.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> GaussDot {
         compute(p.theta, p.r, p.equal)
@@ -98,6 +100,7 @@ pub fn compute(theta_deg: f64, r: f64, equal: bool) -> GaussDot {
 mod view {
     //! View of `gauss-dot`: the query and keys in the plane, both sets of weights, and the terms.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -134,7 +137,7 @@ mod view {
                 )
             }))
         });
-        let f = |x: f64| format!("{x:.3}").replace('-', "−");
+        let f = |x: f64| format!("{x:.3}", x = Signed(x));
         view! {
             <div class="two-col">
                 <canvas node_ref=plane class="plot" role="img"

@@ -56,6 +56,8 @@ impl Demo for InstructionReachDemo {
     type Params = Params;
     /// The shares come from the model in the worker: without it, the prompts the view sends.
     type Output = Inputs;
+    /// No "Show numbers": its shares are printed in the readout under the plot.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> Inputs {
         Inputs {

@@ -56,6 +56,7 @@ pub fn compute(sigma: f64) -> KernelCurves {
 mod view {
     //! View of the `kernels` demo: K(d) for the four kernels at width σ.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -89,8 +90,8 @@ mod view {
         let rows = (0..o.d.len())
             .step_by(20)
             .map(|i| {
-                std::iter::once(format!("{:.2}", o.d[i]))
-                    .chain(o.curves.iter().map(|(_, v)| format!("{:.4}", v[i])))
+                std::iter::once(format!("{:.2}", Signed(o.d[i])))
+                    .chain(o.curves.iter().map(|(_, v)| format!("{:.4}", Signed(v[i]))))
                     .collect()
             })
             .collect();

@@ -56,6 +56,8 @@ impl Demo for LinformerDemo {
     type Params = Params;
     /// The matrices come from the model in the worker: without it, what the view asks of it.
     type Output = Inputs;
+    /// No "Show numbers": its errors are printed in the readout under the plot.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> Inputs {
         Inputs {
@@ -178,6 +180,7 @@ mod view {
     //! the page draws the attention matrix and its rank-k rebuild, the singular values and the
     //! errors of the rank-k shortcuts against k.
 
+    use crate::numerics::format::Signed;
     use std::sync::Arc;
 
     use leptos::html::Canvas;
@@ -189,8 +192,8 @@ mod view {
     use crate::gpt2::protocol::{HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
-    use crate::kit::theme::Palette;
     use crate::kit::probe::{probe, Probe};
+    use crate::kit::theme::Palette;
     use crate::kit::worker::Event;
     use crate::kit::DemoCtx;
 
@@ -221,7 +224,13 @@ mod view {
             .map_err(err)?;
         style_mesh(&mut chart, &f, pal, x_desc, y_desc)
             .x_labels(8)
-            .x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() })
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("{v:.0}", v = Signed(v))
+                } else {
+                    String::new()
+                }
+            })
             .y_label_formatter(&|v| crate::kit::plot::matrix::short(*v))
             .draw()
             .map_err(err)?;
@@ -240,9 +249,9 @@ mod view {
 
     fn pct(x: f64) -> String {
         if x < 0.001 {
-            format!("{:.2}%", x * 100.0)
+            format!("{:.2}%", Signed(x * 100.0))
         } else {
-            format!("{:.1}%", x * 100.0)
+            format!("{:.1}%", Signed(x * 100.0))
         }
     }
 

@@ -39,6 +39,7 @@ mod view {
     //! View of the `lookup` demo: key chips, weight bars coloured by each key's value, the blended
     //! answer as a swatch, and (on request) the scores and weights as a table.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -59,7 +60,7 @@ mod view {
                 let [r, g, b] = o.output.map(|x| x.round() as u8);
                 let (i, w) =
                     o.weights.iter().copied().enumerate().fold((0, 0.0), |a, (i, w)| if w > a.1 { (i, w) } else { a });
-                (format!("rgb({r}, {g}, {b})"), format!("Largest weight: {} ({:.2})", o.keys[i], w))
+                (format!("rgb({r}, {g}, {b})"), format!("Largest weight: {} ({:.2})", o.keys[i], Signed(w)))
             })
         };
         view! {
@@ -144,7 +145,11 @@ mod view {
             .map_err(err)?;
         chart
             .draw_series((0..n).map(|i| {
-                Text::new(format!("{:.2}", o.weights[i]), (o.weights[i] + 0.01, row(i) + 0.25), f.font(11.0, pal.fg))
+                Text::new(
+                    format!("{:.2}", Signed(o.weights[i])),
+                    (o.weights[i] + 0.01, row(i) + 0.25),
+                    f.font(11.0, pal.fg),
+                )
             }))
             .map_err(err)?;
         root.present().map_err(err)

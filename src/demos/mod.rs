@@ -22,6 +22,10 @@ pub trait Demo: 'static {
     type Params: Params;
     /// What the demo shows, as "Download data" writes it.
     type Output: Serialize;
+    /// Whether the frame offers "Show numbers": a demo that says yes shows its plots' numbers as
+    /// tables while `ctx.show_numbers` is on; one whose numbers are always on the page, or that
+    /// has none beyond its readouts, says no and gets no such button.
+    const NUMBERS: bool = true;
     fn compute(p: &Self::Params) -> Self::Output;
     /// "Download data": the computed output, unless the demo says otherwise (a demo whose
     /// numbers come from the compute worker, or whose compute can fail).
@@ -62,6 +66,8 @@ pub struct DemoSpec {
     pub title: &'static str,
     pub caption: &'static str,
     pub params: &'static [Param],
+    /// [`Demo::NUMBERS`]: the frame shows the "Show numbers" button.
+    pub numbers: bool,
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
     /// Reads the values into the demo's typed parameters and writes them back into fresh values:
     /// `tests/registry.rs` checks nothing changes, so every field's type fits its control.
@@ -79,6 +85,7 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         title: D::TITLE,
         caption: D::CAPTION,
         params: <D::Params as Params>::TABLE,
+        numbers: D::NUMBERS,
         data: data::<D>,
         retype: retype::<D>,
         load: load::<D>,

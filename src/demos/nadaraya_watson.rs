@@ -122,6 +122,7 @@ mod view {
     //! keys; the attention matrix as a heatmap (click a row to pick that query); fitting σ by
     //! leave-one-out gradient descent, with its loss plotted per step.
 
+    use crate::numerics::format::Signed;
     use std::cell::RefCell;
     use std::rc::Rc;
     use std::time::Duration;
@@ -212,10 +213,14 @@ mod view {
             out.with(|o| {
                 let loo = o
                     .loo
-                    .map(|l| format!("Leave-one-out error at σ = {}: {:.3}.", fmt_num(round_sig(o.sigma, 3)), l.loss))
+                    .map(|l| {
+                        format!("Leave-one-out error at σ = {}: {:.3}.", fmt_num(round_sig(o.sigma, 3)), Signed(l.loss))
+                    })
                     .unwrap_or_default();
                 let qe = match o.q_estimate {
-                    Some(v) => format!("f({}) = {:.3} (truth {:.3}).", fmt_num(o.q), v, 2.0 * o.q.sin() + o.q),
+                    Some(v) => {
+                        format!("f({}) = {:.3} (truth {:.3}).", fmt_num(o.q), Signed(v), Signed(2.0 * o.q.sin() + o.q))
+                    }
                     None => format!("f({}) is undefined: no training point is within σ of q.", fmt_num(o.q)),
                 };
                 (qe, loo)
@@ -300,7 +305,7 @@ mod view {
                         "Fitted σ = {} after {} steps: leave-one-out error {:.3}. The link now holds this σ.",
                         fmt_num(round_sig(f.sigma(), 4)),
                         step + 1,
-                        f.current.loss
+                        Signed(f.current.loss)
                     ));
                 }
             },
@@ -313,15 +318,17 @@ mod view {
             .map(|i| {
                 vec![
                     i.to_string(),
-                    format!("{:.4}", o.x_train[i]),
-                    format!("{:.4}", o.y_train[i]),
-                    format!("{:.6}", o.q_weights[i]),
+                    format!("{:.4}", Signed(o.x_train[i])),
+                    format!("{:.4}", Signed(o.y_train[i])),
+                    format!("{:.6}", Signed(o.q_weights[i])),
                 ]
             })
             .collect();
         let grid_rows = (0..o.queries.len())
             .step_by(10)
-            .map(|i| vec![format!("{:.2}", o.queries[i]), format!("{:.4}", o.truth[i]), f4(o.estimate[i])])
+            .map(|i| {
+                vec![format!("{:.2}", Signed(o.queries[i])), format!("{:.4}", Signed(o.truth[i])), f4(o.estimate[i])]
+            })
             .collect();
         view! {
             {number_table(

@@ -68,6 +68,7 @@ pub fn compute(p: i64, k: i64, d: usize) -> PeShift {
 mod view {
     //! View of `pe-shift`: one circle per frequency pair, the position p and p + k on it.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
@@ -102,9 +103,9 @@ mod view {
                         .map(|i| {
                             vec![
                                 i.to_string(),
-                                format!("{:.6}", o.omega[i]),
-                                format!("{:.4}", o.angle_p[i]),
-                                format!("{:.4}", o.rotation[i]),
+                                format!("{:.6}", Signed(o.omega[i])),
+                                format!("{:.4}", Signed(o.angle_p[i])),
+                                format!("{:.4}", Signed(o.rotation[i])),
                             ]
                         })
                         .collect(),
@@ -164,7 +165,7 @@ mod view {
                 ctx.fill();
             }
             ctx.set_fill_style_str(&rgb(pal.fg));
-            let _ = ctx.fill_text(&format!("pair {i}: ωk = {:.3}", o.rotation[i]), cx, cy + r + 16.0 * s);
+            let _ = ctx.fill_text(&format!("pair {i}: ωk = {:.3}", Signed(o.rotation[i])), cx, cy + r + 16.0 * s);
         }
         ctx.set_text_align("left");
         ctx.set_fill_style_str(&rgb(pal.blue));

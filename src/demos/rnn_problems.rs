@@ -92,6 +92,7 @@ mod view {
     //! View of `rnn-problems`: sequential steps per position (recurrent vs self-attention) and the
     //! fixed-context encoder's sensitivity to each input letter.
 
+    use crate::numerics::format::Signed;
     use std::sync::Arc;
 
     use leptos::html::Canvas;
@@ -101,6 +102,24 @@ mod view {
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::seq2seq_models::{load_models, loading_note};
     use crate::kit::DemoCtx;
+
+    /// Both plots' bars, a row per letter.
+    fn numbers(p: &Problems) -> impl IntoView {
+        crate::kit::number_table(
+            "Per input letter: sequential steps, and the change of the final state".into(),
+            ["letter", "recurrent steps", "self-attention steps", "‖Δh_S‖"].map(String::from).to_vec(),
+            (0..p.letters.len())
+                .map(|i| {
+                    vec![
+                        p.letters[i].clone(),
+                        p.rnn_steps[i].to_string(),
+                        p.attention_steps[i].to_string(),
+                        format!("{:.4}", Signed(p.sensitivity[i])),
+                    ]
+                })
+                .collect(),
+        )
+    }
 
     pub fn view(ctx: DemoCtx) -> AnyView {
         let models = load_models(ctx);
@@ -154,7 +173,9 @@ mod view {
                 format!(
                     "{n} letters: the last state waits on {n} steps in a row. Changing the first letter moves it by \
                      {first:.2}, the last letter by {last:.2}: {:.0}× less for the letter the decoder must write last.",
-                    if first > 0.0 { last / first } else { f64::INFINITY }
+                    Signed(if first > 0.0 { last / first } else { f64::INFINITY }),
+                    first = Signed(first),
+                    last = Signed(last)
                 )
             })
         };
@@ -168,6 +189,7 @@ mod view {
                 <canvas node_ref=sens_canvas class="plot" role="img"
                     aria-label="How far the encoder's final state moves when each letter is changed"></canvas>
             </div>
+            {move || ctx.show_numbers.get().then(|| ok().map(|p| numbers(&p)))}
         }
         .into_any()
     }

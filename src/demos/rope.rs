@@ -110,6 +110,11 @@ mod view {
     use crate::kit::plot::{area, fit_canvas};
     use crate::kit::DemoCtx;
 
+    /// m − n with the book's minus sign.
+    fn fmt_offset(m: usize, n: usize) -> String {
+        crate::numerics::format::num(m as f64 - n as f64)
+    }
+
     pub fn view(ctx: DemoCtx) -> AnyView {
         let out = crate::demos::output::<RopeDemo>(ctx);
         let canvas = NodeRef::<Canvas>::new();
@@ -171,9 +176,24 @@ mod view {
                 )
             })
         };
+        // The chosen query's row of the heatmap.
+        let numbers = move || {
+            out.with(|o| {
+                let row = &o.scores[o.m.min(o.scores.len().saturating_sub(1))];
+                crate::kit::number_table(
+                    format!("Scores of query position m = {} against every key position n", o.m),
+                    vec!["key position n".into(), "offset m − n".into(), "score".into()],
+                    row.iter()
+                        .enumerate()
+                        .map(|(n, &x)| vec![n.to_string(), fmt_offset(o.m, n), crate::numerics::format::num(x)])
+                        .collect(),
+                )
+            })
+        };
         view! {
             <canvas node_ref=canvas class="plot" role="img" aria-label=label></canvas>
             <p class="readout">{readout}</p>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

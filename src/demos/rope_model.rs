@@ -46,6 +46,8 @@ impl Demo for RopeModelDemo {
     type Params = Params;
     /// The scores come from the model in the worker: without it, what the view asks of it.
     type Output = Inputs;
+    /// No "Show numbers": its figures are printed in the readout under the plots.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> Inputs {
         Inputs {

@@ -129,6 +129,7 @@ pub fn compute(d: usize, n: usize, seed: u32) -> Scaling {
 mod view {
     //! View of `scaling`: histograms of qᵀk with and without 1/√d, and the softmax over n keys.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -146,8 +147,20 @@ mod view {
             let (a, b, c) = (raw.get()?, scaled.get()?, soft.get()?);
             let pal = *pal;
             Some(out.with(|o| {
-                draw_hist(&a, &pal, &o.hist_raw, &format!("qᵀk (d = {}): variance {:.1}", o.d, o.var_raw), pal.orange)?;
-                draw_hist(&b, &pal, &o.hist_scaled, &format!("qᵀk / √d: variance {:.2}", o.var_scaled), pal.blue)?;
+                draw_hist(
+                    &a,
+                    &pal,
+                    &o.hist_raw,
+                    &format!("qᵀk (d = {}): variance {:.1}", o.d, Signed(o.var_raw)),
+                    pal.orange,
+                )?;
+                draw_hist(
+                    &b,
+                    &pal,
+                    &o.hist_scaled,
+                    &format!("qᵀk / √d: variance {:.2}", Signed(o.var_scaled)),
+                    pal.blue,
+                )?;
                 let cats: Vec<String> = (0..o.w_raw.len()).map(|i| i.to_string()).collect();
                 draw_bars(
                     &c,
@@ -170,13 +183,16 @@ mod view {
             <canvas node_ref=soft class="plot" role="img"
                 aria-label="Bar chart of softmax weights over the keys, unscaled and scaled"></canvas>
             <p class="readout">{move || out.with(|o| format!(
-                "Largest weight: {:.3} unscaled, {:.3} scaled by 1/√d.", o.w_raw[0], o.w_scaled[0]
+                "Largest weight: {:.3} unscaled, {:.3} scaled by 1/√d.", Signed(o.w_raw[0]), Signed(o.w_scaled[0])
             ))}</p>
             {move || ctx.show_numbers.get().then(|| out.with(|o| crate::kit::number_table(
                 "Sorted softmax weights".into(),
                 vec!["rank".into(), "softmax(qᵀk)".into(), "softmax(qᵀk/√d)".into()],
                 (0..o.w_raw.len())
-                    .map(|i| vec![i.to_string(), format!("{:.4}", o.w_raw[i]), format!("{:.4}", o.w_scaled[i])])
+                    .map(|i| {
+                        let f = |x: f64| format!("{:.4}", Signed(x));
+                        vec![i.to_string(), f(o.w_raw[i]), f(o.w_scaled[i])]
+                    })
                     .collect(),
             )))}
         }

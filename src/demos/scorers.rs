@@ -85,6 +85,7 @@ pub fn compute(n: usize, d: usize, h: usize, seed: u32, wseed: u32) -> Scorers {
 mod view {
     //! View of `scorers`: the weights of four scoring functions side by side.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
 
@@ -120,7 +121,7 @@ mod view {
                 (0..o.keys.len())
                     .map(|i| {
                         std::iter::once(format!("k{i}"))
-                            .chain((0..4).map(|s| format!("{:.4}", o.scores[s][i])))
+                            .chain((0..4).map(|s| format!("{:.4}", Signed(o.scores[s][i]))))
                             .collect()
                     })
                     .collect(),

@@ -76,6 +76,7 @@ pub fn compute(d: usize, base: f64, len: usize) -> Sinusoidal {
 mod view {
     //! View of `sinusoidal`: the table, four of its columns, and the similarity of positions.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -160,7 +161,7 @@ mod view {
                         .collect(),
                     (0..o.table.len().min(16))
                         .map(|p| {
-                            let row = o.columns.iter().map(|&c| format!("{:.4}", o.table[p][c]));
+                            let row = o.columns.iter().map(|&c| format!("{:.4}", Signed(o.table[p][c])));
                             std::iter::once(p.to_string()).chain(row).collect()
                         })
                         .collect(),
@@ -180,8 +181,12 @@ mod view {
         let f = fit_canvas(canvas, 0.4, 220.0, 320.0);
         let root = area(canvas, pal)?;
         let colours = [pal.orange, pal.blue, pal.green, pal.muted];
-        let labels: Vec<String> =
-            o.columns.iter().zip(&o.wavelengths).map(|(c, w)| format!("dim {c} (wavelength {w:.1})")).collect();
+        let labels: Vec<String> = o
+            .columns
+            .iter()
+            .zip(&o.wavelengths)
+            .map(|(c, w)| format!("dim {c} (wavelength {w:.1})", w = Signed(w)))
+            .collect();
         let items: Vec<(Mark, RGBColor, &str)> =
             labels.iter().enumerate().map(|(i, l)| (Mark::Line, colours[i], l.as_str())).collect();
         let plot = legend_band(&root, &f, pal, &items)?;

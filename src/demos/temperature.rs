@@ -148,6 +148,7 @@ mod tests {
 mod view {
     //! Bars of the weights at T, and every key's weight against T with a marker at T.
 
+    use crate::numerics::format::Signed;
     use leptos::html::Canvas;
     use leptos::prelude::*;
     use plotters::prelude::*;
@@ -187,16 +188,16 @@ mod view {
                     "At T = {}: the top key has weight {:.3}; the entropy is {:.2} bits, as spread as {:.2} \
                      equal keys (1 is one-hot, 5 is uniform).",
                     num(o.t),
-                    o.weights[0],
-                    o.entropy_bits,
-                    o.effective_keys
+                    Signed(o.weights[0]),
+                    Signed(o.entropy_bits),
+                    Signed(o.effective_keys)
                 )
             })
         };
         let table = move || {
             out.with(|o| {
                 let rows = (0..o.scores.len())
-                    .map(|i| vec![i.to_string(), num(o.scores[i]), format!("{:.4}", o.weights[i])])
+                    .map(|i| vec![i.to_string(), num(o.scores[i]), format!("{:.4}", Signed(o.weights[i]))])
                     .collect();
                 let head = vec!["key".into(), "score".into(), "weight".into()];
                 number_table(format!("Weights at T = {}", num(o.t)), head, rows)

@@ -123,6 +123,7 @@ mod view {
     //! View of `wpe`: fetches a bundled model's safetensors file, reads its `wpe.weight`, and draws
     //! the table and the cosine similarity between positions.
 
+    use crate::numerics::format::Signed;
     use std::sync::Arc;
 
     use leptos::html::Canvas;
@@ -221,6 +222,22 @@ mod view {
                 Ok(())
             }))
         });
+        // The right plot's diagonals: the mean similarity of positions k apart, for every k.
+        let numbers = move || {
+            loaded.with(|t| {
+                t.as_ref().map(|t| {
+                    crate::kit::number_table(
+                        "Mean cosine similarity of positions k apart".into(),
+                        vec!["offset k".into(), "mean cosine".into()],
+                        t.by_offset
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &c)| vec![k.to_string(), format!("{:.4}", Signed(c))])
+                            .collect(),
+                    )
+                })
+            })
+        };
         let readout = move || {
             loaded.with(|t| {
                 let t = t.as_ref()?;
@@ -230,8 +247,8 @@ mod view {
                     "{p} positions × {} dimensions. Mean cosine similarity of positions 1 apart: {:.2}; {k} apart: \
                      {:.2}.",
                     t.wpe.ncols(),
-                    t.by_offset[1],
-                    t.by_offset[k]
+                    Signed(t.by_offset[1]),
+                    Signed(t.by_offset[k])
                 ))
             })
         };
@@ -246,6 +263,7 @@ mod view {
             <p class="readout" role="status">
                 {move || readout().unwrap_or_else(|| "Loading the model's position table…".into())}
             </p>
+            {move || ctx.show_numbers.get().then(numbers)}
         }
         .into_any()
     }

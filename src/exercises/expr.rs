@@ -8,6 +8,7 @@
 //! computations (`super::book`), with lists `[2, 1, 0]` and quoted names as arguments.
 
 use super::book;
+use crate::formats::echo::{echo, echo_char};
 
 /// The longest text a reader may type, in characters.
 pub const MAX_LEN: usize = 200;
@@ -67,9 +68,9 @@ impl Tok {
     fn describe(&self) -> String {
         match self {
             Tok::Num(x) => format!("the number {x}"),
-            Tok::Name(n) => format!("\"{n}\""),
-            Tok::Text(t) => format!("the text \"{t}\""),
-            Tok::Sym(c) => format!("\"{c}\""),
+            Tok::Name(n) => echo(n),
+            Tok::Text(t) => format!("the text {}", echo(t)),
+            Tok::Sym(c) => echo_char(*c),
         }
     }
 }
@@ -101,9 +102,9 @@ fn tokenize(text: &str, key: bool) -> Result<Vec<Tok>, String> {
                     }
                 }
                 let s: String = chars[start..i].iter().collect();
-                let x: f64 = s.parse().map_err(|_| format!("\"{s}\" is not a number"))?;
+                let x: f64 = s.parse().map_err(|_| format!("{} is not a number", echo(&s)))?;
                 if !x.is_finite() {
-                    return Err(format!("\"{s}\" is too large"));
+                    return Err(format!("{} is too large", echo(&s)));
                 }
                 out.push(Tok::Num(x));
             }
@@ -154,7 +155,12 @@ fn tokenize(text: &str, key: bool) -> Result<Vec<Tok>, String> {
                 out.push(Tok::Sym('/'));
                 i += 1;
             }
-            _ => return Err(format!("\"{c}\" cannot be used here (numbers, + − × / ^, parentheses, e, pi, sqrt)")),
+            _ => {
+                return Err(format!(
+                    "{} cannot be used here (numbers, + − × / ^, parentheses, e, pi, sqrt)",
+                    echo_char(c)
+                ))
+            }
         }
     }
     Ok(out)

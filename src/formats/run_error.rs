@@ -42,13 +42,15 @@ impl fmt::Display for RunError {
                  their products overflow 32-bit floats (the checkpoint is broken)"
             ),
             RunError::NotInVocabulary { found, allowed } => {
-                let listed: Vec<String> = found.chars().map(|c| format!("{c:?}")).collect();
+                use crate::formats::echo::{echo, echo_char};
+                let listed: Vec<String> = found.chars().map(echo_char).collect();
                 let which = if listed.len() == 1 { "a character" } else { "characters" };
                 write!(
                     f,
-                    "the prompt has {which} this model has no token for ({}): it reads only the characters \
-                     \"{allowed}\", one token each",
-                    listed.join(", ")
+                    "the prompt has {which} this model has no token for ({}): it reads only the characters {}, \
+                     one token each",
+                    listed.join(", "),
+                    echo(allowed)
                 )
             }
         }

@@ -1,5 +1,6 @@
 //! Labelled matrices on one canvas that redraws when they change.
 
+use crate::numerics::format::Signed;
 use leptos::html::{Canvas, Div};
 use leptos::prelude::*;
 use ndarray::Array2;
@@ -160,6 +161,6 @@ fn num(v: f64) -> String {
     } else if v.abs() >= 1e4 {
         crate::numerics::format::num(v)
     } else {
-        format!("{v:.4}")
+        format!("{v:.4}", v = Signed(v))
     }
 }

@@ -1,4 +1,5 @@
 //! Tables of numbers ("Show numbers") and their cell format.
+use crate::numerics::format::Signed;
 use leptos::prelude::*;
 
 /// A table of numbers ("Show numbers"), with a caption naming what it holds. Its box scrolls
@@ -24,5 +25,5 @@ pub fn number_table(caption: String, head: Vec<String>, rows: Vec<Vec<String>>) 
 
 /// Four decimals, or "—" for a missing value.
 pub fn f4(x: Option<f64>) -> String {
-    x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into())
+    x.map(|v| format!("{v:.4}", v = Signed(v))).unwrap_or_else(|| "—".into())
 }

@@ -77,3 +77,25 @@ fn superscript(e: i32) -> String {
     }
     s
 }
+
+/// A number written with Rust's own formatting (`{:.3}` and the like), its minus sign the
+/// typographic one (U+2212) like every other number in the book, and a value that rounds to zero
+/// without a sign ("0.000", not "−0.000"): `format!("{:.3}", Signed(x))`.
+pub struct Signed<T>(pub T);
+
+impl<T: std::fmt::Display> std::fmt::Display for Signed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match (f.precision(), f.sign_plus()) {
+            (Some(p), true) => format!("{:+.*}", p, self.0),
+            (Some(p), false) => format!("{:.*}", p, self.0),
+            (None, true) => format!("{:+}", self.0),
+            (None, false) => self.0.to_string(),
+        };
+        let zero = s.trim_start_matches(['-', '+']).chars().all(|c| c == '0' || c == '.');
+        match s.strip_prefix('-') {
+            Some(rest) if zero => f.write_str(rest),
+            Some(rest) => write!(f, "−{rest}"),
+            None => f.write_str(&s),
+        }
+    }
+}

@@ -23,7 +23,10 @@ pub fn encode(text: &str) -> Result<Vec<u32>, String> {
     for c in text.trim().chars() {
         match c.to_ascii_lowercase() {
             l @ 'a'..='z' => ids.push(3 + (l as u32 - 'a' as u32)),
-            other => return Err(format!("the models read only the letters a–z; “{other}” is not one")),
+            other => {
+                let other = crate::formats::echo::echo_char(other);
+                return Err(format!("the models read only the letters a–z; {other} is not one"));
+            }
         }
     }
     if ids.is_empty() {

@@ -146,10 +146,13 @@ pub fn DemoFrame(
                     <button type="button" class="copy-embed" on:click=on_copy_embed>"Embed"</button>
                     <button type="button" class="download-data" on:click=on_data>"Download data"</button>
                     <button type="button" class="download-image" on:click=on_image>"Download image"</button>
-                    <button type="button" class="show-numbers" aria-pressed=move || ctx.show_numbers.get().to_string()
-                        on:click=move |_| ctx.show_numbers.update(|s| *s = !*s)>
-                        {move || if ctx.show_numbers.get() { "Hide numbers" } else { "Show numbers" }}
-                    </button>
+                    {spec.numbers.then(|| view! {
+                        <button type="button" class="show-numbers"
+                            aria-pressed=move || ctx.show_numbers.get().to_string()
+                            on:click=move |_| ctx.show_numbers.update(|s| *s = !*s)>
+                            {move || if ctx.show_numbers.get() { "Hide numbers" } else { "Show numbers" }}
+                        </button>
+                    })}
                     <button type="button" class="reset" on:click=on_reset>"Reset"</button>
                 </div>
             </header>

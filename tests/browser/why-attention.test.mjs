@@ -24,7 +24,7 @@ test("both models reverse the reader's word and the alignment is drawn", async (
   // Bad input: explained in place, the rest of the page keeps working.
   await typeInto(page, "#alignment-text", "abc3");
   await page.waitForSelector("#alignment .notice");
-  assert.match(await page.$eval("#alignment .notice", (e) => e.textContent), /only the letters a–z; “3” is not one/);
+  assert.match(await page.$eval("#alignment .notice", (e) => e.textContent), /only the letters a–z; “\u20683\u2069” is not one/);
   // A long word: the link keeps it and the model choice.
   await typeInto(page, "#alignment-text", "thequickbrownfoxjumpsoverthel");
   await page.selectOption("#alignment-model", "luong_local");

@@ -6,6 +6,7 @@ use super::{spec, to_json, Demo, DemoSpec};
 use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::gpt2::session::Session;
+use crate::numerics::format::Signed;
 
 pub mod compare;
 pub mod status;
@@ -243,8 +244,8 @@ impl Prob {
     /// As printed beside the bar, to 0.1% (a bound rounded up, so that "<" stays true).
     pub fn label(self) -> String {
         match self {
-            Prob::Exact(p) => format!("{:.1}%", 100.0 * p),
-            Prob::Below(p) => format!("<{:.1}%", ((1000.0 * p) - 1e-9).ceil().max(1.0) / 10.0),
+            Prob::Exact(p) => format!("{:.1}%", Signed(100.0 * p)),
+            Prob::Below(p) => format!("<{:.1}%", Signed(((1000.0 * p) - 1e-9).ceil().max(1.0) / 10.0)),
         }
     }
     /// Orders exact values by size and a bound just below an exact value equal to it.

@@ -4,6 +4,7 @@
 
 use super::{model_base, Model};
 use crate::gpt2::protocol::{Family, Phase, Reply, Request, Source};
+use crate::numerics::format::Signed;
 
 /// The longest prompt the demo keeps (its parameter's `max_len`): a longer one is cut here, with
 /// a notice, and a generation stops here.
@@ -270,7 +271,7 @@ impl Asked {
 }
 
 pub fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
+    format!("{:.1} MB", Signed(bytes as f64 / 1e6))
 }
 
 /// The label of the model a reply names ("model" for a name the page does not know).
@@ -301,7 +302,7 @@ pub fn loading_line(
     let pct = total.filter(|_| phase.counts_bytes()).map(|t| share(t).round());
     let detail = match total {
         _ if !phase.counts_bytes() => String::new(),
-        Some(t) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), share(t)),
+        Some(t) => format!(": {} of {} ({:.0}%)", mb(loaded), mb(t), Signed(share(t))),
         None => format!(": {}", mb(loaded)),
     };
     let speed = rate.filter(|_| phase == Phase::Download).map(|r| format!(", {}/s", mb(r as u64))).unwrap_or_default();

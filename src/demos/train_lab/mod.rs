@@ -90,6 +90,8 @@ impl Demo for TrainLabDemo {
         previous-token and induction scores over the run. Drag Show step back to see the heads as they were.";
     type Params = Params;
     type Output = Setup;
+    /// No "Show numbers": its numbers are the readouts and the scores printed on every head.
+    const NUMBERS: bool = false;
 
     fn compute(p: &Params) -> Setup {
         setup(&p.config())

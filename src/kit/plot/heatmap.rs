@@ -1,6 +1,7 @@
 //! Heatmaps: axes drawn by plotters, cells blitted as one image (a 101 × 200 matrix would be
 //! 20,200 canvas rectangles; one `drawImage` is far under a millisecond), and a colour bar.
 
+use crate::numerics::format::Signed;
 use plotters::prelude::*;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -67,13 +68,13 @@ pub fn draw_heatmap(
         .disable_mesh()
         .x_labels(x_labels)
         .x_label_formatter(&|x| match spec.x_integer {
-            true if (x - x.round()).abs() < 1e-9 => format!("{x:.0}"),
+            true if (x - x.round()).abs() < 1e-9 => format!("{x:.0}", x = Signed(x)),
             true => String::new(),
             false => crate::numerics::format::tick(*x),
         })
         // An index axis on y too (positions): whole numbers without ".0".
         .y_label_formatter(&|y| match spec.x_integer && (y - y.round()).abs() < 1e-9 {
-            true => format!("{y:.0}"),
+            true => format!("{y:.0}", y = Signed(y)),
             false => crate::numerics::format::tick(*y),
         })
         .draw()

@@ -1,6 +1,7 @@
 //! Curves against x on linear axes, with a legend band: the plot of the demos that follow a
 //! number across positions, offsets or turns. A dashed series is a reference (a baseline).
 
+use crate::numerics::format::Signed;
 use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
@@ -58,7 +59,13 @@ pub fn draw_lines(canvas: &HtmlCanvasElement, pal: &Palette, l: &Lines) -> Resul
         .map_err(err)?;
     let mut mesh = style_mesh(&mut chart, &f, pal, l.x_desc, l.y_desc);
     if l.x_integer {
-        mesh.x_label_formatter(&|v| if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() });
+        mesh.x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-9 {
+                format!("{v:.0}", v = Signed(v))
+            } else {
+                String::new()
+            }
+        });
     }
     mesh.draw().map_err(err)?;
     for c in l.curves {

@@ -3,6 +3,7 @@
 //! big enough, the value printed in each. Signed matrices use a blue–white–red scale centred
 //! on 0; weight matrices use viridis on [0, 1], so heads and sequences compare at a glance.
 
+use crate::numerics::format::Signed;
 use ndarray::ArrayView2;
 use web_sys::HtmlCanvasElement;
 
@@ -248,11 +249,11 @@ pub fn short(v: f64) -> String {
     let s = if a >= 1000.0 {
         return crate::numerics::format::num(v);
     } else if a >= 100.0 {
-        format!("{v:.0}")
+        format!("{v:.0}", v = Signed(v))
     } else if a >= 10.0 {
-        format!("{v:.1}")
+        format!("{v:.1}", v = Signed(v))
     } else {
-        format!("{v:.2}")
+        format!("{v:.2}", v = Signed(v))
     };
     s.replace('-', "−")
 }

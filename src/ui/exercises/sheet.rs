@@ -1,6 +1,7 @@
 //! Before a chapter's exercises, its progress ("2 of 6 solved"), "Reset my answers" and "Print
 //! with solutions"; after them, the answer sheet that prints only when that box is ticked.
 
+use crate::numerics::format::Signed;
 use leptos::prelude::*;
 
 use super::ExerciseCtx;
@@ -51,7 +52,7 @@ fn key_line(ex: &Exercise) -> Option<String> {
 
 /// A key value to four significant decimals, without trailing zeros.
 fn trim(x: f64) -> String {
-    let s = format!("{x:.4}");
+    let s = format!("{x:.4}", x = Signed(x));
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }

@@ -1,6 +1,7 @@
 //! The prompt's tokens as chips, tinted by where the query token looks, and the keyboard
 //! behaviour the view's button rows share.
 
+use crate::numerics::format::Signed;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -75,7 +76,7 @@ fn token_chips(r: Arc<Answer>, sel: Memo<Selection>, s: Store) -> impl IntoView 
             // Read after the visible text, so the accessible name starts with what is shown.
             let detail = {
                 let weight = weight.clone();
-                move || format!(": token {j}, {:?}, weight {:.3}", tok.text, weight())
+                move || format!(": token {j}, {:?}, weight {:.3}", tok.text, Signed(weight()))
             };
             let set = move |to: usize| s.set(|p| p.token = to as i64);
             view! {
@@ -108,7 +109,7 @@ pub fn static_chips(r: &Answer, l: usize, h: usize, q: usize) -> impl IntoView {
             let text = tok.text.replace(' ', "·").replace('\n', "↵");
             view! {
                 <span class="tok" class:selected={j == q} class:future={j > q} style=format!("--w: {w:.3}")
-                    title=format!("token {j}: {:?}, id {}, weight {w:.3}", tok.text, tok.id)>
+                    title=format!("token {j}: {:?}, id {}, weight {w:.3}", tok.text, tok.id, w = Signed(w))>
                     <span class="chip-text">{text}</span><small>{tok.id}</small>
                 </span>
             }

@@ -132,8 +132,9 @@ fn fit_prompts(s: Store, name: &str, vocab: &str, n_positions: usize) {
     let Some((new, new_compare)) = trained::prompts_for_vocab(vocab, n_positions, &prompt, &compare) else { return };
     let cleared = if new_compare != compare { " (and the second prompt cleared)" } else { "" };
     let note = format!(
-        "This model reads only the characters “{vocab}”, one token each: the prompt was replaced by a sequence of \
-         them{cleared}."
+        "This model reads only the characters {}, one token each: the prompt was replaced by a sequence of \
+         them{cleared}.",
+        crate::formats::echo::echo(vocab)
     );
     s.replaced.set(Some((note, new.clone())));
     s.set(|p| {

@@ -1,6 +1,7 @@
 //! The model loader: the status line (progress, cancel, download, errors), the file picker, and
 //! the line saying what runs the model.
 
+use crate::numerics::format::Signed;
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -102,7 +103,7 @@ pub fn ModelStatus() -> impl IntoView {
                 "{}: {}, {:.2} M parameters, window {n_positions} tokens, in a Web Worker on this computer.{}{chars}",
                 model_label(&name),
                 shape_line(family, n_layer, n_head, n_kv_head),
-                params as f64 / 1e6,
+                Signed(params as f64 / 1e6),
                 source_note(source)
             );
             view! { <p class="model-status ready">{text}</p> }.into_any()

@@ -9,9 +9,9 @@ use ndarray::Array2;
 
 use super::super::{format_ablate, label_stride};
 use super::store::{store, Answer, Side};
-use crate::numerics::attention::max_pool_into;
 use crate::kit::plot::colormap::viridis;
 use crate::kit::plot::fit_canvas_with;
+use crate::numerics::attention::max_pool_into;
 
 /// Where the thumbnails were drawn, in CSS px, for mapping a click to a head.
 #[derive(Clone, Copy, Default)]

@@ -1,6 +1,7 @@
 //! The next-token distribution as labelled bars (HTML: long token texts stay readable); with
 //! knock-outs, each token's intact and knocked-out probabilities side by side.
 
+use crate::numerics::format::Signed;
 use leptos::prelude::*;
 
 use super::super::{next_rows, NextRow, Prob, CANDIDATES, SHOWN};
@@ -75,8 +76,8 @@ pub fn NextNumbers() -> impl IntoView {
                     let shown = next_rows(&r.a.next, r.a.baseline.as_deref(), CANDIDATES, SHOWN);
                     let knocked = shown.iter().any(|x| x.knocked.is_some());
                     let exact = |p: Prob| match p {
-                        Prob::Exact(p) => format!("{p:.4}"),
-                        Prob::Below(p) => format!("<{p:.4}"),
+                        Prob::Exact(p) => format!("{p:.4}", p = Signed(p)),
+                        Prob::Below(p) => format!("<{p:.4}", p = Signed(p)),
                     };
                     let rows = shown
                         .iter()

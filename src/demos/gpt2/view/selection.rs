@@ -18,8 +18,7 @@ pub fn keep_inside(s: Store) {
     let wanted = Memo::new(move |_| s.params.with(|p| (p.layer, p.head, p.token)));
     Effect::new(move |_| {
         let (l, h, tok) = wanted.get();
-        let Some((mut nl, mut nh, t)) = s.result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t())))
-        else {
+        let Some((mut nl, mut nh, t)) = s.result.with(|r| r.as_ref().map(|r| (r.a.n_layer, r.a.n_head, r.t()))) else {
             return;
         };
         if s.compared.get() {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::compare::{matching_token, side_b_params, side_b_selection};
+use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::{fit_selection, Fit, ModelB, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};

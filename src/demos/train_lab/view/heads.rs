@@ -7,6 +7,7 @@ use crate::kit::plot::heatmap::{blit_pixels, context, CellRect};
 use crate::kit::plot::interned::{font, rgb};
 use crate::kit::plot::{fit_canvas_with, Frame};
 use crate::kit::theme::Palette;
+use crate::numerics::format::Signed;
 use crate::train::HeadSnapshot;
 
 /// Where the thumbnails are, in CSS pixels, to map a click to a head.
@@ -68,7 +69,11 @@ pub fn draw_grid(
             let (x, y) = (LABEL + h as f64 * w, l as f64 * w);
             ctx.set_fill_style_str(&rgb(if k == selected { head_colour(pal, k) } else { pal.fg }));
             let (p, i) = (snap.previous.get(k).copied().unwrap_or(0.0), snap.induction.get(k).copied().unwrap_or(0.0));
-            let _ = ctx.fill_text(&format!("H{h} prev {p:.2} ind {i:.2}"), (x + 3.0) * s, (y + 12.0) * s);
+            let _ = ctx.fill_text(
+                &format!("H{h} prev {p:.2} ind {i:.2}", p = Signed(p), i = Signed(i)),
+                (x + 3.0) * s,
+                (y + 12.0) * s,
+            );
             let side = (w - 6.0).min(w - TITLE + 12.0).max(8.0);
             let rect = CellRect { x: (x + 3.0) * s, y: (y + 18.0) * s, w: side * s, h: (w - 22.0).max(8.0) * s };
             if t > 0 && snap.attention.len() >= (k + 1) * t * t {

@@ -1,6 +1,7 @@
 //! The run's curves: loss and accuracy against the step, and each head's scores against the
 //! step, with the step shown marked.
 
+use crate::numerics::format::Signed;
 use plotters::prelude::*;
 
 use super::super::run::RunLog;
@@ -74,7 +75,7 @@ pub fn draw_loss(
         .axis_desc_style(f.font(13.0, pal.fg))
         .label_style(f.font(12.0, pal.muted))
         .axis_style(pal.muted)
-        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
+        .y_label_formatter(&|v| format!("{:.0}%", Signed(v * 100.0)))
         .draw()
         .map_err(err)?;
     chart.draw_series(LineSeries::new(loss, pal.blue.stroke_width(f.px(2.0)))).map_err(err)?;

@@ -1,6 +1,7 @@
 //! The lab's words and buttons: the task's sample batch, Train / Pause / Resume / Reset and the
 //! checkpoint, the run's status, and the notes under the heads.
 
+use crate::numerics::format::Signed;
 use leptos::prelude::*;
 
 use super::super::run::{MainAction, Phase};
@@ -85,9 +86,8 @@ pub fn buttons(lab: Lab) -> impl IntoView {
     }
 }
 
-
 fn mb(bytes: usize) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
+    format!("{:.1} MB", Signed(bytes as f64 / 1e6))
 }
 
 /// The status line: what the run is doing, its figures, when it was solved, what is kept.
@@ -98,9 +98,11 @@ pub fn status(lab: Lab) -> impl IntoView {
         let shown = lab.params.with(|p| p.step as usize);
         log.with(|l| {
             let last = l.history.last();
-            let figures =
-                last.map_or(String::new(), |s| format!(" · loss {:.3} · accuracy {:.0}%", s.loss, 100.0 * s.accuracy));
-            let speed = if l.steps_per_s > 0.0 { format!(" · {:.0} steps/s", l.steps_per_s) } else { String::new() };
+            let figures = last.map_or(String::new(), |s| {
+                format!(" · loss {:.3} · accuracy {:.0}%", Signed(s.loss), Signed(100.0 * s.accuracy))
+            });
+            let speed =
+                if l.steps_per_s > 0.0 { format!(" · {:.0} steps/s", Signed(l.steps_per_s)) } else { String::new() };
             let head = match &l.phase {
                 Phase::Idle => "Press Train: the model starts from random weights (its heads are below)".to_string(),
                 Phase::Training { until: 0 } => "Preparing the model".to_string(),
@@ -114,7 +116,10 @@ pub fn status(lab: Lab) -> impl IntoView {
                 Phase::Failed(m) => format!("Not trained: {m}"),
             };
             let solved = lab.solved.get().map_or(String::new(), |(step, secs)| {
-                format!(" Solved (loss under {SOLVED_LOSS} over 20 steps) at step {step}, after {secs:.1} s.")
+                format!(
+                    " Solved (loss under {SOLVED_LOSS} over 20 steps) at step {step}, after {secs:.1} s.",
+                    secs = Signed(secs)
+                )
             });
             let kept = if l.snapshots.is_empty() {
                 String::new()
@@ -132,7 +137,7 @@ pub fn status(lab: Lab) -> impl IntoView {
         })
     };
     let step = move || log.with(|l| l.done().to_string());
-    let solved_ms = move || lab.solved.get().map(|(_, s)| format!("{:.0}", s * 1e3));
+    let solved_ms = move || lab.solved.get().map(|(_, s)| format!("{:.0}", Signed(s * 1e3)));
     let phase = move || {
         log.with(|l| match l.phase {
             Phase::Idle => "idle",
@@ -146,7 +151,7 @@ pub fn status(lab: Lab) -> impl IntoView {
     };
     let loss = move || log.with(|l| l.history.last().map(|s| s.loss.to_string()));
     let first_loss = move || log.with(|l| l.history.first().map(|s| s.loss.to_string()));
-    let rate = move || log.with(|l| format!("{:.2}", l.steps_per_s));
+    let rate = move || log.with(|l| format!("{:.2}", Signed(l.steps_per_s)));
     view! {
         <p class="train-status" role="status" aria-live="polite" data-step=step data-phase=phase data-loss=loss
             data-first-loss=first_loss data-solved-ms=solved_ms data-rate=rate>{text}</p>
@@ -177,8 +182,8 @@ pub fn focus_note(lab: Lab) -> impl IntoView {
                         "Layer {}, head {}: previous-token score {:.2}, induction score {:.2}{}",
                         k / nh.max(1),
                         k % nh.max(1),
-                        snap.previous.get(k).copied().unwrap_or(0.0),
-                        snap.induction.get(k).copied().unwrap_or(0.0),
+                        Signed(snap.previous.get(k).copied().unwrap_or(0.0)),
+                        Signed(snap.induction.get(k).copied().unwrap_or(0.0)),
                         if lab.focus.get().is_none() {
                             " (the highest induction score; click another head)"
                         } else {
