@@ -343,3 +343,18 @@ fn the_home_page_says_gpt2_small_is_a_548_mb_download() {
     says(&chapter("home"), &format!("GPT-2 small itself, a {mb} download that needs the network the first time"));
     says(&chapter("gpt2-live"), &format!("Its {mb} of weights are not part of the book"));
 }
+
+/// training.md: what the Induction model was trained on, from its card.
+#[test]
+fn the_training_chapter_describes_the_induction_models_strings() {
+    let card =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models/induction/card.json")).unwrap();
+    let card: serde_json::Value = serde_json::from_str(&card).unwrap();
+    let trained_on = card["trained_on"].as_str().unwrap();
+    assert!(trained_on.contains("(4 to 14 letters) repeated 2 to 4 times"), "{trained_on}");
+    says(&chapter("training"), "trained on strings of 4 to 14 letters repeated 2 to 4 times");
+    assert_eq!(
+        (card["previous_token_head"]["layer"].as_u64(), card["induction_head"]["layer"].as_u64()),
+        (Some(0), Some(1))
+    );
+}

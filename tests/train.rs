@@ -356,3 +356,49 @@ fn a_fresh_model_starts_near_the_uniform_loss_the_chapter_quotes() {
         assert!((loss - uniform).abs() < 0.1, "{t:?}: first loss {loss} vs ln 28 = {uniform}");
     }
 }
+
+/// The training chapter's account of what the default copy run learns, checked by training it:
+/// with n fixed, "look n − 1 back" solves copy, and that shortcut is what the lab's small models
+/// find. At the defaults (2 layers of 2 heads) one layer 1 head looks 7 back on the probe and no
+/// head is a previous-token head; with one head per layer the shortcut sits in layer 0.
+#[test]
+fn the_default_copy_run_learns_the_positional_shortcut() {
+    let trained = |n_head: usize| {
+        let mut t = Trainer::new(TrainConfig { n_head, ..TrainConfig::default() }).unwrap();
+        let losses: Vec<f32> = (0..TrainConfig::default().steps).map(|_| t.step().unwrap().loss).collect();
+        // A plateau, then a drop within a short stretch of steps: from the last step above 1.8 to
+        // the first below 0.5 is at most 300 steps, after at least 200 on the plateau.
+        let low = losses.iter().position(|&l| l < 0.5).expect("the loss drops");
+        let high = losses[..low].iter().rposition(|&l| l > 1.8).expect("a plateau before the drop");
+        assert!(low - high <= 300 && high >= 200, "{n_head} heads: plateau to step {high}, below 0.5 at {low}");
+        t.snapshot()
+    };
+    let best = |s: &attention_live::train::HeadSnapshot| {
+        let k = (0..s.induction.len()).max_by(|&a, &b| s.induction[a].total_cmp(&s.induction[b])).unwrap();
+        (k, s.induction[k])
+    };
+    let two = trained(2);
+    eprintln!("2 heads: previous {:?} induction {:?} probe loss {}", two.previous, two.induction, two.probe_loss);
+    let (k, score) = best(&two);
+    assert!(k / 2 == 1 && score > 0.9, "the best induction score {score} is in layer {}", k / 2);
+    assert!(two.previous.iter().all(|&p| p < 0.2), "a previous-token head formed: {:?}", two.previous);
+    let one = trained(1);
+    eprintln!("1 head: previous {:?} induction {:?} probe loss {}", one.previous, one.induction, one.probe_loss);
+    let (k, score) = best(&one);
+    assert!(k == 0 && score > 0.9, "with one head per layer the best induction score {score} is in layer {k}");
+    assert!(one.previous.iter().all(|&p| p < 0.2), "a previous-token head formed: {:?}", one.previous);
+    assert!(one.induction[1] < 0.2, "layer 1's head adds an induction score of {}", one.induction[1]);
+}
+
+/// The chapter's largest learning rate: the loss jumps far above where it started and stays well
+/// above the default's, but gradient clipping keeps it a finite number, so the run goes on.
+#[test]
+fn the_largest_learning_rate_spikes_the_loss_but_stays_finite() {
+    let mut t = Trainer::new(TrainConfig { lr: 0.3, ..TrainConfig::default() }).unwrap();
+    let losses: Vec<f32> = (0..300).map(|_| t.step().unwrap().loss).collect();
+    let peak = losses.iter().copied().fold(0.0, f32::max);
+    let last = losses[250..].iter().sum::<f32>() / 50.0;
+    eprintln!("lr 0.3: first {} peak {peak} last 50 mean {last}", losses[0]);
+    assert!(peak > 2.0 * losses[0], "the loss should jump to twice its start {} or more: peak {peak}", losses[0]);
+    assert!(last > 2.0 && last.is_finite(), "the loss should stay high and finite: {last}");
+}
