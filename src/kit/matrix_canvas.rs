@@ -7,7 +7,7 @@ use ndarray::Array2;
 use web_sys::{HtmlCanvasElement, HtmlElement};
 
 use crate::kit::plot::fit_canvas_growing;
-use crate::kit::plot::matrix::{draw_matrix, panel_height, MatrixPlot, Panel, Scale};
+use crate::kit::plot::matrix::{draw_legend, draw_matrix, legend_layout, panel_height, MatrixPlot, Panel, Scale};
 use crate::kit::DemoCtx;
 
 /// A matrix with everything needed to draw it.
@@ -100,8 +100,10 @@ fn draw_grid(
             .collect();
         (k, w, heights)
     };
-    const LEGEND: f64 = 24.0; // CSS pixels for the colour key under the grid
-    let f = fit_canvas_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + LEGEND);
+    const LEGEND: f64 = 24.0; // CSS pixels for a line of the colour key under the grid
+    let (weights, signed) = (ms.iter().any(|m| m.weights), ms.iter().any(|m| !m.weights));
+    let legend = |css_w: f64| LEGEND * if legend_layout(css_w, weights, signed).0 { 2.0 } else { 1.0 };
+    let f = fit_canvas_growing(c, clip, |css_w| layout(css_w).2.iter().sum::<f64>().max(20.0) + legend(css_w));
     let (k, w, heights) = layout(f.w as f64 / f.scale);
     let ctx = crate::kit::plot::heatmap::context(c)?;
     ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
@@ -136,8 +138,8 @@ fn draw_grid(
         }
         y += h;
     }
-    let (weights, signed) = (ms.iter().any(|m| m.weights), ms.iter().any(|m| !m.weights));
-    crate::kit::plot::matrix::draw_legend(&ctx, &f, pal, 6.0 * f.scale, (y + LEGEND / 2.0) * f.scale, weights, signed);
+    let (x0, y0, css_w) = (6.0 * f.scale, (y + LEGEND / 2.0) * f.scale, f.w as f64 / f.scale);
+    draw_legend(&ctx, &f, pal, x0, y0, LEGEND * f.scale, css_w, weights, signed);
     Ok(())
 }
 

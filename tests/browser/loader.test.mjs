@@ -24,17 +24,43 @@ const header = JSON.stringify({ "wte.weight": { dtype: "F32", shape: [1], data_o
 const wrapped = Buffer.concat([Buffer.alloc(8), Buffer.from(header), Buffer.alloc(16)]);
 wrapped.writeBigUInt64LE(BigInt(header.length), 0);
 const absurd = Buffer.from(config.toString().replace(/"n_layer": *\d+/, '"n_layer": 100000000'));
+// The same model with a vocabulary of 100 (wte cut to its first 100 rows), smaller than the
+// tokenizer's: every English prompt has ids the model does not have.
+function smallVocab(file, vocab) {
+  const n = Number(file.readBigUInt64LE(0));
+  const head = JSON.parse(file.subarray(8, 8 + n).toString());
+  const data = file.subarray(8 + n);
+  const out = {};
+  const parts = [];
+  let at = 0;
+  for (const [name, t] of Object.entries(head)) {
+    if (name === "__metadata__") { out[name] = t; continue; }
+    let bytes = data.subarray(t.data_offsets[0], t.data_offsets[1]);
+    let shape = t.shape;
+    if (name.endsWith("wte.weight")) { shape = [vocab, t.shape[1]]; bytes = bytes.subarray(0, vocab * t.shape[1] * 4); }
+    out[name] = { dtype: t.dtype, shape, data_offsets: [at, at + bytes.length] };
+    parts.push(bytes);
+    at += bytes.length;
+  }
+  const json = Buffer.from(JSON.stringify(out));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([len, json, ...parts]);
+}
+const small = smallVocab(model, 100);
+const smallConfig = Buffer.from(config.toString().replace(/"vocab_size": *\d+/, '"vocab_size": 100'));
 
 function serve(req, res) {
   const [, folder, file] = new URL(req.url, "http://x").pathname.split("/");
   let body = file === "config.json" ? config : model;
   if (folder === "wrapped" && file !== "config.json") body = wrapped;
   if (folder === "absurd" && file === "config.json") body = absurd;
+  if (folder === "smallvocab") body = file === "config.json" ? smallConfig : small;
   const octets = { ...cors, "Content-Type": "application/octet-stream" };
   if (folder === "html") {
     const page = "<!DOCTYPE html><html><body>Sign in to continue</body></html>";
     res.writeHead(200, { ...cors, "Content-Type": "text/html" }).end(page);
-  } else if (file === "config.json" || ["good", "wrapped", "absurd"].includes(folder)) {
+  } else if (file === "config.json" || ["good", "wrapped", "absurd", "smallvocab"].includes(folder)) {
     res.writeHead(200, { ...octets, "Content-Length": body.length }).end(body);
   } else if (folder === "short") {
     // Announces the whole file, sends a third, and closes.
@@ -114,6 +140,24 @@ test("a good download is kept, listed with its size, and Clear removes it", asyn
   await page.waitForSelector("#gpt2 .stored-models[data-count='0']");
   assert.deepEqual(await stored(page), []);
   assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test("a model whose vocabulary is smaller than its tokenizer's says so, and Generate leaves the page alive", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  let crashed = false;
+  page.on("crash", () => { crashed = true; });
+  await page.goto(link("smallvocab"));
+  await page.waitForSelector("#gpt2 .download-model", { timeout: 15000 });
+  await page.click("#gpt2 .download-model");
+  await page.waitForSelector("#gpt2 .gpt2[data-status=ready]", { timeout: 30000 });
+  await page.waitForFunction(() => /outside the model's vocabulary of 100/.test(document.querySelector("#gpt2")?.textContent));
+  const generate = await page.$("#gpt2 .generate");
+  if (generate && !(await generate.isDisabled())) await generate.click();
+  await page.waitForTimeout(5000);
+  assert.equal(crashed, false, "the tab crashed");
+  assert.equal(await page.evaluate(() => 1 + 1), 2, "the page still answers");
+  assert.match(await page.$eval("#gpt2", (e) => e.textContent), /vocabulary of 100/);
   await page.context().close();
 });
 

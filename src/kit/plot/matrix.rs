@@ -68,6 +68,16 @@ pub fn label_stride(label: f64, cell: f64) -> usize {
     ((label / cell).ceil() as usize).max(1)
 }
 
+/// `label` in at most `chars` characters: whole, or its first `chars − 1` and "…".
+pub fn cut_label(label: &str, chars: usize) -> String {
+    if label.chars().count() <= chars {
+        return label.to_string();
+    }
+    let mut cut: String = label.chars().take(chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// Draws the matrix in `panel` of the canvas. Returns the cell size in canvas pixels.
 pub fn draw_matrix(
     canvas: &HtmlCanvasElement,
@@ -116,13 +126,18 @@ fn draw_at_origin(
     ctx.set_fill_style_str(&muted);
     ctx.set_text_align("center");
     ctx.set_text_baseline("bottom");
-    // Every k-th label when they would run together (words over narrow columns): k from the
-    // widest label, so no two drawn labels touch.
+    // Labels wider than their column are cut to fit ("quic…"), so that every column keeps a
+    // label (two columns of the same word stay told apart; the row labels give the whole words);
+    // only where not even two characters fit is every k-th column labelled, k from the widest
+    // label, so no two drawn labels touch.
     let widest = p.cols.iter().max_by_key(|c| c.chars().count()).map_or("", String::as_str);
     let col_w = ctx.measure_text(widest).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
-    let col_step = label_stride(col_w, cell);
+    let per_char = (col_w - 4.0 * s) / widest.chars().count().max(1) as f64;
+    let fit = if per_char > 0.0 { ((cell - 4.0 * s) / per_char).floor() as usize } else { usize::MAX };
+    let col_step = if fit >= 2 { 1 } else { label_stride(col_w, cell) };
     for (j, c) in p.cols.iter().enumerate().take(nc).step_by(col_step) {
-        let _ = ctx.fill_text(c, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
+        let shown = cut_label(c, fit.max(2));
+        let _ = ctx.fill_text(&shown, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
     }
     // row labels, every k-th when rows are shorter than a line of text
     ctx.set_text_align("right");
@@ -198,44 +213,59 @@ fn draw_at_origin(
     Ok(cell)
 }
 
+/// Where the colour key stands under a grid `css_w` CSS pixels wide: both keys on one line
+/// (`false`), or one line each (`true`), and whether the signed key's note is the short one.
+/// The keys take about 170 and 360 CSS pixels (their texts at 11 px).
+pub fn legend_layout(css_w: f64, weights: bool, signed: bool) -> (bool, bool) {
+    (weights && signed && css_w < 560.0, signed && css_w < 380.0)
+}
+
 /// The colour key under a grid of matrices, in canvas pixels at (x, y): the weight scale
-/// (viridis, 0 to 1) and/or the signed scale (blue, white, red, per matrix ± its largest |v|).
+/// (viridis, 0 to 1) and/or the signed scale (blue, white, red, per matrix ± its largest |v|),
+/// laid out by [`legend_layout`] for a canvas `css_w` CSS pixels wide; lines `line` apart.
+#[allow(clippy::too_many_arguments)]
 pub fn draw_legend(
     ctx: &web_sys::CanvasRenderingContext2d,
     f: &Frame,
     pal: &Palette,
     x: f64,
     y: f64,
+    line: f64,
+    css_w: f64,
     weights: bool,
     signed: bool,
 ) {
+    let (two_lines, short) = legend_layout(css_w, weights, signed);
     let s = f.scale;
     let fg = interned::rgb(pal.muted);
     ctx.set_font(&interned::font(format!("{}px sans-serif", (11.0 * s).round())));
     ctx.set_text_baseline("middle");
     ctx.set_text_align("left");
     let (bar_w, bar_h, steps) = (90.0 * s, 10.0 * s, 30);
-    let mut cx = x;
-    let mut key = |label_lo: &str, label_hi: &str, note: &str, colour: &dyn Fn(f64) -> [u8; 3]| {
+    // One key at (cx, y): its end, where the next may start.
+    let key = |cx: f64, y: f64, label_lo: &str, label_hi: &str, note: &str, colour: &dyn Fn(f64) -> [u8; 3]| {
         ctx.set_fill_style_str(&fg);
         let _ = ctx.fill_text(label_lo, cx, y);
-        cx += ctx.measure_text(label_lo).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
+        let cx = cx + ctx.measure_text(label_lo).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
         for i in 0..steps {
             let c = colour(i as f64 / (steps - 1) as f64);
             ctx.set_fill_style_str(&format!("rgb({}, {}, {})", c[0], c[1], c[2]));
             ctx.fill_rect(cx + i as f64 * bar_w / steps as f64, y - bar_h / 2.0, bar_w / steps as f64 + 0.5, bar_h);
         }
-        cx += bar_w + 4.0 * s;
+        let cx = cx + bar_w + 4.0 * s;
         ctx.set_fill_style_str(&fg);
         let text = format!("{label_hi}{note}");
         let _ = ctx.fill_text(&text, cx, y);
-        cx += ctx.measure_text(&text).map(|m| m.width()).unwrap_or(0.0) + 16.0 * s;
+        cx + ctx.measure_text(&text).map(|m| m.width()).unwrap_or(0.0) + 16.0 * s
     };
+    let mut cx = x;
     if weights {
-        key("weight 0", "1", "", &|t| viridis(t));
+        cx = key(cx, y, "weight 0", "1", "", &|t| viridis(t));
     }
     if signed {
-        key("−max", "+max", " (each matrix: its largest |value|)", &|t| diverging(2.0 * t - 1.0));
+        let note = if short { " (per matrix)" } else { " (each matrix: its largest |value|)" };
+        let (cx, y) = if two_lines { (x, y + line) } else { (cx, y) };
+        key(cx, y, "−max", "+max", note, &|t| diverging(2.0 * t - 1.0));
     }
 }
 
