@@ -253,3 +253,18 @@ fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
     assert!(!is_web_page(None, b""));
     assert!(web_page_error("https://h/m/").contains("the server sent a web page, not a model file"));
 }
+
+/// A generation stops at an end-of-text token, and its literal never reaches the prompt.
+#[test]
+fn generation_stops_at_end_of_text_without_writing_it() {
+    use attention_live::gpt2::model_session::until_end_of_text;
+    use attention_live::gpt2::protocol::Token;
+    let token = |id: u32, text: &str| Token { id, text: text.into() };
+    assert_eq!(until_end_of_text(&token(13, "."), " a cat.".into()), (" a cat.".into(), false));
+    for end in ["<|endoftext|>", "</s>", "<|eot_id|>", "<|im_end|>"] {
+        let (text, ended) = until_end_of_text(&token(2, end), format!(" a cat.{end}"));
+        assert_eq!((text.as_str(), ended), (" a cat.", true), "{end}");
+    }
+    // The same characters inside a longer token are text, not an end.
+    assert_eq!(until_end_of_text(&token(7, "</s>x"), "a</s>x".into()), ("a</s>x".into(), false));
+}

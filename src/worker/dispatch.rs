@@ -346,7 +346,12 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 w.post_notice(&s);
                 match next {
                     Ok((token, text)) => {
-                        post(&Reply::Generated { id: query.id, token, text, done: n == steps, ms }, None);
+                        // An end-of-text token ends the generation; its literal is not written.
+                        let (text, ended) = crate::gpt2::model_session::until_end_of_text(&token, text);
+                        post(&Reply::Generated { id: query.id, token, text, done: n == steps || ended, ms }, None);
+                        if ended {
+                            return;
+                        }
                         ms = 0.0;
                     }
                     Err(e) => return error(Some(query.id), e.to_string()),
