@@ -321,7 +321,8 @@ mod view {
         };
         view! {
             <p class="readout reach-status" role="status">{status}</p>
-            <canvas node_ref=canvas class="plot" role="img"
+            // No answer (another model is loading, or is not stored): no plot of the last one.
+            <canvas node_ref=canvas class="plot" role="img" hidden=move || reaches.with(|r| !matches!(r, Some(Ok(_))))
                 aria-label="Each layer's share of the last turn's attention on the instruction, against the turns \
                     in between"></canvas>
         }

@@ -336,16 +336,17 @@ mod view {
         let causal = Memo::new(move |_| params.with(|p| p.causal));
         Effect::new(move |_| {
             let causal = causal.get();
-            qkv.with(|h| {
-                if let Some(h) = h {
-                    match analyze(h, causal) {
-                        Ok(r) => {
-                            ctx.computed.set(serde_json::to_value(&r).ok());
-                            report.set(Some(Arc::new(r)));
-                        }
-                        Err(e) => ctx.error.set(Some(e)),
+            qkv.with(|h| match h {
+                Some(h) => match analyze(h, causal) {
+                    Ok(r) => {
+                        ctx.computed.set(serde_json::to_value(&r).ok());
+                        report.set(Some(Arc::new(r)));
                     }
-                }
+                    Err(e) => ctx.error.set(Some(e)),
+                },
+                // No answer (another model is loading, or is not stored): no plots of the last one.
+                None if report.with_untracked(Option::is_some) => report.set(None),
+                None => {}
             });
         });
         let k_memo = Memo::new(move |_| params.with(|p| p.k.max(1)));
@@ -421,7 +422,7 @@ mod view {
         };
         view! {
             <p class="readout linformer-status" role="status">{status}</p>
-            <div class="two-col">
+            <div class="two-col" hidden=move || report.with(Option::is_none)>
                 <figure>
                     <figcaption>"Attention weights P"</figcaption>
                     <canvas node_ref=p_canvas class="plot" role="img"
@@ -433,7 +434,7 @@ mod view {
                         aria-label="The attention matrix rebuilt from the k largest singular values"></canvas>
                 </figure>
             </div>
-            <div class="two-col">
+            <div class="two-col" hidden=move || report.with(Option::is_none)>
                 <canvas node_ref=sv_canvas class="plot" role="img"
                     aria-label="Singular values of the attention matrix, largest first, relative to the largest">
                 </canvas>

@@ -265,7 +265,13 @@ mod view {
         let report = RwSignal::new(None::<Arc<Scores>>);
         Effect::new(move |_| {
             probe.answers.with(|a| {
-                let Some(h): Option<&HeadQkv> = a.as_ref().and_then(|v| v.first()) else { return };
+                // No answer (another model is loading, or is not stored): no plots of the last one.
+                let Some(h): Option<&HeadQkv> = a.as_ref().and_then(|v| v.first()) else {
+                    if report.with_untracked(Option::is_some) {
+                        report.set(None);
+                    }
+                    return;
+                };
                 match analyze(h) {
                     Ok(s) => {
                         ctx.computed.set(serde_json::to_value(&s).ok());
@@ -334,7 +340,7 @@ mod view {
         };
         view! {
             <p class="readout rope-model-status" role="status">{status}</p>
-            <div class="two-col">
+            <div class="two-col" hidden=move || report.with(Option::is_none)>
                 <figure>
                     <figcaption>"Score of query m against key n"</figcaption>
                     <canvas node_ref=heat class="plot" role="img"

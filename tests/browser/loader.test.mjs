@@ -37,7 +37,7 @@ function smallVocab(file, vocab) {
     if (name === "__metadata__") { out[name] = t; continue; }
     let bytes = data.subarray(t.data_offsets[0], t.data_offsets[1]);
     let shape = t.shape;
-    if (name.endsWith("wte.weight")) { shape = [vocab, t.shape[1]]; bytes = bytes.subarray(0, vocab * t.shape[1] * 4); }
+    if (name.endsWith("wte.weight")) { shape = [vocab, t.shape[1]]; bytes = bytes.subarray(0, vocab * t.shape[1] * (t.dtype === "F32" ? 4 : 2)); }
     out[name] = { dtype: t.dtype, shape, data_offsets: [at, at + bytes.length] };
     parts.push(bytes);
     at += bytes.length;

@@ -89,7 +89,11 @@ fn on_reply(s: Store, reply: Reply) {
             }
         }
         Reply::Error { id: Some(id), message, .. } => {
-            s.generating.set(None);
+            // Only a change notifies: the analysis effect follows `generating`, and a refused
+            // analysis that set it again would be asked again, forever.
+            if s.generating.with_untracked(Option::is_some) {
+                s.generating.set(None);
+            }
             let prompt = s.asked.get_value().route(id);
             s.error_for.set_value(prompt);
             let which = if prompt == Some(Prompt::Compare) { "The second prompt: " } else { "" };
@@ -252,11 +256,13 @@ pub fn follow(s: Store) {
         Side::A => s.generating,
         Side::B { generating, .. } => generating,
     };
-    let can_ask = move || {
+    // A memo: the analyses follow only a change of whether they can be asked, never a reply that
+    // leaves it as it was (a refused analysis must not ask again).
+    let can_ask = Memo::new(move |_| {
         s.status.with(Status::is_ready) && generating.with(Option::is_none) && backend_name.with(Option::is_some)
-    };
+    });
     Effect::new(move |_| {
-        let ready = can_ask();
+        let ready = can_ask.get();
         let q = q.get();
         if ready {
             let id = s.worker.send(Request::Analyze(q));
@@ -264,7 +270,7 @@ pub fn follow(s: Store) {
         }
     });
     Effect::new(move |_| {
-        let ready = can_ask();
+        let ready = can_ask.get();
         let mut q = q.get();
         let b = compare.get();
         if !ready || b.trim().is_empty() {
