@@ -95,8 +95,9 @@ pub const TOL: f64 = 1e-6;
 
 pub fn compute(n: usize, d: usize, tile: usize, row: usize, shown: usize, seed: u32) -> FlashSteps {
     let (n, d, tile) = (n.max(1), d.max(1), tile.max(1));
-    let row = row.min(n - 1); // the page's slider ends at n − 1
-                              // Queries and keys with spread-out scores, so the running maximum moves between tiles.
+    // The page's slider ends at n − 1.
+    let row = row.min(n - 1);
+    // Queries and keys with spread-out scores, so the running maximum moves between tiles.
     let f32s = |m: Array2<f64>| m.mapv(|x| x as f32);
     let seed = u64::from(seed) * 3;
     let q = f32s(normal_matrix(n, d, seed, 1.5));
@@ -314,7 +315,7 @@ mod view {
     pub fn view(ctx: DemoCtx) -> AnyView {
         let out = crate::demos::output::<FlashStepsDemo>(ctx);
         let params = ctx.params::<Params>();
-        ctx.limit_ints(move || {
+        ctx.limit_ints(<super::FlashStepsDemo as crate::demos::Demo>::ID, move || {
             params.with(|p| vec![("query", p.n.max(1) as i64 - 1), ("step", p.n.div_ceil(p.tile.max(1)) as i64)])
         });
         let step_by = move |delta: i64| {

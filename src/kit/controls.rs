@@ -60,7 +60,7 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            let stop = || stops.get(p as usize).copied().unwrap_or(min);
+                            let stop = || stops.get(p as usize).or(stops.last()).copied().unwrap_or(min);
                             set(Value::Float(if log { stop() } else { p }));
                         }
                     } />
@@ -91,7 +91,7 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            let x = if log { stops.get(p as usize).copied().unwrap_or(min as f64) } else { p };
+                            let x = if log { stops.get(p as usize).or(stops.last()).copied().unwrap_or(min as f64) } else { p };
                             set(Value::Int(x as i64));
                         }
                     } />

@@ -52,25 +52,44 @@ impl DemoCtx {
     /// Ends integer sliders at run-time maxima: `limits` gives (key, last allowed value) pairs and
     /// is read again whenever what it reads changes. A value past its maximum moves down to it, so
     /// the slider, its label and the link always say what the demo computes (never a value the
-    /// demo silently clamps).
-    pub fn limit_ints(self, limits: impl Fn() -> Vec<(&'static str, i64)> + 'static) {
-        Effect::new(move |_| {
+    /// demo silently clamps); a value the link asked for says so in the frame's notices. `id` is
+    /// the demo's, for the notice's key.
+    pub fn limit_ints(self, id: &'static str, limits: impl Fn() -> Vec<(&'static str, i64)> + 'static) {
+        Effect::new(move |before: Option<()>| {
             let limits = limits();
-            self.int_max.update(|m| {
-                m.retain(|e| !limits.iter().any(|l| l.0 == e.0));
-                m.extend(limits.iter().copied());
-            });
-            let over =
-                |v: &Values| limits.iter().any(|&(key, max)| matches!(v.get(key), Some(Value::Int(x)) if *x > max));
-            if self.values.with_untracked(over) {
-                self.values.update(|v| {
-                    for &(key, max) in &limits {
-                        if matches!(v.get(key), Some(Value::Int(x)) if *x > max) {
-                            v.set(key, Value::Int(max));
-                        }
-                    }
+            if self.int_max.with_untracked(|m| limits.iter().any(|l| !m.contains(l))) {
+                self.int_max.update(|m| {
+                    m.retain(|e| !limits.iter().any(|l| l.0 == e.0));
+                    m.extend(limits.iter().copied());
                 });
             }
+            let over: Vec<(&'static str, i64, i64)> = self.values.with_untracked(|v| {
+                limits
+                    .iter()
+                    .filter_map(|&(key, max)| match v.get(key) {
+                        Some(Value::Int(x)) if *x > max => Some((key, *x, max)),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            if over.is_empty() {
+                return;
+            }
+            // The first run reads the values the page opened with: a link's.
+            if before.is_none() {
+                let notes = over.iter().map(|&(key, x, max)| Notice {
+                    key: format!("{id}.{key}"),
+                    raw: x.to_string(),
+                    reason: format!("with the other settings it goes up to {max}; using {max}"),
+                    cut: false,
+                });
+                self.notices.update(|n| n.extend(notes));
+            }
+            self.values.update(|v| {
+                for &(key, _, max) in &over {
+                    v.set(key, Value::Int(max));
+                }
+            });
         });
     }
 

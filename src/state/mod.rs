@@ -41,8 +41,10 @@ impl Values {
                 continue;
             };
             // A key of older links: its value moved to today's key and scale.
-            let (sub, value) = match params.iter().find_map(|p| p.formerly.filter(|f| f.0 == sub).map(|f| (p.key, f.1)))
-            {
+            let renamed = params.iter().find_map(|p| p.formerly.filter(|f| f.0 == sub).map(|f| (p.key, f.1)));
+            // Today's keys first: an old name never shadows a current one.
+            let renamed = renamed.filter(|_| !params.iter().any(|p| p.key == sub));
+            let (sub, value) = match renamed {
                 Some((today, offset)) => match raw.trim().parse::<i64>() {
                     Ok(v) => (today, v.saturating_sub(offset).to_string()),
                     Err(_) => (today, raw.clone()),

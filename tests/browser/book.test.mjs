@@ -227,10 +227,12 @@ test("a link puts a logarithmic slider's thumb where the sender's was, so the ne
     assert.notEqual(next, value, `${key}: every step of the slider is a new value`);
     const receiver = await open(`${path}?${key}=${value}`);
     await receiver.waitForSelector(`#${id}`);
-    assert.equal(await receiver.$eval(`#${id}`, (e) => e.value), pos, `${key}=${value}: the thumb where the sender's was`);
+    const thumb = await receiver.$eval(`#${id}`, (e) => e.value);
+    assert.equal(thumb, pos, `${key}=${value}: the thumb where the sender's was`);
     await receiver.focus(`#${id}`);
     await receiver.keyboard.press("ArrowRight");
-    assert.equal(await receiver.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext")), next, `${key}: the next step`);
+    const after = await receiver.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext"));
+    assert.equal(after, next, `${key}: the next step`);
     for (const p of [sender, receiver]) { assert.deepEqual(p.errors, []); await p.context().close(); }
   }
 });

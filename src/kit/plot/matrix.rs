@@ -136,7 +136,7 @@ fn draw_at_origin(
     let fit = if per_char > 0.0 { ((cell - 4.0 * s) / per_char).floor() as usize } else { usize::MAX };
     let col_step = if fit >= 2 { 1 } else { label_stride(col_w, cell) };
     for (j, c) in p.cols.iter().enumerate().take(nc).step_by(col_step) {
-        let shown = cut_label(c, fit.max(2));
+        let shown = if col_step == 1 { cut_label(c, fit) } else { c.clone() };
         let _ = ctx.fill_text(&shown, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
     }
     // row labels, every k-th when rows are shorter than a line of text
@@ -276,14 +276,13 @@ pub fn short(v: f64) -> String {
     // never "−0.00").
     let v = if v.abs() < 0.005 { 0.0 } else { v };
     let a = v.abs();
-    let s = if a >= 1000.0 {
-        return crate::numerics::format::num(v);
+    if a >= 1000.0 {
+        crate::numerics::format::num(v)
     } else if a >= 100.0 {
         format!("{v:.0}", v = Signed(v))
     } else if a >= 10.0 {
         format!("{v:.1}", v = Signed(v))
     } else {
         format!("{v:.2}", v = Signed(v))
-    };
-    s.replace('-', "−")
+    }
 }
