@@ -270,7 +270,8 @@ mod view {
     pub fn view(ctx: DemoCtx) -> AnyView {
         let params = ctx.params::<Params>();
         // The key-value heads' slider ends at the query heads.
-        ctx.limit_ints(<super::KvCacheDemo as crate::demos::Demo>::ID, move || params.with(|p| vec![("kv-heads", p.heads.max(1) as i64)]));
+        let id = <super::KvCacheDemo as crate::demos::Demo>::ID;
+        ctx.limit_ints(id, move || params.with(|p| vec![("kv-heads", p.heads.max(1) as i64)]));
         let s = Memo::new(move |_| params.with(shape));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {

@@ -91,7 +91,8 @@ pub fn Control(
                     aria-valuetext=shown
                     on:input=move |ev| {
                         if let Ok(p) = event_target_value(&ev).parse::<f64>() {
-                            let x = if log { stops.get(p as usize).or(stops.last()).copied().unwrap_or(min as f64) } else { p };
+                            let stop = || stops.get(p as usize).or(stops.last()).copied().unwrap_or(min as f64);
+                            let x = if log { stop() } else { p };
                             set(Value::Int(x as i64));
                         }
                     } />
