@@ -66,7 +66,8 @@ test("the model the lab stored opens from its link: one chip per character, a re
   await page.fill("#gpt2 textarea", "^abZ");
   await page.waitForSelector("#gpt2 .notice.error");
   const msg = await page.$eval("#gpt2 .notice.error", (e) => e.textContent);
-  assert.ok(msg.includes("'Z'") && msg.includes(VOCAB), msg);
+  // The refused character quoted and isolated from the sentence around it.
+  assert.ok(msg.includes("“\u2068Z\u2069”") && msg.includes(VOCAB), msg);
   await page.fill("#gpt2 textarea", "^abcab");
   await page.waitForFunction(() => !document.querySelector("#gpt2 .notice.error"), null, { timeout: 30000 });
   await page.waitForFunction(() => document.querySelectorAll("#gpt2 .chips:not(.compare .chips) .chip").length === 6);
