@@ -176,16 +176,13 @@ impl ModelSession {
     }
 
     /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
-    /// continuation so far as text (a generation that reaches the end of its text stops there).
+    /// continuation so far as text: all `steps`, an end-of-text token included (the benchmarks time
+    /// a fixed number; the worker's loop stops at the end of the text, [`until_end_of_text`]).
     pub async fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
         let mut g = self.start_generation(q).await?;
         for _ in 0..steps {
             let (token, text) = self.next_token(&mut g).await?;
-            let (text, ended) = until_end_of_text(&token, text);
             emit(token, text);
-            if ended {
-                break;
-            }
         }
         Ok(())
     }
