@@ -128,15 +128,28 @@ fn draw_at_origin(
     ctx.set_text_baseline("bottom");
     // Labels wider than their column are cut to fit ("quic…"), so that every column keeps a
     // label (two columns of the same word stay told apart; the row labels give the whole words);
-    // only where not even two characters fit is every k-th column labelled, k from the widest
-    // label, so no two drawn labels touch.
+    // only where not even three characters fit is every k-th column labelled, k from the widest
+    // label. Either way no two drawn labels come closer than 4 px.
     let widest = p.cols.iter().max_by_key(|c| c.chars().count()).map_or("", String::as_str);
     let col_w = ctx.measure_text(widest).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s;
     let per_char = (col_w - 4.0 * s) / widest.chars().count().max(1) as f64;
     let fit = if per_char > 0.0 { ((cell - 4.0 * s) / per_char).floor() as usize } else { usize::MAX };
-    let col_step = if fit >= 2 { 1 } else { label_stride(col_w, cell) };
+    let col_step = if fit >= 3 { 1 } else { label_stride(col_w, cell) };
+    // A label's measured width fits its column with 4 px to spare (only labels that need cutting
+    // are measured: characters differ in width, so the estimate above is only where to start).
+    let fits = |t: &str| ctx.measure_text(t).map(|m| m.width()).unwrap_or(0.0) + 4.0 * s <= cell;
     for (j, c) in p.cols.iter().enumerate().take(nc).step_by(col_step) {
-        let shown = if col_step == 1 { cut_label(c, fit) } else { c.clone() };
+        let mut shown = c.clone();
+        let chars = c.chars().count();
+        // A label a character or more under the estimate fits; longer ones are measured.
+        if col_step == 1 && chars >= fit && !fits(c) {
+            let mut k = fit.min(chars);
+            shown = cut_label(c, k);
+            while k > 2 && !fits(&shown) {
+                k -= 1;
+                shown = cut_label(c, k);
+            }
+        }
         let _ = ctx.fill_text(&shown, left + (j as f64 + 0.5) * cell, top - 3.0 * s);
     }
     // row labels, every k-th when rows are shorter than a line of text
