@@ -252,3 +252,85 @@ fn long_prompts_are_cut_to_the_window_and_generation_slides_past_it() {
     pollster::block_on(s.generate(&q, 4, |_, t| text = t)).unwrap();
     assert_eq!(text, " F K B Z");
 }
+
+/// Each bundled model opens on the head its card names, from the query token the chapter's
+/// example reads: the pet-stories models on the head that links " She" to " cat", the Induction
+/// model on its induction head, from the last letter of the chapter's repeated letters.
+#[test]
+fn each_bundled_model_opens_on_its_featured_head_and_prompts() {
+    use attention_live::demos::gpt2::{Model, DEFAULT_COMPARE, DEFAULT_PROMPT, INDUCTION_PROMPT};
+    let card = |name: &str| -> Value {
+        let path = format!("{}/static/models/{name}/card.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let gpt2 = Tokenizer::gpt2();
+    let llama_json = format!("{}/static/models/stories-llama/tokenizer.json", env!("CARGO_MANIFEST_DIR"));
+    let llama = attention_live::llama::Tokenizer::from_json(&std::fs::read_to_string(llama_json).unwrap()).unwrap();
+    let she = |ids: &[u32], she_id: u32| ids.iter().position(|&i| i == she_id).unwrap() as i64;
+    let cases = [
+        (Model::Stories, "she_cat_head", she(&gpt2.encode(DEFAULT_PROMPT), gpt2.encode(" She")[0])),
+        (Model::StoriesLlama, "she_cat_head", she(&llama.encode(DEFAULT_PROMPT), llama.encode(" She")[0])),
+        (Model::Induction, "induction_head", gpt2.encode(INDUCTION_PROMPT).len() as i64 - 1),
+    ];
+    for (model, key, token) in cases {
+        let f = model.featured();
+        let (l, h) = head(&card(model.key()), key);
+        assert_eq!(f.head, Some((l as i64, h as i64, token)), "{model:?}: the card's {key} from token {token}");
+    }
+    assert_eq!(
+        (Model::StoriesLlama.featured().prompt, Model::StoriesLlama.featured().compare),
+        (DEFAULT_PROMPT, DEFAULT_COMPARE)
+    );
+    // The chapter's example for the Induction model is its prompt, and it names GPT-2's head.
+    assert!(chapter().contains(&format!("\"{INDUCTION_PROMPT}\"")));
+    let (l, h, _) = Model::Gpt2.featured().head.unwrap();
+    assert!(chapter().contains(&format!("GPT-2 small shows in its layer {l}, head {h}")));
+}
+
+/// Switching models moves what the reader left at the old model's featured values to the new
+/// model's, and keeps what the reader changed; a link's keys win over the featured ones.
+#[test]
+fn switching_models_moves_only_the_featured_values() {
+    use attention_live::demos::gpt2::{open_featured, switch_featured, Model, Params, INDUCTION_PROMPT};
+    let defaults = <Params as attention_live::state::Params>::defaults();
+    let mut p = defaults.clone();
+    p.model = Model::Induction;
+    switch_featured(&mut p, Model::Stories);
+    assert_eq!((p.prompt.as_str(), p.compare.as_str(), p.layer, p.head, p.token), (INDUCTION_PROMPT, "", 1, 3, 9));
+    p.model = Model::StoriesLlama;
+    switch_featured(&mut p, Model::Induction);
+    assert_eq!((p.prompt.as_str(), p.layer, p.head, p.token), (defaults.prompt.as_str(), 0, 1, 10));
+    // The reader's own prompt and head stay.
+    p.prompt = "My horse is tall. She likes".into();
+    p.head = 2;
+    p.model = Model::Stories;
+    switch_featured(&mut p, Model::StoriesLlama);
+    assert_eq!(
+        (p.prompt.as_str(), p.compare.as_str(), p.head),
+        ("My horse is tall. She likes", defaults.compare.as_str(), 2)
+    );
+    // A link that names the model and the layer keeps its layer; the prompts it leaves out are the model's.
+    let mut q = defaults.clone();
+    q.model = Model::Induction;
+    q.layer = 0;
+    open_featured(&mut q, &["layer"]);
+    assert_eq!((q.prompt.as_str(), q.layer, q.head), (INDUCTION_PROMPT, 0, defaults.head));
+    let mut r = defaults;
+    r.model = Model::Induction;
+    r.prompt = "A B A B".into();
+    open_featured(&mut r, &[]);
+    assert_eq!((r.prompt.as_str(), r.head), (INDUCTION_PROMPT, 3), "an unlinked prompt is the model's");
+}
+
+/// The query token belongs to the prompt: a switch that keeps the reader's prompt keeps it.
+#[test]
+fn a_switch_keeps_the_query_token_of_the_readers_prompt() {
+    use attention_live::demos::gpt2::{switch_featured, Model, Params};
+    let mut p = <Params as attention_live::state::Params>::defaults();
+    p.model = Model::Induction;
+    switch_featured(&mut p, Model::Stories);
+    (p.prompt, p.token) = ("A B C A B".into(), 4);
+    p.model = Model::Stories;
+    switch_featured(&mut p, Model::Induction);
+    assert_eq!((p.prompt.as_str(), p.layer, p.head, p.token), ("A B C A B", 0, 3, 4));
+}

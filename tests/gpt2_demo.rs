@@ -385,3 +385,31 @@ fn stored_files_are_listed_as_models_with_their_sizes() {
     assert_eq!(models[2].label, "https://mirror.example/gpt2/");
     assert!(stored_models(&[], "http://x").is_empty());
 }
+
+/// "Generate" keeps its continuation apart from the prompt, counts its tokens and says why it
+/// ended; adding it to the prompt keeps the prompt's limit.
+#[test]
+fn a_continuation_counts_its_tokens_and_says_why_it_ended() {
+    use attention_live::demos::gpt2::continuation::{tail, Continuation, End};
+    use attention_live::demos::gpt2::status::PROMPT_MAX;
+    let mut c = Continuation::start("My cat".into());
+    c.step(" likes", " likes".into(), false);
+    assert_eq!((c.tokens, c.end, c.note().as_str()), (1, None, "Generating… 1 token so far."));
+    c.step("<|endoftext|>", " likes".into(), false);
+    assert_eq!((c.tokens, c.end), (1, Some(End::EndOfText)));
+    assert!(c.note().contains("ended the text"), "{}", c.note());
+    c.stop();
+    assert_eq!(c.end, Some(End::EndOfText), "a Stop after the end changes nothing");
+    let mut d = Continuation::start(String::new());
+    d.step("a", "a".into(), true);
+    assert_eq!(d.note(), "1 token generated.");
+    let mut e = Continuation::start("x".into());
+    e.stop();
+    assert_eq!(e.note(), "Stopped after 0 tokens.");
+    assert_eq!(c.appended(), ("My cat likes".to_string(), false));
+    let long = Continuation { prompt: "a".repeat(PROMPT_MAX - 1), text: "bcd".into(), tokens: 1, end: None };
+    assert_eq!(long.appended().0.chars().count(), PROMPT_MAX);
+    assert!(long.appended().1);
+    assert_eq!(tail("abcdef", 3), "…def");
+    assert_eq!(tail("ab", 3), "ab");
+}

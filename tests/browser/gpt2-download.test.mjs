@@ -64,13 +64,16 @@ test("a checkpoint from a URL: consent, progress, a 124M model running, then loa
   assert.deepEqual(await page.$$eval("#gpt2 .chip small", (s) => s.map((x) => Number(x.textContent))), [15496, 995]);
   // Generation on the 124M model (about 15 tokens/s here) can be stopped after a token or two.
   const prompt0 = await page.$eval("#gpt2 textarea", (t) => t.value);
+  const continued = () => page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
   await page.click("#gpt2 .generate");
-  await page.waitForFunction((p) => document.querySelector("#gpt2 textarea").value !== p, prompt0, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector("#gpt2 .continuation .generated")?.textContent, null, { timeout: 30000 });
   await page.click("#gpt2 .stop");
   await page.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled && !document.querySelector("#gpt2 .stop"), null, { timeout: 10000 });
-  const stopped = await page.$eval("#gpt2 textarea", (t) => t.value);
+  const stopped = await continued();
   await page.waitForTimeout(1500);
-  assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), stopped, "nothing more arrives after Stop");
+  assert.equal(await continued(), stopped, "nothing more arrives after Stop");
+  assert.match(await page.$eval("#gpt2 .continuation [role=status]", (e) => e.textContent), /^Stopped after \d+ tokens?\.$/);
+  assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), prompt0, "the prompt is the reader's");
   const generated = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.generateMs));
   assert.ok(generated > 0 && generated < 20 / 15 * 1000 * 3, `stopped after ${generated} ms`);
   // A long prompt (12 × 12 × 300² weights, over the worker's limit): the selected layer comes in
@@ -120,6 +123,9 @@ test("local files load from the picker; a link to them asks for the files again"
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/gpt2-live/`);
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 30000 });
+  // The picker shows for the model "local files" only.
+  assert.equal(await page.$("#gpt2 input[type=file]"), null);
+  await page.selectOption("#gpt2-model", "file");
   await page.setInputFiles("#gpt2 input[type=file]", [`${root}static/models/induction/config.json`, `${root}static/models/induction/model.safetensors`]);
   await page.waitForFunction(() => /Loaded from local files/.test(document.querySelector("#gpt2 .model-status")?.textContent || ""), null, { timeout: 30000 });
   assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /2 layers × 4 heads/);

@@ -80,6 +80,9 @@ test("the lab's downloaded files load from the picker, and the English prompt gi
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/gpt2-live/`);
   await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 30000 });
+  // The picker shows for the model "local files" only.
+  assert.equal(await page.$("#gpt2 input[type=file]"), null);
+  await page.selectOption("#gpt2-model", "file");
   await page.setInputFiles("#gpt2 input[type=file]", [`${dir}/config.json`, `${dir}/model.safetensors`]);
   await page.waitForFunction(() => /Loaded from local files/.test(document.querySelector("#gpt2 .model-status")?.textContent || ""), null, { timeout: 30000 });
   await page.waitForFunction((probe) => document.querySelector("#gpt2 textarea")?.value === probe, PROBE);

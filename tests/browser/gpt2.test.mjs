@@ -75,18 +75,25 @@ test("clicking a head and a token, knocking out a head and generating update the
   await page.waitForFunction(() => document.querySelectorAll("#gpt2 .next-list:not(.short) .bar.knocked").length >= 10);
   id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
   assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.ablate"), "1.1");
-  // Greedy generation appends text to the prompt, streamed into the URL.
+  // Greedy generation writes its continuation apart from the prompt; "Add to the prompt" appends
+  // it, and the URL follows.
   const before = await page.$eval("#gpt2 textarea", (t) => t.value);
   await page.click("#gpt2 .generate");
-  await page.waitForFunction(() => !document.querySelector("#gpt2 .generate").disabled && document.querySelector("#gpt2 textarea").value.length > 0, null, { timeout: 30000 });
+  await page.waitForSelector("#gpt2 .continuation .append:not([disabled])", { timeout: 30000 });
+  assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), before, "the prompt box keeps the reader's text");
+  const generated = await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
+  assert.match(await page.$eval("#gpt2 .continuation [role=status]", (e) => e.textContent), /generated/);
+  assert.ok(!generated.includes("<|endoftext|>"), generated);
+  await page.click("#gpt2 .continuation .append");
   await page.waitForFunction((b) => document.querySelector("#gpt2 textarea").value.length > b.length, before);
-  // Analyses run between generated tokens; wait for the one of the final prompt.
+  assert.equal(await page.$("#gpt2 .continuation"), null, "added: the continuation is now the prompt's");
   await page.waitForFunction(() => {
     const shown = [...document.querySelectorAll("#gpt2 .chips:not(.compare .chips) .chip .chip-text")].map((c) => c.textContent.replaceAll("·", " ").replaceAll("↵", "\n")).join("");
     return !document.querySelector("#gpt2 .stop") && shown === document.querySelector("#gpt2 textarea").value;
   }, null, { timeout: 30000 });
   const prompt = await page.$eval("#gpt2 textarea", (t) => t.value);
-  assert.ok(prompt.startsWith(before) && prompt.length > before.length + 10, `generated: ${prompt.slice(before.length)}`);
+  assert.equal(prompt, before + generated);
+  assert.ok(generated.length > 10, `generated: ${generated}`);
   assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.prompt"), prompt);
   const shown = await chips(page);
   // The same link in a fresh browser shows the same tokens, selection and weights.
@@ -395,3 +402,55 @@ for (const width of [1280, 390]) {
     await page.context().close();
   });
 }
+
+test("each model opens on its own featured head and prompts unless the link says otherwise; the file picker is for local files", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/gpt2-live/?gpt2.model=stories-llama`);
+  let id = await analysed(page);
+  const state = () => page.evaluate(() => ({
+    prompt: document.querySelector("#gpt2 textarea").value,
+    sel: ["layer", "head", "token"].map((k) => document.querySelector(`#gpt2-${k}`).value),
+    query: document.querySelector("#gpt2 .model-side:not(.side-b) .chip.selected .chip-text")?.textContent,
+  }));
+  // The Llama-family stories model: its She→cat head is layer 0, head 1 (the card's), not the GPT-2 model's head 3.
+  assert.deepEqual((await state()).sel, ["0", "1", "10"]);
+  assert.equal((await state()).query, "·She");
+  const cs = await chips(page);
+  assert.equal(cs.reduce((a, b) => (b.w > a.w ? b : a)).text, "·cat");
+  assert.equal(await page.$("#gpt2 input[type=file]"), null, "no file picker for a bundled model");
+  // Switching to Induction: its letters, no second prompt, its induction head from the last letter.
+  await page.selectOption("#gpt2-model", "induction");
+  await page.waitForFunction(() => document.querySelector("#gpt2 textarea").value === "Q F K B Z Q F K B Z");
+  await page.waitForFunction(() => document.querySelectorAll("#gpt2 .model-side:not(.side-b) .chip").length === 10, null, { timeout: 30000 });
+  id = await analysed(page, id);
+  assert.deepEqual((await state()).sel, ["1", "3", "9"]);
+  let url = new URL(await settledUrl(page));
+  assert.equal(url.searchParams.get("gpt2.compare"), "", "the dog story is gone");
+  assert.equal(await page.$("#gpt2 .compare-side"), null);
+  // The reader's own prompt and head stay on a switch; what was the old model's featured follows the new one.
+  await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C A B"; t.dispatchEvent(new Event("input", { bubbles: true })); });
+  await page.selectOption("#gpt2-model", "stories");
+  await page.waitForFunction(() => /4 layers × 4 heads/.test(document.querySelector("#gpt2 .model-status")?.textContent ?? ""), null, { timeout: 30000 });
+  assert.equal((await state()).prompt, "A B C A B");
+  assert.equal((await state()).sel.slice(0, 2).join(), "0,3", "the Induction head was featured: the stories head replaces it");
+  url = new URL(await settledUrl(page));
+  assert.equal(url.searchParams.get("gpt2.compare"), null, "the second prompt is the stories model's again");
+  // A link's prompt and head win over the featured ones.
+  const linked = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await linked.goto(`${base}/gpt2-live/?gpt2.model=induction&gpt2.prompt=${encodeURIComponent("A B A B")}&gpt2.head=0`);
+  await analysed(linked);
+  assert.equal(await linked.$eval("#gpt2 textarea", (t) => t.value), "A B A B");
+  assert.equal(await linked.$eval("#gpt2-head", (r) => r.value), "0");
+  // Local files: the picker shows; in a comparison it is gone again, and the two sides' views start level.
+  await page.selectOption("#gpt2-model", "file");
+  await page.waitForSelector("#gpt2 input[type=file]");
+  await page.selectOption("#gpt2-model", "stories");
+  await page.selectOption("#gpt2-model-b", "stories-llama");
+  await page.waitForFunction(() => document.querySelector("#gpt2 .side-b")?.dataset.status === "ready", null, { timeout: 30000 });
+  assert.equal(await page.$("#gpt2 input[type=file]"), null);
+  const tops = await page.$$eval("#gpt2 .model-side .gpt2-panels", (ps) => ps.map((p) => p.getBoundingClientRect().top));
+  assert.equal(tops.length, 2);
+  assert.ok(Math.abs(tops[0] - tops[1]) < 80, `the two sides' views start level: ${tops}`);
+  assert.deepEqual([...page.errors, ...linked.errors], []);
+  await page.context().close(); await linked.context().close();
+});

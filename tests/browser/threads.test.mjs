@@ -35,13 +35,11 @@ async function outputs(page) {
   await analysed(page);
   const weights = await page.$$eval("#gpt2 .chip", (cs) => cs.map((c) => c.style.getPropertyValue("--w")));
   const probs = await page.$$eval("#gpt2 .next-list:not(.short) li", (rs) => rs.map((r) => r.textContent));
-  const before = await page.$eval("#gpt2 textarea", (t) => t.value);
   await page.click("#gpt2 .generate");
-  await page.waitForFunction((b) => {
-    const t = document.querySelector("#gpt2 textarea").value;
-    return t.length > b.length + 10 && !document.querySelector("#gpt2 .stop");
-  }, before, { timeout: 60000 });
-  return { weights, probs, generated: await page.$eval("#gpt2 textarea", (t) => t.value) };
+  await page.waitForSelector("#gpt2 .continuation .append", { timeout: 60000 });
+  const generated = await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
+  assert.ok(generated.length > 10, generated);
+  return { weights, probs, generated };
 }
 
 const line = (page) => page.$eval("#gpt2 .backend-status", (e) => e.textContent);
@@ -65,7 +63,7 @@ test("isolated by the service worker, GPT-2 runs on every core and gives the one
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60000 });
   // The same build capped at one thread first (the benchmarks' hook), then on every core.
   await page.evaluate(() => localStorage.setItem("attention-live:threads", "1"));
-  await page.goto(url + ADDRESS); // not a reload: the generated text is in the address now
+  await page.goto(url + ADDRESS);
   assert.equal(await page.evaluate(() => crossOriginIsolated), true, "isolated once the service worker answers");
   await analysed(page);
   assert.match(await line(page), /CPU \(chosen in the page; 1 thread: capped by this browser's storage/);

@@ -9,6 +9,7 @@ use crate::gpt2::session::Session;
 use crate::numerics::format::Signed;
 
 pub mod compare;
+pub mod continuation;
 pub mod status;
 pub mod trained;
 
@@ -64,6 +65,80 @@ impl RunsOn {
 /// checks it).
 pub const DEFAULT_PROMPT: &str = "My cat is small, cute, and fluffy. She likes";
 pub const DEFAULT_COMPARE: &str = "My dog is small, cute, and fluffy. She likes";
+
+/// What a model opens on: the prompts, head and query token the chapter describes for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Featured {
+    pub prompt: &'static str,
+    pub compare: &'static str,
+    /// (layer, head, query token); `None`: no head is featured, the selection is left alone.
+    pub head: Option<(i64, i64, i64)>,
+}
+
+/// The Induction model's prompt: letters typed twice (the chapter's example), read by its
+/// induction head from the last letter.
+pub const INDUCTION_PROMPT: &str = "Q F K B Z Q F K B Z";
+
+impl Model {
+    /// What this model opens on, when it has a featured head and prompts (tests/gpt2_bundled.rs
+    /// checks each bundled model's against its card). The story prompts' query token is " She".
+    pub fn featured(self) -> Featured {
+        let stories = |head| Featured { prompt: DEFAULT_PROMPT, compare: DEFAULT_COMPARE, head };
+        match self {
+            // The head that links "She" to the animal (the cards' `she_cat_head`).
+            Model::Stories => stories(Some((0, 3, 10))),
+            Model::StoriesLlama => stories(Some((0, 1, 10))),
+            // GPT-2 small's own "She" head for this sentence (the chapter quotes it).
+            Model::Gpt2 => stories(Some((5, 10, 10))),
+            Model::Smollm2 | Model::Url | Model::File => stories(None),
+            // The induction head (the card's `induction_head`), from the last letter.
+            Model::Induction => Featured { prompt: INDUCTION_PROMPT, compare: "", head: Some((1, 3, 9)) },
+            // The lab hands its model over with a link of its own (`trained::link`).
+            Model::Trained => Featured { prompt: DEFAULT_PROMPT, compare: DEFAULT_COMPARE, head: None },
+        }
+    }
+}
+
+/// The model switches from `from` to `p.model`: each of the prompt, the second prompt and the
+/// selected head that is still `from`'s featured one becomes the new model's; what the reader
+/// changed stays (a knock-out too: the reader typed it).
+pub fn switch_featured(p: &mut Params, from: Model) {
+    let (old, new) = (from.featured(), p.model.featured());
+    let own_prompt = p.prompt != old.prompt;
+    if !own_prompt {
+        p.prompt = new.prompt.to_string();
+    }
+    if p.compare == old.compare {
+        p.compare = new.compare.to_string();
+    }
+    // A head picked in a model without a featured one means nothing in another model's shape.
+    // The query token belongs to the prompt: it moves only with a featured prompt.
+    let untouched = old.head.is_none_or(|(l, h, _)| (l, h) == (p.layer, p.head));
+    if let (true, Some((l, h, t))) = (untouched, new.head) {
+        (p.layer, p.head) = (l, h);
+        if !own_prompt {
+            p.token = t;
+        }
+    }
+}
+
+/// A page opened on a model other than the first: its featured prompts and head wherever the
+/// link (`linked`: the keys it names) leaves them out.
+pub fn open_featured(p: &mut Params, linked: &[&str]) {
+    let f = p.model.featured();
+    let free = |k: &str| !linked.contains(&k);
+    if free("prompt") {
+        p.prompt = f.prompt.to_string();
+    }
+    if free("compare") {
+        p.compare = f.compare.to_string();
+    }
+    if let Some((l, h, t)) = f.head {
+        if free("layer") && free("head") && free("token") {
+            (p.layer, p.head, p.token) = (l, h, t);
+        }
+    }
+}
 
 /// Next-token rows shown in the main chart, and in each side of the comparison.
 pub const SHOWN: usize = 10;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::super::status::{cut_text, plan_load, Event, Plan, Prompt, Status, PROMPT_MAX};
+use super::super::continuation::{Continuation, STEPS};
+use super::super::status::{plan_load, Event, Plan, Prompt, Status, PROMPT_MAX};
 use super::super::{query, trained, Model};
 use super::store::{Answer, Backend, Side, Store};
 use crate::gpt2::protocol::{BackendChoice, Reply, Request};
@@ -50,6 +51,7 @@ pub fn on_event(s: Store, event: WorkerEvent) {
             s.listening.set_value(false);
             s.died.set_value(true);
             s.generating.set(None);
+            s.continuation.update(|c| c.iter_mut().for_each(Continuation::stop));
             s.advance(Event::Failed(why));
         }
     }
@@ -65,23 +67,27 @@ fn on_reply(s: Store, reply: Reply) {
         Reply::Loaded { name, n_positions, char_vocab: Some(vocab), .. } if matches!(s.side, Side::A) => {
             fit_prompts(s, &name, &vocab, n_positions)
         }
-        Reply::Generated { text, done, ms, .. } => {
-            if let Some(base) = s.generating.get_untracked() {
+        Reply::Generated { token, text, done, ms, .. } => {
+            if s.generating.with_untracked(Option::is_some) {
                 s.gen_compute_ms.update_value(|t| *t += ms);
-                // The prompt keeps at most PROMPT_MAX characters: the generation stops there, with a note.
-                let (prompt, cut) = cut_text(&format!("{base}{text}"), PROMPT_MAX);
-                s.set(|p| p.prompt = prompt.clone());
-                if cut {
-                    s.worker.send(Request::Stop);
-                    let note = format!("The generation stopped at the prompt's limit of {PROMPT_MAX} characters.");
-                    s.replaced.set(Some((note, prompt)));
-                }
-                if done || cut {
+                s.continuation.update(|c| {
+                    if let Some(c) = c {
+                        c.step(&token.text, text, done);
+                    }
+                });
+                if done {
                     generation_ended(s);
                 }
             }
         }
-        Reply::Stopped { .. } => generation_ended(s),
+        Reply::Stopped { .. } => {
+            s.continuation.update(|c| {
+                if let Some(c) = c {
+                    c.stop();
+                }
+            });
+            generation_ended(s);
+        }
         Reply::Backend { backend: name, detail, notice } => {
             s.backend.set(Some(Backend { name, detail }));
             if notice.is_some() {
@@ -158,6 +164,7 @@ pub fn load(s: Store, only_cached: bool) {
     s.result.set(None);
     s.moved.set(None);
     s.replaced.set(None);
+    s.continuation.set(None);
     // An analysis still under way is of the model being replaced: its answer is stale.
     s.asked.update_value(|a| a.record(Prompt::Main, None));
     let (model, base) = s.params.with_untracked(|p| (p.model, p.base.clone()));
@@ -211,9 +218,23 @@ pub fn generate(s: Store) {
     }
     let q = s.params.with_untracked(|p| query(p, 0));
     s.generating.set(Some(q.prompt.clone()));
+    s.continuation.set(Some(Continuation::start(q.prompt.clone())));
     s.gen_start.set_value(now_ms());
     s.gen_compute_ms.set_value(0.0);
-    s.worker.send(Request::Generate { query: q, steps: 20 });
+    s.worker.send(Request::Generate { query: q, steps: STEPS });
+}
+
+/// Adds the continuation to the prompt (cut at the prompt's limit, with a note), so that the
+/// views read it too.
+pub fn append(s: Store) {
+    let Some(c) = s.continuation.get_untracked() else { return };
+    let (prompt, cut) = c.appended();
+    if cut {
+        let note = format!("The prompt keeps at most {PROMPT_MAX} characters: the continuation was cut there.");
+        s.replaced.set(Some((note, prompt.clone())));
+    }
+    s.continuation.set(None);
+    s.set(|p| p.prompt = prompt);
 }
 
 /// The requests that follow the parameters: the backend, the model, and the analyses.

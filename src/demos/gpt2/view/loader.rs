@@ -200,7 +200,8 @@ pub fn StoredList() -> impl IntoView {
     }
 }
 
-/// The file picker for a local checkpoint (files can also be dropped on the whole demo).
+/// The file picker for a local checkpoint, shown when the model menu says "local files" (files
+/// can also be dropped on the whole demo, whatever the model).
 #[component]
 pub fn FilePick() -> impl IntoView {
     let s = store();
@@ -208,12 +209,17 @@ pub fn FilePick() -> impl IntoView {
         let input: Option<web_sys::HtmlInputElement> = ev.target().and_then(|t| t.dyn_into().ok());
         load_files(s, input.and_then(|i| i.files()));
     };
-    view! {
-        <label class="file-pick">"Load a checkpoint (GPT-2 or Llama family) from local files: "
-            <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
-            <span class="muted">" (or drop config.json, model.safetensors and, for a Llama-family model, \
-                tokenizer.json here)"</span>
-        </label>
+    let shown = Memo::new(move |_| s.params.with(|p| p.model == Model::File));
+    move || {
+        shown.get().then(|| {
+            view! {
+                <label class="file-pick">"Load a checkpoint (GPT-2 or Llama family) from local files: "
+                    <input type="file" multiple accept=".json,.safetensors" on:change=on_pick/>
+                    <span class="muted">" (or drop config.json, model.safetensors and, for a Llama-family \
+                        model, tokenizer.json here)"</span>
+                </label>
+            }
+        })
     }
 }
 

@@ -37,6 +37,7 @@ use store::Store;
 
 pub fn view(ctx: DemoCtx) -> AnyView {
     let s = Store::new(ctx, conversation::on_event);
+    selection::featured(s);
     s.worker.start();
     conversation::follow(s);
     selection::keep_inside(s);

@@ -3,9 +3,34 @@
 use leptos::prelude::*;
 
 use super::super::compare::moved_note;
-use super::super::{fit_selection, slider_max};
-use super::store::{store, Peer, Store};
+use super::super::{fit_selection, open_featured, slider_max, switch_featured, Model};
+use super::store::{store, Peer, Side, Store};
 use crate::state::Notice;
+
+/// Each model opens on its featured prompts and head: at the start wherever the link leaves
+/// them out, and on a switch of model wherever they were the previous model's
+/// (`open_featured`, `switch_featured`). The first side only: the second follows its selection.
+pub fn featured(s: Store) {
+    if !matches!(s.side, Side::A) {
+        return;
+    }
+    let change = move |f: &dyn Fn(&mut super::super::Params)| {
+        let mut p = s.params.get_untracked();
+        f(&mut p);
+        if p != s.params.get_untracked() {
+            s.set(|now| *now = p);
+        }
+    };
+    let linked = crate::kit::browser::link_keys("gpt2", &["prompt", "compare", "layer", "head", "token"]);
+    change(&|p| open_featured(p, &linked));
+    Effect::new(move |before: Option<Model>| {
+        let now = s.params.with(|p| p.model);
+        if let Some(from) = before.filter(|b| *b != now) {
+            change(&|p| switch_featured(p, from));
+        }
+        now
+    });
+}
 
 /// The layer, head and query-token sliders end at the loaded model's last layer and head and
 /// the prompt's last token; a selection beyond them moves to the last one. A value the link

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use super::super::compare::{matching_token, side_b_params, side_b_selection};
+use super::super::continuation::Continuation;
 use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::{fit_selection, Fit, ModelB, Params};
 use crate::gpt2::protocol::{self, Analysis, Attention};
@@ -96,6 +97,8 @@ pub struct Store {
     pub error_for: StoredValue<Option<Prompt>>,
     /// The prompt a generation in progress started from.
     pub generating: RwSignal<Option<String>>,
+    /// The latest generation's continuation, shown apart from the prompt.
+    pub continuation: RwSignal<Option<Continuation>>,
     /// When the last generation started, and how long it took (for the benchmark): as the page
     /// saw it, and the worker's own time for its tokens (`Reply::Generated::ms`, summed).
     pub gen_start: StoredValue<f64>,
@@ -204,6 +207,7 @@ impl Store {
             loads: StoredValue::new(Loads::default()),
             error_for: StoredValue::new(None),
             generating: RwSignal::new(None),
+            continuation: RwSignal::new(None),
             gen_start: StoredValue::new(0.0),
             gen_compute_ms: StoredValue::new(0.0),
             gen_ms: RwSignal::new((0.0, 0.0)),
