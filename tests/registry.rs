@@ -29,6 +29,14 @@ fn demos_are_well_formed() {
             let def = p.default_value();
             assert_eq!(p.parse(&format_value(&def)), Ok(def), "{}.{}: default does not parse back", d.id, p.key);
         }
+        // The panel's main controls and the ones the view draws name the demo's own keys, apart.
+        for k in d.main.iter().chain(d.in_view) {
+            assert!(keys.contains(k), "{}: MAIN or IN_VIEW names {k}, which is not one of its keys", d.id);
+        }
+        assert!(d.main.iter().all(|k| !d.in_view.contains(k)), "{}: a main control drawn in the view", d.id);
+        let panel: Vec<&str> = d.panel().iter().map(|(p, _)| p.key).collect();
+        assert_eq!(panel.len() + d.in_view.len(), d.params.len(), "{}: every control has one place", d.id);
+        assert_eq!(&panel[..d.main.len()], d.main, "{}: the main controls come first", d.id);
         let out = (d.data)(&Values::defaults(d.params)).expect("computes from defaults");
         assert!(out.is_object(), "{}: data is a JSON object", d.id);
     }

@@ -37,6 +37,7 @@ impl Demo for CollapseDemo {
         "The spread ‖X − 1x̄ᵀ‖/‖X‖ of the token vectors after each of L layers with random weights: 0 means \
         every token has become the same vector. Grey: attention alone. Blue: your block.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["layers", "residual", "ffn", "ln"];
     type Output = Collapse;
 
     fn compute(p: &Params) -> Collapse {

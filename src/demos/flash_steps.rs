@@ -33,6 +33,7 @@ impl Demo for FlashStepsDemo {
         and the accumulated output; when m grows, the old sums are rescaled by exp(m_old − m_new). After the last \
         tile acc/ℓ is the naive output, checked here for every row.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["step", "query", "tile"];
     type Output = FlashSteps;
     /// No "Show numbers": its numbers are always shown in the tables under the plot.
     const NUMBERS: bool = false;

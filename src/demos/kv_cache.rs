@@ -45,6 +45,7 @@ impl Demo for KvCacheDemo {
         from the model's shape. Fewer key-value heads (grouped-query or multi-query attention) shrink it in \
         proportion.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["context", "kv-heads", "batch", "precision"];
     /// The chosen shape and its size, the three variants, and the real models' caches.
     type Output = serde_json::Value;
     /// No "Show numbers": its numbers are always shown in the readout and the table of real models.

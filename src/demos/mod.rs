@@ -26,6 +26,12 @@ pub trait Demo: 'static {
     /// tables while `ctx.show_numbers` is on; one whose numbers are always on the page, or that
     /// has none beyond its readouts, says no and gets no such button.
     const NUMBERS: bool = true;
+    /// The keys of the demo's main controls: first in the control panel, and the ones a phone
+    /// shows before "More controls" (empty: every control, in the declared order).
+    const MAIN: &'static [&'static str] = &[];
+    /// The keys of controls the demo's own view draws where they belong (a scrubber beside its
+    /// plots): the control panel leaves them out.
+    const IN_VIEW: &'static [&'static str] = &[];
     fn compute(p: &Self::Params) -> Self::Output;
     /// "Download data": the computed output, unless the demo says otherwise (a demo whose
     /// numbers come from the compute worker, or whose compute can fail).
@@ -68,6 +74,9 @@ pub struct DemoSpec {
     pub params: &'static [Param],
     /// [`Demo::NUMBERS`]: the frame shows the "Show numbers" button.
     pub numbers: bool,
+    /// [`Demo::MAIN`] and [`Demo::IN_VIEW`]: the control panel's order and what it leaves out.
+    pub main: &'static [&'static str],
+    pub in_view: &'static [&'static str],
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
     /// Reads the values into the demo's typed parameters and writes them back into fresh values:
     /// `tests/registry.rs` checks nothing changes, so every field's type fits its control.
@@ -86,11 +95,23 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         caption: D::CAPTION,
         params: <D::Params as Params>::TABLE,
         numbers: D::NUMBERS,
+        main: D::MAIN,
+        in_view: D::IN_VIEW,
         data: data::<D>,
         retype: retype::<D>,
         load: load::<D>,
         #[cfg(target_arch = "wasm32")]
         view: D::view,
+    }
+}
+
+impl DemoSpec {
+    /// The controls of the panel, main ones first (each with whether it is main); the ones the
+    /// view draws are left out.
+    pub fn panel(&self) -> Vec<(&'static Param, bool)> {
+        let main = self.main.iter().filter_map(|k| self.params.iter().find(|p| p.key == *k)).map(|p| (p, true));
+        let rest = self.params.iter().filter(|p| !self.main.contains(&p.key)).map(|p| (p, false));
+        main.chain(rest).filter(|(p, _)| !self.in_view.contains(&p.key)).collect()
     }
 }
 

@@ -46,6 +46,7 @@ impl Demo for SelfAttentionDemo {
         tokens in reverse: the output rows come out reversed too (the check below reads ~0), until positional \
         encodings are added.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["stage", "n", "d", "causal"];
     type Output = SelfAttention;
 
     fn compute(p: &Params) -> SelfAttention {

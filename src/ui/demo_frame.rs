@@ -6,9 +6,9 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::app::AppCtx;
+use super::control_panel::ControlPanel;
 use crate::demos::DemoSpec;
 use crate::kit::browser::{copy_text, download_canvas_png, download_text, location_origin};
-use crate::kit::controls::Control;
 use crate::kit::link_box::LinkBox;
 use crate::kit::DemoCtx;
 use crate::state::query::build_query;
@@ -117,9 +117,8 @@ pub fn DemoFrame(
     };
 
     // On a phone the controls are pinned under the plots: reaching for one shows a plot.
-    let keep_plot = move |panel: Option<web_sys::EventTarget>| {
-        let panel = panel.and_then(|p| p.dyn_into::<web_sys::Element>().ok());
-        if let (false, Some(demo), Some(panel)) = (home.embed, root.get_untracked(), panel) {
+    let keep_plot = move |panel: web_sys::Element| {
+        if let (false, Some(demo)) = (home.embed, root.get_untracked()) {
             super::plot_in_view::keep_a_plot_in_view(&demo, &panel);
         }
     };
@@ -168,13 +167,7 @@ pub fn DemoFrame(
                 })
             }}
             <div class="demo-body">
-                <div class="controls" on:focusin=move |ev| keep_plot(ev.current_target())>
-                    {spec
-                        .params
-                        .iter()
-                        .map(|p| view! { <Control demo_id=spec.id param=p values=values int_max=ctx.int_max /> })
-                        .collect_view()}
-                </div>
+                <ControlPanel spec=spec ctx=ctx on_focus=Callback::new(keep_plot) />
                 <div class="demo-view">
                     {move || ctx.error.get().map(|e| view! { <div class="notice error" role="alert">{e}</div> })}
                     {view_body}

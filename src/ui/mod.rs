@@ -2,6 +2,7 @@
 //! search and the reference pages. Demos are drawn with the kit (`crate::kit`).
 pub mod address_bar;
 pub mod app;
+pub mod control_panel;
 pub mod demo_frame;
 pub mod exercises;
 pub mod offline;

@@ -124,3 +124,44 @@ test("a chapter counts as read when its end is reached, not when it is opened", 
   assert.ok(await page.$(".toc li.read a[href='/masking/']"), "the contents mark it read");
   await page.context().close();
 });
+
+test("phone: the pinned panel shows a demo's main controls first, folds to a bar, and shows the rest on request", async () => {
+  // The GPT-2 demo's 14 controls took a third of the screen and nested scrolling; its prompt, layer,
+  // head and query token came after the model's source, the comparison and the backend.
+  const page = await open("/gpt2-live/#gpt2", { viewport: { width: 390, height: 844 } });
+  await page.waitForSelector("#gpt2 .controls .panel-toggle");
+  const shown = () => page.$$eval("#gpt2 .controls .control", (cs) => cs.filter((c) => c.getClientRects().length > 0)
+    .map((c) => c.querySelector("input, select, textarea, button").id.replace("gpt2-", "")));
+  assert.deepEqual(await shown(), ["model", "prompt", "layer", "head", "token"]);
+  const panel = () => page.$eval("#gpt2 .controls", (c) => c.getBoundingClientRect().height);
+  await page.click("#gpt2 .more-controls");
+  assert.equal((await shown()).length, 14, "every control after More controls");
+  assert.deepEqual((await shown()).slice(0, 5), ["model", "prompt", "layer", "head", "token"]);
+  await page.click("#gpt2 .more-controls");
+  // Folded, the panel is a bar with its button; unfolded again, the main controls are back.
+  await page.click("#gpt2 .panel-toggle");
+  assert.equal(await page.$eval("#gpt2 .panel-toggle", (b) => b.getAttribute("aria-expanded")), "false");
+  assert.deepEqual(await shown(), []);
+  assert.ok(await panel() < 60, `folded to a bar: ${await panel()} px`);
+  await page.click("#gpt2 .panel-toggle");
+  assert.equal((await shown()).length, 5);
+  // On a laptop the panel shows everything, main controls first, with no panel buttons.
+  const wide = await open("/gpt2-live/#gpt2");
+  await wide.waitForSelector("#gpt2 .controls .control");
+  assert.equal(await wide.$eval("#gpt2 .panel-toggle", (b) => getComputedStyle(b).display), "none");
+  const all = await wide.$$eval("#gpt2 .controls .control", (cs) => cs.filter((c) => c.getClientRects().length > 0).length);
+  assert.equal(all, 14);
+  assert.deepEqual([...page.errors, ...wide.errors], []);
+  await page.context().close(); await wide.context().close();
+});
+
+test("the training lab's step scrubber sits above its plots, on the first screen of the demo at 1280 × 800", async () => {
+  const page = await open("/training/#train-lab", { viewport: { width: 1280, height: 800 } });
+  await page.waitForSelector("#train-lab-step");
+  assert.equal(await page.$("#train-lab .controls #train-lab-step"), null, "not in the side panel");
+  await page.$eval("#train-lab", (d) => d.scrollIntoView());
+  const [scrub, plot] = await page.$$eval("#train-lab-step, #train-lab .train-loss", (es) => es.map((e) => e.getBoundingClientRect().top));
+  assert.ok(scrub > 0 && scrub < 800, `the scrubber is on screen: ${scrub}`);
+  assert.ok(scrub < plot, "above the loss plot");
+  await page.context().close();
+});

@@ -191,6 +191,7 @@ impl Demo for Gpt2Demo {
         and head in the model view, click a token to see where it looks, knock out heads and watch the next-token \
         probabilities move, or generate.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["model", "prompt", "layer", "head", "token"];
     /// The query the page sends; the worker computes the answer.
     type Output = Query;
 

@@ -89,6 +89,9 @@ impl Demo for TrainLabDemo {
         task: the loss and accuracy as it learns, every head's attention on a fixed probe sequence, and each head's \
         previous-token and induction scores over the run. Drag Show step back to see the heads as they were.";
     type Params = Params;
+    const MAIN: &'static [&'static str] = &["task", "n", "layers", "heads"];
+    /// The step scrubber sits above the plots it moves through.
+    const IN_VIEW: &'static [&'static str] = &["step"];
     type Output = Setup;
     /// No "Show numbers": its numbers are the readouts and the scores printed on every head.
     const NUMBERS: bool = false;

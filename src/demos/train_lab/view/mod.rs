@@ -7,8 +7,10 @@ use leptos::prelude::*;
 
 use super::run::{Phase, RunLog};
 use super::{Params, Setup, TrainLabDemo};
+use crate::demos::Demo;
 use crate::gpt2::protocol::{Reply, Request, TrainStop};
 use crate::kit::browser::{download_bytes, download_text, now_ms};
+use crate::kit::controls::Control;
 use crate::kit::worker::{ComputeWorker, Event};
 use crate::kit::DemoCtx;
 
@@ -232,6 +234,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             {readout::samples(lab)}
             {readout::buttons(lab)}
             {readout::status(lab)}
+            // The step scrubber, above the plots it moves through (`TrainLabDemo::IN_VIEW`).
+            {step_param().map(|param| view! {
+                <div class="scrubber">
+                    <Control demo_id=TrainLabDemo::ID param=param values=ctx.values int_max=ctx.int_max />
+                </div>
+            })}
             <canvas node_ref=loss class="plot train-loss" role="img"
                 aria-label="Loss and accuracy against the training step"></canvas>
             <h4>"The heads on the probe"</h4>
@@ -250,6 +258,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         </div>
     }
     .into_any()
+}
+
+/// The "Show step" parameter, drawn in the view rather than in the control panel.
+fn step_param() -> Option<&'static crate::state::Param> {
+    <Params as crate::state::Params>::TABLE.iter().find(|p| p.key == "step")
 }
 
 /// The head shown large: the reader's pick, else the one with the highest induction score.
