@@ -271,3 +271,19 @@ fn show_numbers_is_offered_by_the_demos_that_show_numbers() {
         assert_eq!(spec.numbers, reads, "{id}: offers Show numbers: {}, its view reads it: {reads}", spec.numbers);
     }
 }
+
+/// Every stop of a logarithmic slider shows a label of its own beside the slider (the learning
+/// rate's first stops all read "0.0001" when labels had four decimals).
+#[test]
+fn logarithmic_sliders_label_every_stop_apart() {
+    use attention_live::state::fmt_sig;
+    for d in DEMOS {
+        for p in d.params {
+            let Some(stops) = p.log_stops() else { continue };
+            let labels: Vec<String> = stops.iter().map(|&x| fmt_sig(x)).collect();
+            let distinct: HashSet<&String> = labels.iter().collect();
+            assert_eq!(distinct.len(), labels.len(), "{}.{}: {labels:?}", d.id, p.key);
+        }
+    }
+    assert_eq!((fmt_sig(0.000153), fmt_sig(0.3), fmt_sig(1024.0)), ("0.000153".into(), "0.3".into(), "1024".into()));
+}

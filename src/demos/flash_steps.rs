@@ -316,9 +316,10 @@ mod view {
     pub fn view(ctx: DemoCtx) -> AnyView {
         let out = crate::demos::output::<FlashStepsDemo>(ctx);
         let params = ctx.params::<Params>();
-        ctx.limit_ints(<super::FlashStepsDemo as crate::demos::Demo>::ID, move || {
+        let limits = move || {
             params.with(|p| vec![("query", p.n.max(1) as i64 - 1), ("step", p.n.div_ceil(p.tile.max(1)) as i64)])
-        });
+        };
+        ctx.limit_ints(<super::FlashStepsDemo as crate::demos::Demo>::ID, limits, DemoCtx::settings_limit);
         let step_by = move |delta: i64| {
             let total = out.with_untracked(|o| o.steps.len()) as i64;
             ctx.set_params::<Params>(|p| p.step = (p.step as i64 + delta).clamp(0, total) as usize);

@@ -272,7 +272,8 @@ mod view {
         let params = ctx.params::<Params>();
         // The key-value heads' slider ends at the query heads.
         let id = <super::KvCacheDemo as crate::demos::Demo>::ID;
-        ctx.limit_ints(id, move || params.with(|p| vec![("kv-heads", p.heads.max(1) as i64)]));
+        let limits = move || params.with(|p| vec![("kv-heads", p.heads.max(1) as i64)]);
+        ctx.limit_ints(id, limits, DemoCtx::settings_limit);
         let s = Memo::new(move |_| params.with(shape));
         let canvas = NodeRef::<Canvas>::new();
         ctx.paint(move |pal| {

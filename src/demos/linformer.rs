@@ -266,12 +266,7 @@ mod view {
             Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
             _ => None,
         });
-        probe.limit_layer_head(
-            ctx,
-            <super::LinformerDemo as crate::demos::Demo>::ID,
-            move || params.with_untracked(|p| (p.layer, p.head)),
-            move |layer, head| ctx.set_params::<Params>(|p| (p.layer, p.head) = (layer, head)),
-        );
+        probe.limit_layer_head(ctx, <super::LinformerDemo as crate::demos::Demo>::ID);
         probe
     }
 

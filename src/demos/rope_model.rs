@@ -256,12 +256,7 @@ mod view {
             Event::Reply(Reply::HeadQkv(h)) => Some((h.id, h)),
             _ => None,
         });
-        probe.limit_layer_head(
-            ctx,
-            <super::RopeModelDemo as crate::demos::Demo>::ID,
-            move || params.with_untracked(|p| (p.layer, p.head)),
-            move |layer, head| ctx.set_params::<Params>(|p| (p.layer, p.head) = (layer, head)),
-        );
+        probe.limit_layer_head(ctx, <super::RopeModelDemo as crate::demos::Demo>::ID);
         let report = RwSignal::new(None::<Arc<Scores>>);
         Effect::new(move |_| {
             probe.answers.with(|a| {
@@ -325,7 +320,9 @@ mod view {
                     .map(|((&m, label), colour)| Curve { label, colour, points: r.by_offset(m), dashed: false })
                     .collect();
                 let spec =
-                    Lines { curves: &curves, x_desc: "offset m − n", y_desc: "score", y_range: None, x_integer: true };
+                    Lines {
+                        curves: &curves, x_desc: "offset m − n", y_desc: "score", y_range: None, x_integer: true
+                    };
                 Some(draw_lines(&c, &pal, &spec))
             })
         });

@@ -377,8 +377,8 @@ mod view {
                 }
             }
             _ => error.set(Some(format!(
-                "“{}” is not a number from −{l} to {l}: X is unchanged.",
-                raw.trim(),
+                "{} is not a number from −{l} to {l}: X is unchanged.",
+                crate::formats::echo::echo(raw.trim()),
                 l = fmt_num(X_LIMIT)
             ))),
         };

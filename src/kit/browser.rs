@@ -14,6 +14,13 @@ pub fn link_keys(demo: &str, keys: &[&'static str]) -> Vec<&'static str> {
     keys.iter().copied().filter(|k| named(k)).collect()
 }
 
+/// Every key the page's link gives demo `demo` (without the demo's prefix).
+pub fn link_keys_of(demo: &str) -> Vec<String> {
+    let search = window().location().search().unwrap_or_default();
+    let pairs = crate::state::query::parse_query(&search);
+    pairs.iter().filter_map(|(k, _)| k.strip_prefix(demo)?.strip_prefix('.').map(str::to_string)).collect()
+}
+
 pub fn local_get(key: &str) -> Option<String> {
     window().local_storage().ok().flatten()?.get_item(key).ok().flatten()
 }

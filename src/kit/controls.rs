@@ -4,17 +4,14 @@
 
 use leptos::prelude::*;
 
-use crate::state::{fmt_num, nearest_stop, Kind, Param, Value, Values};
+use crate::state::{fmt_sig, nearest_stop, Kind, Param, Value, Values};
 
 pub use crate::state::round_sig;
 
 /// The value as shown next to a control.
 pub fn display(v: &Value) -> String {
     match v {
-        Value::Float(x) => {
-            let r = round_sig(*x, 3);
-            fmt_num(r)
-        }
+        Value::Float(x) => fmt_sig(*x),
         Value::Int(x) => x.to_string(),
         Value::Choice(s) | Value::Text(s) => s.clone(),
         Value::Seed(s) => format!("seed {s}"),

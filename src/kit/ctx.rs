@@ -50,12 +50,20 @@ impl DemoCtx {
     }
 
     /// Ends integer sliders at run-time maxima: `limits` gives (key, last allowed value) pairs and
-    /// is read again whenever what it reads changes. A value past its maximum moves down to it, so
-    /// the slider, its label and the link always say what the demo computes (never a value the
-    /// demo silently clamps); a value the link asked for says so in the frame's notices. `id` is
-    /// the demo's, for the notice's key.
-    pub fn limit_ints(self, id: &'static str, limits: impl Fn() -> Vec<(&'static str, i64)> + 'static) {
-        Effect::new(move |before: Option<()>| {
+    /// is read again whenever what it reads changes (none yet: nothing is limited). A value past
+    /// its maximum moves down to it, so the slider, its label and the link always say what the
+    /// demo computes (never a value the demo silently clamps). A value the link asked for says so
+    /// in the frame's notices, the first time its key has a limit, with `why(key, max)`
+    /// ("this model has layers 0 to 3; showing layer 3"). `id` is the demo's, for the link's keys.
+    pub fn limit_ints(
+        self,
+        id: &'static str,
+        limits: impl Fn() -> Vec<(&'static str, i64)> + 'static,
+        why: fn(&str, i64) -> String,
+    ) {
+        // The link's keys for this demo, until each has been judged against a limit.
+        let linked = StoredValue::new(crate::kit::browser::link_keys_of(id));
+        Effect::new(move |_| {
             let limits = limits();
             if self.int_max.with_untracked(|m| limits.iter().any(|l| !m.contains(l))) {
                 self.int_max.update(|m| {
@@ -72,17 +80,22 @@ impl DemoCtx {
                     })
                     .collect()
             });
+            let from_link: Vec<String> = linked.with_value(|l| l.clone());
+            linked.update_value(|l| l.retain(|k| !limits.iter().any(|(key, _)| key == k)));
             if over.is_empty() {
                 return;
             }
-            // The first run reads the values the page opened with: a link's.
-            if before.is_none() {
-                let notes = over.iter().map(|&(key, x, max)| Notice {
+            let notes: Vec<Notice> = over
+                .iter()
+                .filter(|(key, ..)| from_link.iter().any(|k| k == key))
+                .map(|&(key, x, max)| Notice {
                     key: format!("{id}.{key}"),
                     raw: x.to_string(),
-                    reason: format!("with the other settings it goes up to {max}; using {max}"),
+                    reason: why(key, max),
                     cut: false,
-                });
+                })
+                .collect();
+            if !notes.is_empty() {
                 self.notices.update(|n| n.extend(notes));
             }
             self.values.update(|v| {
@@ -91,6 +104,16 @@ impl DemoCtx {
                 }
             });
         });
+    }
+
+    /// [`limit_ints`](Self::limit_ints)' reason for settings that bound a slider.
+    pub fn settings_limit(_key: &str, max: i64) -> String {
+        format!("with the other settings it goes up to {max}; using {max}")
+    }
+
+    /// [`limit_ints`](Self::limit_ints)' reason for a loaded model's layers or heads.
+    pub fn model_limit(key: &str, max: i64) -> String {
+        format!("this model has {key}s 0 to {max}; showing {key} {max}")
     }
 
     /// Runs `draw` now and again whenever what it reads changes, and on theme or window-size

@@ -12,7 +12,6 @@ use crate::gpt2::manifest::Manifest;
 use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::worker::{ComputeWorker, Event};
 use crate::kit::DemoCtx;
-use crate::state::Notice;
 
 /// Which model to load and what to ask it.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,45 +61,15 @@ impl<T: Send + Sync + 'static> Probe<T> {
     }
 
     /// Ends the demo's "layer" and "head" sliders at the loaded model's last layer and head, and
-    /// moves a selection past them there (`get` reads the demo's layer and head, `set` writes
-    /// them). A value the link asked for gets the frame's notice, once; `id` is the demo's, for
-    /// the link's keys.
-    pub fn limit_layer_head(
-        &self,
-        ctx: DemoCtx,
-        id: &'static str,
-        get: impl Fn() -> (usize, usize) + 'static,
-        set: impl Fn(usize, usize) + 'static,
-    ) {
+    /// moves a selection past them there ([`DemoCtx::limit_ints`]); `id` is the demo's.
+    pub fn limit_layer_head(&self, ctx: DemoCtx, id: &'static str) {
         let dims = self.dims;
-        // The link's own layer and head keys, until the first model that could judge them loads.
-        let from_link = StoredValue::new(crate::kit::browser::link_keys(id, &["layer", "head"]));
-        Effect::new(move |_| {
-            let Some((layers, heads)) = dims.get() else { return };
-            let last = [layers.max(1) - 1, heads.max(1) - 1];
-            ctx.int_max.update(|m| {
-                m.retain(|e| e.0 != "layer" && e.0 != "head");
-                m.extend([("layer", last[0] as i64), ("head", last[1] as i64)]);
-            });
-            let (layer, head) = untrack(&get);
-            let linked = std::mem::take(&mut *from_link.write_value());
-            let notes = [("layer", layer, last[0]), ("head", head, last[1])]
-                .into_iter()
-                .filter(|&(key, wanted, last)| linked.contains(&key) && wanted > last)
-                .map(|(key, wanted, last)| Notice {
-                    key: format!("{id}.{key}"),
-                    raw: wanted.to_string(),
-                    reason: format!("this model has {key}s 0 to {last}; showing {key} {last}"),
-                    cut: false,
-                })
-                .collect::<Vec<_>>();
-            if !notes.is_empty() {
-                ctx.notices.update(|n| n.extend(notes));
-            }
-            if layer > last[0] || head > last[1] {
-                set(layer.min(last[0]), head.min(last[1]));
-            }
-        });
+        let limits = move || {
+            dims.get().map_or(Vec::new(), |(layers, heads)| {
+                vec![("layer", layers.max(1) as i64 - 1), ("head", heads.max(1) as i64 - 1)]
+            })
+        };
+        ctx.limit_ints(id, limits, DemoCtx::model_limit);
     }
 }
 

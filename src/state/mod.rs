@@ -4,7 +4,8 @@ pub mod query;
 pub mod typed;
 
 pub use params::{
-    fmt_num, format_cells, format_value, log_stops, nearest_stop, parse_cells, round_sig, Kind, Notice, Param, Value,
+    fmt_num, fmt_sig, format_cells, format_value, log_stops, nearest_stop, parse_cells, round_sig, Kind, Notice, Param,
+    Value,
 };
 pub use typed::{Field, Params};
 

@@ -321,6 +321,19 @@ pub fn format_value(v: &Value) -> String {
     }
 }
 
+/// A slider's value as shown beside it: three significant digits, however small (a learning
+/// rate of 0.00015 is not "0.0001"), and every digit of a number of a thousand or more.
+pub fn fmt_sig(x: f64) -> String {
+    if x.abs() >= 1e3 {
+        return fmt_num(x.round()); // whole numbers keep their digits (1024 is not "1020")
+    }
+    // Rounded to three digits, a number prints its shortest form: 0.00153, 0.3, 2.5.
+    match round_sig(x, 3) {
+        0.0 => "0".to_string(),
+        r => format!("{r}"),
+    }
+}
+
 /// A short human form of a number for messages and labels.
 pub fn fmt_num(x: f64) -> String {
     if x == x.trunc() && x.abs() < 1e9 {

@@ -60,7 +60,7 @@ test("the model the lab stored opens from its link: one chip per character, a re
   const line = await page.$eval("#gpt2 .model-status", (e) => e.textContent);
   assert.match(line, /Your trained model \(from the lab\): GPT-2 · 2 layers × 2 heads/);
   assert.match(line, /Loaded from this browser's storage/);
-  assert.ok(line.includes(`It reads the characters “${VOCAB}”, one token each`), line);
+  assert.ok(line.includes(`It reads the characters “\u2068${VOCAB}\u2069”, one token each`), line);
   assert.deepEqual(await chipTexts(page), [...PROBE]);
   // A character the model has no token for is refused in place, naming the ones it reads.
   await page.fill("#gpt2 textarea", "^abZ");

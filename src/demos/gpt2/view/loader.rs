@@ -1,6 +1,7 @@
 //! The model loader: the status line (progress, cancel, download, errors), the file picker, and
 //! the line saying what runs the model.
 
+use crate::formats::echo::echo;
 use crate::numerics::format::Signed;
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -97,8 +98,9 @@ pub fn ModelStatus() -> impl IntoView {
         }
         .into_any(),
         Status::Ready { name, source, n_layer, n_head, n_positions, params, char_vocab, family, n_kv_head } => {
-            let chars =
-                char_vocab.map(|v| format!(" It reads the characters “{v}”, one token each.")).unwrap_or_default();
+            let chars = char_vocab
+                .map(|v| format!(" It reads the characters {}, one token each.", echo(&v)))
+                .unwrap_or_default();
             let text = format!(
                 "{}: {}, {:.2} M parameters, window {n_positions} tokens, in a Web Worker on this computer.{}{chars}",
                 model_label(&name),

@@ -170,9 +170,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     lab_slot.set_value(Some(lab));
 
     // The scrubber's slider spans the run; fewer steps move a step past them to the last.
-    ctx.limit_ints(<super::TrainLabDemo as crate::demos::Demo>::ID, move || {
-        vec![("step", params.with(|p| p.config().steps) as i64)]
-    });
+    let limits = move || vec![("step", params.with(|p| p.config().steps) as i64)];
+    ctx.limit_ints(<super::TrainLabDemo as crate::demos::Demo>::ID, limits, DemoCtx::settings_limit);
     // Other settings (the number of steps aside): the record is of another run; the worker's run stops.
     Effect::new(move |prev: Option<crate::train::TrainConfig>| {
         let config = params.with(|p| p.config());
