@@ -336,6 +336,14 @@ fn the_session_gives_the_model_the_templates_ids() {
         assert_eq!((got, dropped), (ids(&case["ids"]), 0), "{name}");
         assert_eq!(session.tokens("").unwrap().0, vec![1], "{name}: an empty prompt is <s> alone");
     }
+    // A prompt longer than the window loses text from its front, never the begin-of-text token.
+    let session = LlamaSession::new(&config, &weights, &template_text("bos")).unwrap();
+    let window = session.config().max_position_embeddings;
+    let long = "Hello world ".repeat(window);
+    let text = Tokenizer::from_json(&template_text("bos")).unwrap().encode_text(&long);
+    let (got, dropped) = session.tokens(&long).unwrap();
+    assert_eq!((got.len(), got[0], dropped), (window, 1, text.len() + 1 - window));
+    assert_eq!(got[1..], text[text.len() - (window - 1)..], "the text's last tokens follow <s>");
 }
 
 /// The template applied as a pure function, with a special token of several ids.

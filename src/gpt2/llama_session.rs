@@ -154,15 +154,21 @@ impl LlamaSession {
         }
     }
 
-    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped). An empty
+    /// The prompt's tokens in the tokenizer's template, the text cut from the front to fit the
+    /// model's window (the template's begin-of-text token stays first): (kept, dropped). An empty
     /// prompt starts from the tokenizer's start-of-text token.
     pub fn tokens(&self, prompt: &str) -> Result<(Vec<u32>, usize), RunError> {
-        let mut ids = self.tok.encode(prompt);
+        let window = self.config().max_position_embeddings;
+        let template = self.tok.template();
+        let mut text = self.tok.encode_text(prompt);
+        let specials = template.apply_single(&[]).len();
+        let mut dropped = cut_to_window(&mut text, window.saturating_sub(specials).max(1));
+        let mut ids = template.apply_single(&text);
         if ids.is_empty() {
             let start = START_TOKENS.iter().find_map(|t| self.tok.added_id(t)).ok_or(RunError::Empty)?;
             ids.push(start);
         }
-        let dropped = cut_to_window(&mut ids, self.config().max_position_embeddings);
+        dropped += cut_to_window(&mut ids, window);
         Ok((ids, dropped))
     }
 
