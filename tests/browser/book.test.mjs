@@ -53,7 +53,7 @@ test("deep link without SPA fallback: server 404s unknown paths, chapter URLs lo
   const page = await open("/kernel-regression/?nw.sigma=0.2&nw.kernel=epanechnikov#nw");
   await page.waitForSelector("#nw canvas");
   assert.equal(await page.$eval("#nw-kernel", (e) => e.value), "epanechnikov");
-  assert.match(await page.$eval("#nw .control:nth-child(4) output", (e) => e.textContent), /^0\.2$/);
+  assert.match(await page.$eval("#nw-sigma", (e) => e.closest(".control").querySelector("output").textContent), /^0\.2$/);
   // scrolled to the demo
   const top = await page.$eval("#nw", (e) => e.getBoundingClientRect().top);
   assert.ok(Math.abs(top) < 120, `demo scrolled into view (top ${top})`);
