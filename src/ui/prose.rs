@@ -21,7 +21,9 @@ pub type Prose = Rc<Vec<String>>;
 
 #[derive(Clone)]
 enum State {
-    Loading,
+    /// On its way; each signal here changes when it ends (the view that asked first may be gone:
+    /// the router makes a new one when it switches between its routes).
+    Loading(Vec<RwSignal<u32>>),
     Ready(Prose),
     Failed(String),
 }
@@ -105,20 +107,29 @@ pub fn get(page: &'static Chapter, ready: RwSignal<u32>) -> Option<Result<Prose,
         // Not tried again before a reload (the message says so): a view that runs again must
         // not start a download each time.
         Some(State::Failed(e)) => Some(Err(e)),
-        Some(State::Loading) => {
+        Some(State::Loading(_)) => {
             ready.track();
+            PAGES.with(|p| {
+                if let Some(State::Loading(waiting)) = p.borrow_mut().get_mut(page.slug) {
+                    waiting.push(ready);
+                }
+            });
             None
         }
         None => {
             ready.track();
-            PAGES.with(|p| p.borrow_mut().insert(page.slug, State::Loading));
+            PAGES.with(|p| p.borrow_mut().insert(page.slug, State::Loading(vec![ready])));
             leptos::task::spawn_local(async move {
                 let state = match fetch(page).await {
                     Ok(p) => State::Ready(p),
                     Err(e) => State::Failed(e),
                 };
-                PAGES.with(|p| p.borrow_mut().insert(page.slug, state));
-                ready.try_update(|n| *n = n.wrapping_add(1));
+                let before = PAGES.with(|p| p.borrow_mut().insert(page.slug, state));
+                if let Some(State::Loading(waiting)) = before {
+                    for ready in waiting {
+                        ready.try_update(|n| *n = n.wrapping_add(1));
+                    }
+                }
             });
             None
         }
