@@ -24,8 +24,11 @@ fn main() {
     let dir = Path::new("chapters");
     let order = fs::read_to_string(dir.join("ORDER")).expect("chapters/ORDER is missing");
     let mut code = String::from("pub static CHAPTERS: &[Chapter] = &[\n");
-    // Heading ids, the search index and each page's summary (src/chapters/site_gen.rs).
-    let mut site = site_gen::Site::default();
+    // Heading ids, the search index and each page's summary (src/chapters/site_gen.rs). The
+    // page's wasm gets neither the prose nor the search index: the static pages carry the prose
+    // and `search.json` the index (written by examples/site_pages.rs).
+    let lean = env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32");
+    let mut site = site_gen::Site::new(lean);
     // Every problem in every chapter, listed together: a malformed chapter fails the build.
     let mut refused = Vec::new();
     for (lineno, line) in order.lines().enumerate() {
@@ -37,8 +40,8 @@ fn main() {
         let [slug, title, source] = parts[..] else {
             panic!("chapters/ORDER line {}: expected `slug | title | file`", lineno + 1);
         };
-        let body = if source == "coming" {
-            "None".to_string()
+        let (body, prose_id) = if source == "coming" {
+            ("None".to_string(), String::new())
         } else {
             println!("cargo:rerun-if-changed=chapters/{source}");
             let md = fs::read_to_string(dir.join(source)).unwrap_or_else(|e| panic!("chapters/{source}: {e}"));
@@ -52,7 +55,8 @@ fn main() {
             }
             site.page(slug, title, &md, rendered.segments, &mut refused)
         };
-        writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body} }},").unwrap();
+        writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body}, prose_id: {prose_id:?} }},")
+            .unwrap();
     }
     code.push_str("];\n");
     println!("cargo:rerun-if-changed=chapters/REFERENCE");
@@ -67,8 +71,9 @@ fn main() {
         panic!("the chapters have {} problem(s):\n{}", refused.len(), refused.join("\n"));
     }
     writeln!(code, "pub static HOME_HTML: &str = {home_html:?};").unwrap();
-    let out = Path::new(&env::var("OUT_DIR").unwrap()).join("chapters_gen.rs");
-    fs::write(out, code).unwrap();
+    let out = std::path::PathBuf::from(env::var("OUT_DIR").unwrap());
+    fs::write(out.join("chapters_gen.rs"), code).unwrap();
+    fs::write(out.join("search.json"), site.search_json()).unwrap();
     bundled_files();
 }
 

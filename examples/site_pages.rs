@@ -1,7 +1,9 @@
 //! Writes each route's static HTML into the built site (run by `scripts/build.sh` after
 //! Trunk): `cargo run --example site_pages -- dist`. Every page gets its own title,
 //! description, Open Graph tags and summary (`chapters::static_pages`), from the `index.html`
-//! that Trunk wrote. With `SITE_URL=https://…` set, `og:url` and `og:image` are absolute.
+//! that Trunk wrote; a chapter's page also carries its prose, and `search.json` the search
+//! index (neither is in the page's wasm). With `SITE_URL=https://…` set, `og:url` and
+//! `og:image` are absolute.
 //! Last, the service worker's precache list and version (`chapters::offline`) go into `sw.js`
 //! and `offline.json`, from every file the site now holds (`-- dist precache` does only that).
 
@@ -106,6 +108,9 @@ mod native {
             written += 1;
         }
         println!("[build] static pages: {written} files with their own title, description and summary");
+        // The search index, which the page fetches (it is not in the page's wasm).
+        use attention_live::chapters::{SEARCH_FILE, SEARCH_JSON};
+        std::fs::write(dist.join(SEARCH_FILE), SEARCH_JSON).unwrap_or_else(|e| die(&dist.join(SEARCH_FILE), e));
         write_precache(dist);
     }
 

@@ -244,6 +244,70 @@ mod static_html {
         assert!(!html.contains("<script>x"));
         assert!(fill("<html><body></body></html>", &p).unwrap_err().contains("<title>"));
     }
+
+    /// The page's wasm has no prose (`ui::prose`): each chapter's and reference page's static
+    /// HTML carries it, every part in order, under the page's prose id, inert in a template
+    /// after the element the app removes; filling twice keeps one copy.
+    #[test]
+    fn every_written_page_carries_its_prose_for_the_app() {
+        use attention_live::chapters::{Segment, PROSE_TEMPLATE, REFERENCE_PAGES};
+        let all = pages();
+        for c in CHAPTERS.iter().chain(REFERENCE_PAGES) {
+            let p = all.iter().find(|p| p.file == format!("{}/index.html", c.slug)).unwrap();
+            let html = fill(TEMPLATE, p).unwrap();
+            let open = format!("<template id=\"{PROSE_TEMPLATE}\" data-slug=\"{}\" data-prose=\"", c.slug);
+            if !c.is_written() {
+                assert!(!html.contains(PROSE_TEMPLATE), "{}: a coming chapter has no prose", c.slug);
+                continue;
+            }
+            assert_eq!(c.prose_id.len(), 16, "{}", c.slug);
+            let at = html.find(&open).unwrap_or_else(|| panic!("{}: no prose template", c.slug));
+            assert!(html[at..].starts_with(&format!("{open}{}\">", c.prose_id)));
+            assert!(at > html.find("<div id=\"static-page\"").unwrap());
+            let parts: String = c
+                .body
+                .unwrap()
+                .iter()
+                .filter_map(|s| if let Segment::Html(h) = s { Some(format!("<div>{h}</div>")) } else { None })
+                .collect();
+            assert!(!parts.is_empty() && html[at..].contains(&format!("\">{parts}</template>")), "{}", c.slug);
+            assert_eq!(fill(&html, p).unwrap(), html, "{}: filling twice", c.slug);
+        }
+        let ids: std::collections::HashSet<_> =
+            CHAPTERS.iter().chain(REFERENCE_PAGES).filter(|c| c.is_written()).map(|c| c.prose_id).collect();
+        assert_eq!(ids.len(), CHAPTERS.iter().chain(REFERENCE_PAGES).filter(|c| c.is_written()).count());
+        for f in ["index.html", "404.html", "embed/index.html"] {
+            let p = all.iter().find(|p| p.file == f).unwrap();
+            assert!(!fill(TEMPLATE, p).unwrap().contains(PROSE_TEMPLATE), "{f} has no prose");
+        }
+    }
+}
+
+/// The search index the page fetches (`search.json`, not in the page's wasm): the same
+/// sections as `SEARCH_INDEX`, and the hash the page checks it against.
+#[test]
+fn the_search_file_holds_the_index_and_matches_its_hash() {
+    use attention_live::chapters::{SEARCH_INTEGRITY, SEARCH_JSON};
+    use sha2::{Digest, Sha256};
+    let rows: Vec<[String; 5]> = serde_json::from_str(SEARCH_JSON).expect("search.json is a list of 5-string rows");
+    assert_eq!(rows.len(), SEARCH_INDEX.len());
+    for (r, s) in rows.iter().zip(SEARCH_INDEX) {
+        assert_eq!(
+            [s.slug, s.page_title, s.heading, s.anchor, s.text],
+            [&r[0], &r[1], &r[2], &r[3], &r[4]].map(|x| x.as_str())
+        );
+    }
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digest = Sha256::digest(SEARCH_JSON.as_bytes());
+    let mut b64 = String::new();
+    for chunk in digest.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            b64.push(if i <= chunk.len() { B64[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
+        }
+    }
+    assert_eq!(SEARCH_INTEGRITY, format!("sha256-{b64}"));
+    assert!(SEARCH_JSON.contains("Nadaraya"));
 }
 
 /// The structure of the book's MathML: every element that takes a fixed number of children (a

@@ -14,7 +14,8 @@ pub mod static_pages;
 /// A piece of a chapter's body.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Segment {
-    /// Prose, already HTML (math as MathML). Comes from our own files, never from a URL.
+    /// Prose, already HTML (math as MathML). Comes from our own files, never from a URL. Empty
+    /// in the page's wasm, which takes a page's prose from its static HTML (`ui::prose`).
     Html(&'static str),
     /// A live demo, by registry id. An id with no registered demo shows a notice in place.
     Demo(&'static str),
@@ -30,6 +31,9 @@ pub struct Chapter {
     pub title: &'static str,
     /// `None`: planned, not written yet ("coming" in the table of contents).
     pub body: Option<&'static [Segment]>,
+    /// A hash of the page's prose ("" for a coming chapter): its static page carries the prose
+    /// with this id, so the page's wasm can tell that it was built with the same text.
+    pub prose_id: &'static str,
 }
 
 impl Chapter {
@@ -55,6 +59,15 @@ impl Chapter {
 }
 
 include!(concat!(env!("OUT_DIR"), "/chapters_gen.rs"));
+
+/// The search index as the site serves it (`search.json`, written by `examples/site_pages.rs`;
+/// the page fetches it with `SEARCH_INTEGRITY`): `[[slug, page title, heading, anchor, text], …]`.
+#[cfg(not(target_arch = "wasm32"))]
+pub static SEARCH_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/search.json"));
+/// The id of the element that holds a page's prose in its static HTML (`static_pages`).
+pub const PROSE_TEMPLATE: &str = "page-prose";
+/// Where the site serves the search index.
+pub const SEARCH_FILE: &str = "search.json";
 
 pub fn find(slug: &str) -> Option<(usize, &'static Chapter)> {
     CHAPTERS.iter().enumerate().find(|(_, c)| c.slug == slug)

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+use sha2::{Digest, Sha256};
+
 use crate::plain::{clip, plain_page, PlainPage};
 use crate::render::{render_chapter, RawSegment};
 
@@ -13,13 +15,26 @@ use crate::render::{render_chapter, RawSegment};
 pub struct Site {
     sections: String,
     summaries: String,
+    /// The search index as JSON (`search.json`, which the page fetches): one array per
+    /// section, `[slug, page title, heading, anchor, text]`.
+    search_json: String,
+    /// For the page's wasm: the prose is left out of the bodies (`Segment::Html("")`) and the
+    /// search index out of the code; each route's static HTML carries its prose and the page
+    /// fetches the index (`ui::prose`, `ui::search`).
+    lean: bool,
 }
 
 /// Longest summary kept, in characters: link previews show about this much.
 pub const SUMMARY_CHARS: usize = 300;
 
 impl Site {
-    /// A written page: its body as Rust code (`Some(&[Segment::…])`), its headings given ids,
+    /// `lean`: for the page's wasm (no prose, no search index in the code).
+    pub fn new(lean: bool) -> Site {
+        Site { lean, ..Site::default() }
+    }
+
+    /// A written page: its body as Rust code (`Some(&[Segment::…])`) and its prose's id (a hash
+    /// of its prose, which the static page carries beside the prose), its headings given ids,
     /// its sections added to the search index and its summary recorded. Problems (bad LaTeX,
     /// headings the HTML and the plain text disagree on) go to `problems`.
     pub fn page(
@@ -29,8 +44,9 @@ impl Site {
         md: &str,
         segments: Vec<RawSegment>,
         problems: &mut Vec<String>,
-    ) -> String {
+    ) -> (String, String) {
         let plain = plain_page(md);
+        let mut prose = Sha256::new();
         let anchors: Vec<&str> =
             plain.sections.iter().filter(|s| s.heading.is_some()).map(|s| s.anchor.as_str()).collect();
         let mut next = 0;
@@ -39,7 +55,14 @@ impl Site {
             let _ = match s {
                 RawSegment::Html(h) => {
                     let h = with_heading_ids(&h, &anchors, &mut next);
-                    write!(code, "Segment::Html({h:?}),")
+                    if h.contains("<template") || h.contains("</template") {
+                        problems.push(format!(
+                            "{slug}: a <template> tag in the prose (its static page holds the prose in one)"
+                        ));
+                    }
+                    prose.update(h.as_bytes());
+                    prose.update([0]);
+                    write!(code, "Segment::Html({:?}),", if self.lean { "" } else { h.as_str() })
                 }
                 RawSegment::Demo(id) => write!(code, "Segment::Demo({id:?}),"),
                 RawSegment::Exercise(e) => write!(code, "Segment::Exercise(&{}),", e.rust_code()),
@@ -51,7 +74,8 @@ impl Site {
             problems.push(format!("{slug}: {} headings in the text but {next} in the HTML", anchors.len()));
         }
         self.add_plain(slug, title, &plain);
-        code
+        let id: String = prose.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        (code, id)
     }
 
     /// The home page's summary (slug ""), not indexed for search.
@@ -71,6 +95,19 @@ impl Site {
                 s.anchor,
                 s.text
             );
+            let fields = [slug, title, s.heading.as_deref().unwrap_or(""), s.anchor.as_str(), s.text.as_str()];
+            let row: Vec<String> = fields.iter().map(|f| json_string(f)).collect();
+            let sep = if self.search_json.is_empty() { "[" } else { ",\n" };
+            let _ = write!(self.search_json, "{sep}[{}]", row.join(","));
+        }
+    }
+
+    /// The search index as JSON, for `search.json`.
+    pub fn search_json(&self) -> String {
+        if self.search_json.is_empty() {
+            "[]\n".to_string()
+        } else {
+            format!("{}]\n", self.search_json)
         }
     }
 
@@ -99,20 +136,29 @@ impl Site {
             };
             let rendered = render_chapter(&md);
             problems.extend(rendered.problems.iter().map(|p| format!("chapters/{source}: {p}")));
-            let body = self.page(slug, title, &md, rendered.segments, problems);
-            let _ = writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body} }},");
+            let (body, id) = self.page(slug, title, &md, rendered.segments, problems);
+            let _ =
+                writeln!(code, "    Chapter {{ slug: {slug:?}, title: {title:?}, body: {body}, prose_id: {id:?} }},");
         }
         code.push_str("];\n");
         code
     }
 
-    /// `SEARCH_INDEX` and `SUMMARIES` as Rust code.
+    /// `SEARCH_INDEX` (not in the page's wasm), `SEARCH_INTEGRITY` (the SHA-256 of
+    /// `search.json`, as a fetch's `integrity`) and `SUMMARIES` as Rust code.
     pub fn code(&self) -> String {
+        let hash = base64(&Sha256::digest(self.search_json().as_bytes()));
+        let index = if self.lean {
+            String::new()
+        } else {
+            format!("pub static SEARCH_INDEX: &[crate::chapters::search::Section] = &[\n{}];\n", self.sections)
+        };
         format!(
-            "pub static SEARCH_INDEX: &[crate::chapters::search::Section] = &[\n{}];\n\
+            "{index}/// The SHA-256 of `search.json` (`SEARCH_JSON` natively), as a fetch's `integrity`.\n\
+             pub static SEARCH_INTEGRITY: &str = \"sha256-{hash}\";\n\
              /// Each page's summary by slug (\"\" for the home page).\n\
              pub static SUMMARIES: &[(&str, &str)] = &[\n{}];\n",
-            self.sections, self.summaries
+            self.summaries
         )
     }
 }
@@ -136,6 +182,38 @@ pub fn with_heading_ids(html: &str, anchors: &[&str], next: &mut usize) -> Strin
         rest = &rest[at + 4..];
     }
     out.push_str(rest);
+    out
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Standard base64 with padding (for an `integrity` value).
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { A[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
+        }
+    }
     out
 }
 

@@ -2,13 +2,16 @@
 //! with the page's `<title>`, description, Open Graph tags and a short text (title, summary,
 //! links to every page) in the body. A shared link then previews the chapter, a crawler or a
 //! reader without JavaScript sees what the page is, and the app replaces the text when it
-//! mounts (`#static-page`, removed in `ui::app`). Also `404.html`, which static hosts serve
-//! for an unknown path: the contents with a link to every page.
+//! mounts (`#static-page`, removed in `ui::app`). A chapter's or reference page's file also
+//! carries the page's prose, inert in a `<template id="page-prose">`: the page's wasm has no
+//! prose of its own and takes it from there (`ui::prose`: from the page it was served with,
+//! or fetched from the route's file on the way to another page). Also `404.html`, which static
+//! hosts serve for an unknown path: the contents with a link to every page.
 //!
 //! Native only: `examples/site_pages.rs` writes the files after Trunk's build
 //! (`scripts/build.sh`).
 
-use super::{summary, Chapter, CHAPTERS, REFERENCE_PAGES};
+use super::{summary, Chapter, CHAPTERS, PROSE_TEMPLATE, REFERENCE_PAGES};
 use crate::demos::DEMOS;
 
 const SITE: &str = "Attention, live";
@@ -32,6 +35,10 @@ pub struct StaticPage {
     /// A picture for link previews: the chapter's first demo as `scripts/thumbs.mjs` draws it.
     /// Written as `og:image` only once `at_site` has made it absolute (previews need a full URL).
     pub image: Option<String>,
+    /// The page's prose (each `Segment::Html` of its body, in order) and its id
+    /// (`Chapter::prose_id`); empty for the home, embed and "not found" pages.
+    pub prose: Vec<&'static str>,
+    pub prose_id: &'static str,
 }
 
 impl StaticPage {
@@ -71,6 +78,13 @@ fn page_for(c: &Chapter, kicker: String) -> StaticPage {
         kicker,
         list_demos: c.slug == "demos",
         image: c.demo_ids().next().map(|id| format!("/thumbs/{id}.jpg")),
+        prose: c
+            .body
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|s| if let super::Segment::Html(h) = s { Some(*h) } else { None })
+            .collect(),
+        prose_id: c.prose_id,
     }
 }
 
@@ -86,6 +100,8 @@ pub fn pages() -> Vec<StaticPage> {
         kicker: SITE.into(),
         list_demos: false,
         image: None,
+        prose: Vec::new(),
+        prose_id: "",
     }];
     let mut number = 0;
     for c in CHAPTERS {
@@ -111,6 +127,8 @@ pub fn pages() -> Vec<StaticPage> {
         kicker: SITE.into(),
         list_demos: false,
         image: None,
+        prose: Vec::new(),
+        prose_id: "",
     });
     out.push(StaticPage {
         file: "404.html".into(),
@@ -121,6 +139,8 @@ pub fn pages() -> Vec<StaticPage> {
         kicker: "No such page".into(),
         list_demos: false,
         image: None,
+        prose: Vec::new(),
+        prose_id: "",
     });
     out
 }
@@ -170,6 +190,7 @@ const META_END: &str = "<!-- /page meta -->";
 pub fn fill(template: &str, page: &StaticPage) -> Result<String, String> {
     let mut html = strip_between(template, META_START, META_END);
     html = strip_static_body(&html);
+    html = strip_prose(&html);
     let full_title = format!("{} — {SITE}", page.title);
     let t0 = html.find("<title>").ok_or("the template has no <title>")?;
     let t1 =
@@ -215,7 +236,34 @@ pub fn fill(template: &str, page: &StaticPage) -> Result<String, String> {
         contents_html()
     );
     html.insert_str(body_end, &block);
+    if !page.prose.is_empty() {
+        // Inert (never shown, never read aloud): the app takes the prose from here.
+        let mut t = format!(
+            "\n<template id=\"{PROSE_TEMPLATE}\" data-slug=\"{}\" data-prose=\"{}\">",
+            escape(page.file.trim_end_matches("/index.html")),
+            page.prose_id
+        );
+        for h in &page.prose {
+            t.push_str("<div>");
+            t.push_str(h);
+            t.push_str("</div>");
+        }
+        t.push_str("</template>");
+        html.insert_str(body_end + block.len(), &t);
+    }
     Ok(html)
+}
+
+/// `html` without a page's prose template (so that filling a filled page does not double it).
+fn strip_prose(html: &str) -> String {
+    let open = format!("\n<template id=\"{PROSE_TEMPLATE}\"");
+    match html.find(&open) {
+        Some(a) => match html[a..].find("</template>") {
+            Some(b) => format!("{}{}", &html[..a], &html[a + b + "</template>".len()..]),
+            None => html.to_string(),
+        },
+        None => html.to_string(),
+    }
 }
 
 fn strip_between(s: &str, start: &str, end: &str) -> String {

@@ -22,7 +22,8 @@ pub struct AppCtx {
 pub fn App() -> impl IntoView {
     // Each route's static HTML carries the page's title, summary and the contents for link
     // previews, crawlers and the moment before the wasm runs (scripts/build.sh); the app
-    // replaces it.
+    // replaces it, keeping the page's prose (`prose`).
+    super::prose::take_from_document();
     if let Some(el) = document().get_element_by_id("static-page") {
         el.remove();
     }

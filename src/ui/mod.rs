@@ -8,6 +8,7 @@ pub mod exercises;
 pub mod offline;
 pub mod pages;
 pub mod plot_in_view;
+pub mod prose;
 pub mod reference;
 pub mod scroll_focus;
 pub mod search;

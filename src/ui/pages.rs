@@ -122,6 +122,7 @@ pub fn Page() -> impl IntoView {
         }
     });
     on_cleanup(move || handle.remove());
+    let prose_ready = RwSignal::new(0u32);
 
     move || {
         // Each run builds a page anew: the previous chapter's exercises (and their signals) are gone.
@@ -136,11 +137,19 @@ pub fn Page() -> impl IntoView {
         if slug == "embed" {
             return embed_page(&search).into_any();
         }
+        // A page's prose comes from its static HTML (`prose`): here at once for the page the
+        // reader arrived on, downloaded on the way to another.
         match chapters::find(&slug) {
-            Some((i, c)) if c.is_written() => chapter_page(i, c, &search, &hash).into_any(),
+            Some((i, c)) if c.is_written() => match super::prose::get(c, prose_ready) {
+                Some(prose) => chapter_page(i, c, prose, &search, &hash).into_any(),
+                None => loading_page(c).into_any(),
+            },
             Some((i, c)) => coming_page(i, c).into_any(),
             None => match chapters::find_reference(&slug) {
-                Some(p) => super::reference::reference_page(p).into_any(),
+                Some(p) => match super::prose::get(p, prose_ready) {
+                    Some(prose) => super::reference::reference_page(p, prose).into_any(),
+                    None => loading_page(p).into_any(),
+                },
                 None => not_found(&path).into_any(),
             },
         }
@@ -311,7 +320,37 @@ fn notice_box(stray: Vec<Notice>) -> impl IntoView {
     })
 }
 
-fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &str) -> impl IntoView {
+/// A page whose prose is on its way (`prose::get`).
+fn loading_page(page: &'static Chapter) -> impl IntoView {
+    set_title(page.title);
+    view! {
+        <Header/>
+        <div class="layout">
+            <Sidebar current=page.slug/>
+            <main class="chapter">
+                <h1>{page.title}</h1>
+                {super::prose::loading()}
+            </main>
+        </div>
+    }
+}
+
+/// The part of a page's prose at `k`, or (in the first part's place) why it is missing.
+pub(crate) fn prose_part(prose: &Result<super::prose::Prose, String>, k: usize) -> AnyView {
+    match prose {
+        Ok(p) => view! { <div class="prose" inner_html=p.get(k).cloned().unwrap_or_default()></div> }.into_any(),
+        Err(why) if k == 0 => super::prose::failed(why).into_any(),
+        Err(_) => ().into_any(),
+    }
+}
+
+fn chapter_page(
+    index: usize,
+    chapter: &'static Chapter,
+    prose: Result<super::prose::Prose, String>,
+    search: &str,
+    hash: &str,
+) -> impl IntoView {
     set_title(chapter.title);
     let end = NodeRef::<leptos::html::Nav>::new();
     mark_read_at(end, chapter.slug);
@@ -336,12 +375,16 @@ fn chapter_page(index: usize, chapter: &'static Chapter, search: &str, hash: &st
     let number = CHAPTERS[..index].iter().filter(|c| c.is_written()).count() + 1;
     let home = DemoHome { chapter_slug: chapter.slug, embed: false, show_caption: true };
     let mut mounted: Vec<Option<Mounted>> = mounted.into_iter().map(Some).collect();
+    let mut part = 0;
     let body = chapter
         .body
         .unwrap_or(&[])
         .iter()
         .map(|seg| match *seg {
-            Segment::Html(h) => view! { <div class="prose" inner_html=h></div> }.into_any(),
+            Segment::Html(_) => {
+                part += 1;
+                prose_part(&prose, part - 1)
+            }
             Segment::Demo(id) => {
                 match mounted.iter_mut().find(|m| m.as_ref().is_some_and(|m| m.spec.id == id)).and_then(Option::take) {
                     Some(m) => {

@@ -29,14 +29,19 @@ pub fn ReferenceToc(current: Option<&'static str>) -> impl IntoView {
     }
 }
 
-pub fn reference_page(page: &'static Chapter) -> impl IntoView {
+/// A reference page, its prose as `prose::get` gave it.
+pub fn reference_page(page: &'static Chapter, prose: Result<super::prose::Prose, String>) -> impl IntoView {
     document().set_title(&format!("{} — Attention, live", page.title));
+    let mut part = 0;
     let body = page
         .body
         .unwrap_or(&[])
         .iter()
         .filter_map(|seg| match *seg {
-            Segment::Html(h) => Some(view! { <div class="prose" inner_html=h></div> }),
+            Segment::Html(_) => {
+                part += 1;
+                Some(super::pages::prose_part(&prose, part - 1))
+            }
             // Reference pages embed no demo (tests/site.rs); nothing to place.
             Segment::Demo(_) | Segment::Exercise(_) | Segment::Bad(_) => None,
         })

@@ -1,6 +1,8 @@
 //! The search box in the header: searches the index of every page's sections that the build
-//! wrote into the wasm (`chapters::SEARCH_INDEX`), in the page, as the reader types. Nothing is
-//! sent anywhere.
+//! wrote (`search.json`, `chapters::SEARCH_JSON`), in the page, as the reader types. Nothing is
+//! sent anywhere. The index is not in the wasm (it is a fifth of the prose's size again): the
+//! box downloads it the first time it gets the focus (the service worker keeps it for offline
+//! reading), checked against the hash the build recorded, and keeps it for the session.
 //!
 //! Keyboard: "/" focuses the box from anywhere but a text field; ↓ and ↑ move through the
 //! results, Enter opens the highlighted one, Escape clears the box (a second Escape leaves it).
@@ -12,8 +14,71 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 use wasm_bindgen::JsCast;
 
-use crate::chapters::search::{search, Hit};
-use crate::chapters::SEARCH_INDEX;
+use std::cell::RefCell;
+
+use crate::chapters::search::{search, Hit, Section};
+use crate::chapters::{SEARCH_FILE, SEARCH_INTEGRITY};
+
+/// The index once downloaded (or why it could not be), for every search box of the session.
+type Index = Result<&'static [Section], String>;
+
+thread_local! {
+    static INDEX: RefCell<Option<Index>> = const { RefCell::new(None) };
+}
+
+/// `search.json`'s rows (`[slug, page title, heading, anchor, text]`) as sections, kept for the
+/// session (one index, read once).
+fn parse_index(text: &str) -> Result<&'static [Section], String> {
+    let rows = js_sys::JSON::parse(text).map_err(|_| "the index is not valid JSON")?;
+    let rows: js_sys::Array = rows.dyn_into().map_err(|_| "the index is not a list")?;
+    let mut out = Vec::with_capacity(rows.length() as usize);
+    for row in rows.iter() {
+        let row: js_sys::Array = row.dyn_into().map_err(|_| "a row of the index is not a list")?;
+        let f = |i: u32| -> &'static str { Box::leak(row.get(i).as_string().unwrap_or_default().into_boxed_str()) };
+        out.push(Section { slug: f(0), page_title: f(1), heading: f(2), anchor: f(3), text: f(4) });
+    }
+    Ok(Box::leak(out.into_boxed_slice()))
+}
+
+async fn download_index() -> Index {
+    use wasm_bindgen_futures::JsFuture;
+    let failed = || {
+        if window().navigator().on_line() {
+            "the index could not be downloaded (reload the page to try again)".to_string()
+        } else {
+            "the browser is offline and has not kept the index yet".to_string()
+        }
+    };
+    let init = web_sys::RequestInit::new();
+    init.set_integrity(SEARCH_INTEGRITY);
+    // A query of the hash: the browser's HTTP cache never answers with another build's index.
+    let tag: String = SEARCH_INTEGRITY.chars().skip(7).filter(char::is_ascii_alphanumeric).take(12).collect();
+    let url = format!("/{SEARCH_FILE}?v={tag}");
+    let resp: web_sys::Response =
+        JsFuture::from(window().fetch_with_str_and_init(&url, &init)).await.map_err(|_| failed())?.unchecked_into();
+    if !resp.ok() {
+        return Err(format!("the index answered HTTP {}", resp.status()));
+    }
+    let text = JsFuture::from(resp.text().map_err(|_| failed())?).await.map_err(|_| failed())?;
+    parse_index(&text.as_string().unwrap_or_default())
+}
+
+/// Starts the index's download unless it is here or on its way; `index` gets it.
+fn load_index(index: RwSignal<Option<Index>>, started: RwSignal<bool>) {
+    if let Some(done) = INDEX.with(|i| i.borrow().clone()) {
+        index.set(Some(done));
+        return;
+    }
+    if started.get_untracked() {
+        return;
+    }
+    started.set(true);
+    leptos::task::spawn_local(async move {
+        let got = download_index().await;
+        INDEX.with(|i| *i.borrow_mut() = Some(got.clone()));
+        index.try_set(Some(got));
+    });
+}
 
 /// Results shown at most.
 const LIMIT: usize = 8;
@@ -30,7 +95,12 @@ pub fn SearchBox() -> impl IntoView {
     let query = RwSignal::new(String::new());
     let active = RwSignal::new(0usize);
     let input = NodeRef::<leptos::html::Input>::new();
-    let hits = Memo::new(move |_| query.with(|q| search(SEARCH_INDEX, q, LIMIT)));
+    let index = RwSignal::new(INDEX.with(|i| i.borrow().clone()));
+    let started = RwSignal::new(false);
+    let hits = Memo::new(move |_| match index.get() {
+        Some(Ok(ix)) => query.with(|q| search(ix, q, LIMIT)),
+        _ => Vec::new(),
+    });
     let open = move || !query.with(|q| q.trim().is_empty());
 
     let handle = window_event_listener(ev::keydown, move |ev| {
@@ -104,7 +174,9 @@ pub fn SearchBox() -> impl IntoView {
                 aria-keyshortcuts="/"
                 node_ref=input
                 prop:value=move || query.get()
+                on:focus=move |_| load_index(index, started)
                 on:input=move |ev| {
+                    load_index(index, started);
                     query.set(event_target_value(&ev));
                     active.set(0);
                 }
@@ -115,8 +187,13 @@ pub fn SearchBox() -> impl IntoView {
                 <p class="search-status" role="status">
                     {move || {
                         let n = hits.with(Vec::len);
+                        match index.get() {
+                            _ if !open() => return String::new(),
+                            None => return "Loading the search index…".to_string(),
+                            Some(Err(why)) => return format!("Search is not available: {why}."),
+                            Some(Ok(_)) => {}
+                        }
                         match n {
-                            _ if !open() => String::new(),
                             0 => "No section matches every word.".to_string(),
                             1 => "1 section".to_string(),
                             n => format!("{n} sections{}", if n == LIMIT { " (the best)" } else { "" }),
