@@ -291,7 +291,9 @@ fn each_bundled_model_opens_on_its_featured_head_and_prompts() {
 /// model's, and keeps what the reader changed; a link's keys win over the featured ones.
 #[test]
 fn switching_models_moves_only_the_featured_values() {
-    use attention_live::demos::gpt2::{open_featured, switch_featured, Model, Params, INDUCTION_PROMPT};
+    use attention_live::demos::gpt2::{switch_featured, Model, Params, INDUCTION_PROMPT, SPEC};
+    use attention_live::state::query::{build_query, parse_query};
+    use attention_live::state::{Params as _, Value, Values};
     let defaults = <Params as attention_live::state::Params>::defaults();
     let mut p = defaults.clone();
     p.model = Model::Induction;
@@ -309,17 +311,27 @@ fn switching_models_moves_only_the_featured_values() {
         (p.prompt.as_str(), p.compare.as_str(), p.head),
         ("My horse is tall. She likes", defaults.compare.as_str(), 2)
     );
-    // A link that names the model and the layer keeps its layer; the prompts it leaves out are the model's.
-    let mut q = defaults.clone();
+    // A link's missing keys are the model's own: one naming only the model opens on its
+    // featured values, one naming the layer keeps it.
+    let open = |q: &str| SPEC.from_link(&parse_query(q)).0;
+    let v = open("gpt2.model=induction");
+    assert_eq!(
+        (v.get("prompt"), v.get("compare")),
+        (Some(&Value::Text(INDUCTION_PROMPT.into())), Some(&Value::Text("".into())))
+    );
+    assert_eq!(["layer", "head", "token"].map(|k| v.get(k).cloned()), [1, 3, 9].map(|x| Some(Value::Int(x))));
+    assert_eq!(open("gpt2.model=induction&gpt2.layer=0").get("layer"), Some(&Value::Int(0)));
+    // Every state a reader can reach on a model with a featured head comes back from its
+    // address-bar link, including the values that are the stories model's defaults.
+    let mut q = defaults;
     q.model = Model::Induction;
-    q.layer = 0;
-    open_featured(&mut q, &["layer"]);
-    assert_eq!((q.prompt.as_str(), q.layer, q.head), (INDUCTION_PROMPT, 0, defaults.head));
-    let mut r = defaults;
-    r.model = Model::Induction;
-    r.prompt = "A B A B".into();
-    open_featured(&mut r, &[]);
-    assert_eq!((r.prompt.as_str(), r.head), (INDUCTION_PROMPT, 3), "an unlinked prompt is the model's");
+    (q.layer, q.head, q.token) = (0, 3, 10);
+    q.prompt = "A B C D E F G H I J K L".into();
+    let mut values = Values::defaults(SPEC.params);
+    q.write(&mut values);
+    let pairs = SPEC.link_pairs(&values);
+    let link = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    assert_eq!(open(&link), values, "{link}");
 }
 
 /// The query token belongs to the prompt: a switch that keeps the reader's prompt keeps it.

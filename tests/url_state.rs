@@ -90,10 +90,12 @@ fn every_demo_state_round_trips_through_the_url() {
             let (back, notices) = Values::from_pairs(spec.id, spec.params, &parse_query(&q));
             assert!(notices.is_empty(), "{}: {q} -> {notices:?}", spec.id);
             assert_eq!(back, v, "{}: {q}", spec.id);
-            // the URL bar form (only changed values) restores the same state too
-            let changed = v.to_pairs(spec.id, true);
+            // the URL bar form (the values that differ from the demo's baseline) restores the
+            // same state too, and so does the full form read as a link
+            let changed = spec.link_pairs(&v);
             let q = build_query(changed.iter().map(|(k, x)| (k.as_str(), x.as_str())));
-            assert_eq!(Values::from_pairs(spec.id, spec.params, &parse_query(&q)).0, v);
+            assert_eq!(spec.from_link(&parse_query(&q)).0, v, "{}: {q}", spec.id);
+            assert_eq!(spec.from_link(&all).0, v);
         }
     }
 }

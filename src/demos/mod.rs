@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::state::{Param, Params, Values};
+use crate::state::{Notice, Param, Params, Values};
 
 /// A live demo: one file holding its parameters (declared once with [`params!`](crate::params)),
 /// a DOM-free `compute` from those parameters to what it shows, and, in the browser, its view.
@@ -32,6 +32,12 @@ pub trait Demo: 'static {
     /// The keys of controls the demo's own view draws where they belong (a scrubber beside its
     /// plots): the control panel leaves them out.
     const IN_VIEW: &'static [&'static str] = &[];
+    /// What a link's missing keys mean: the values a link leaves out because they are these
+    /// (the defaults, unless a value depends on another: the GPT-2 demo's prompts and head are
+    /// the chosen model's own). `DemoSpec::link_pairs` writes the rest; `from_link` reads them.
+    fn baseline(_p: &Self::Params) -> Self::Params {
+        <Self::Params as Params>::defaults()
+    }
     fn compute(p: &Self::Params) -> Self::Output;
     /// "Download data": the computed output, unless the demo says otherwise (a demo whose
     /// numbers come from the compute worker, or whose compute can fail).
@@ -81,6 +87,8 @@ pub struct DemoSpec {
     /// Reads the values into the demo's typed parameters and writes them back into fresh values:
     /// `tests/registry.rs` checks nothing changes, so every field's type fits its control.
     pub retype: fn(&Values) -> Values,
+    /// [`Demo::baseline`] on values.
+    pub baseline: fn(&Values) -> Values,
     /// The output computed from the files the demo reads, if it reads any ([`Demo::load`]).
     pub load: fn(&Values, &mut Reader) -> Option<Result<serde_json::Value, String>>,
     #[cfg(target_arch = "wasm32")]
@@ -99,6 +107,7 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         in_view: D::IN_VIEW,
         data: data::<D>,
         retype: retype::<D>,
+        baseline: baseline::<D>,
         load: load::<D>,
         #[cfg(target_arch = "wasm32")]
         view: D::view,
@@ -106,6 +115,36 @@ pub const fn spec<D: Demo>() -> DemoSpec {
 }
 
 impl DemoSpec {
+    /// A link's values for this demo (`Values::from_pairs`, with its notices), each key the link
+    /// leaves out taken from the demo's baseline for the values it gives ([`Demo::baseline`]).
+    pub fn from_link(&self, pairs: &[(String, String)]) -> (Values, Vec<Notice>) {
+        let (mut values, notices) = Values::from_pairs(self.id, self.params, pairs);
+        let base = (self.baseline)(&values);
+        let given = |p: &Param| {
+            pairs
+                .iter()
+                .filter_map(|(k, _)| k.strip_prefix(self.id)?.strip_prefix('.'))
+                .any(|sub| sub == p.key || p.formerly.is_some_and(|f| f.0 == sub))
+        };
+        for p in self.params.iter().filter(|p| !given(p)) {
+            if let Some(v) = base.get(p.key) {
+                values.set(p.key, v.clone());
+            }
+        }
+        (values, notices)
+    }
+
+    /// The pairs of a link to these values: those that differ from the baseline
+    /// ([`Demo::baseline`]), which [`from_link`](Self::from_link) fills back in.
+    pub fn link_pairs(&self, values: &Values) -> Vec<(String, String)> {
+        let base = (self.baseline)(values);
+        values
+            .iter()
+            .filter(|(p, v)| base.get(p.key) != Some(*v))
+            .map(|(p, v)| (format!("{}.{}", self.id, p.key), crate::state::format_value(v)))
+            .collect()
+    }
+
     /// The controls of the panel, main ones first (each with whether it is main); the ones the
     /// view draws are left out.
     pub fn panel(&self) -> Vec<(&'static Param, bool)> {
@@ -122,6 +161,12 @@ fn data<D: Demo>(v: &Values) -> Result<serde_json::Value, String> {
 fn retype<D: Demo>(v: &Values) -> Values {
     let mut out = Values::defaults(<D::Params as Params>::TABLE);
     D::Params::read(v).write(&mut out);
+    out
+}
+
+fn baseline<D: Demo>(v: &Values) -> Values {
+    let mut out = Values::defaults(<D::Params as Params>::TABLE);
+    D::baseline(&D::Params::read(v)).write(&mut out);
     out
 }
 

@@ -53,12 +53,13 @@ pub fn met(name: &str, values: &Values) -> Result<bool, String> {
     Ok((goal.met)(values))
 }
 
-/// Whether the demo state given as URL pairs (`temperature.gap=2.5`; unset keys keep their
-/// defaults) meets the goal. A pair the demo cannot use is an error, not a silent default.
+/// Whether the demo state given as URL pairs (`temperature.gap=2.5`; unset keys take the demo's
+/// baseline, as a link's) meets the goal. A pair the demo cannot use is an error, not a silent
+/// default.
 pub fn met_by_pairs(name: &str, pairs: &[(String, String)]) -> Result<bool, String> {
     let goal = find(name).ok_or_else(|| format!("no goal named \"{name}\""))?;
     let spec = demos::find(goal.demo).ok_or_else(|| format!("goal \"{name}\": no demo \"{}\"", goal.demo))?;
-    let (values, notices) = Values::from_pairs(spec.id, spec.params, pairs);
+    let (values, notices) = spec.from_link(pairs);
     if let Some(n) = notices.first() {
         return Err(n.message());
     }

@@ -275,7 +275,7 @@ fn mount_demos(ids: &[&'static str], search: &str) -> (Vec<Mounted>, Vec<Notice>
         .iter()
         .filter_map(|id| demos::find(id))
         .map(|spec| {
-            let (values, notices) = Values::from_pairs(spec.id, spec.params, &pairs);
+            let (values, notices) = spec.from_link(&pairs);
             Mounted { spec, values: RwSignal::new(values), notices }
         })
         .collect();
@@ -297,11 +297,11 @@ fn mount_demos(ids: &[&'static str], search: &str) -> (Vec<Mounted>, Vec<Notice>
 /// Keeps the address bar equal to the demos' state (changed values only; written at most every
 /// quarter second, see `address_bar`). Skips the first run, so a link's own text stays until
 /// the reader changes something.
-fn sync_url(path: String, keep: Vec<(String, String)>, states: Vec<(&'static str, RwSignal<Values>)>) {
+fn sync_url(path: String, keep: Vec<(String, String)>, states: Vec<(&'static DemoSpec, RwSignal<Values>)>) {
     Effect::new(move |prev: Option<()>| {
         let mut pairs = keep.clone();
-        for (id, v) in &states {
-            pairs.extend(v.with(|v| v.to_pairs(id, true)));
+        for (spec, v) in &states {
+            pairs.extend(v.with(|v| spec.link_pairs(v)));
         }
         if prev.is_some() {
             let q = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -356,7 +356,7 @@ fn chapter_page(
     mark_read_at(end, chapter.slug);
     let ids: Vec<&'static str> = chapter.demo_ids().collect();
     let (mounted, stray) = mount_demos(&ids, search);
-    sync_url(format!("/{}/", chapter.slug), Vec::new(), mounted.iter().map(|m| (m.spec.id, m.values)).collect());
+    sync_url(format!("/{}/", chapter.slug), Vec::new(), mounted.iter().map(|m| (m.spec, m.values)).collect());
     // The exercises set and read the demos by id; provided before the body and the contents are built.
     let ex_ctx = ExerciseCtx::new(chapter, mounted.iter().map(|m| (m.spec.id, m.values)).collect());
     provide_context(ex_ctx);
@@ -493,7 +493,7 @@ fn embed_page(search: &str) -> impl IntoView {
     if !show_caption {
         keep.push(("caption".into(), "0".into()));
     }
-    sync_url("/embed/".into(), keep, vec![(spec.id, m.values)]);
+    sync_url("/embed/".into(), keep, vec![(spec, m.values)]);
     let home = DemoHome { chapter_slug, embed: true, show_caption };
     view! {
         <main class="embed-page">

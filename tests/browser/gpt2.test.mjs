@@ -424,17 +424,20 @@ test("each model opens on its own featured head and prompts unless the link says
   await page.waitForFunction(() => document.querySelectorAll("#gpt2 .model-side:not(.side-b) .chip").length === 10, null, { timeout: 30000 });
   id = await analysed(page, id);
   assert.deepEqual((await state()).sel, ["1", "3", "9"]);
-  let url = new URL(await settledUrl(page));
-  assert.equal(url.searchParams.get("gpt2.compare"), "", "the dog story is gone");
+  assert.equal(await page.$eval("#gpt2-compare", (t) => t.value), "", "the dog story is gone");
   assert.equal(await page.$("#gpt2 .compare-side"), null);
+  // The link leaves out what is the model's own, and opens on it again.
+  let url = new URL(await settledUrl(page));
+  assert.deepEqual([...url.searchParams.keys()], ["gpt2.model"]);
   // The reader's own prompt and head stay on a switch; what was the old model's featured follows the new one.
   await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C A B"; t.dispatchEvent(new Event("input", { bubbles: true })); });
   await page.selectOption("#gpt2-model", "stories");
   await page.waitForFunction(() => /4 layers × 4 heads/.test(document.querySelector("#gpt2 .model-status")?.textContent ?? ""), null, { timeout: 30000 });
   assert.equal((await state()).prompt, "A B C A B");
   assert.equal((await state()).sel.slice(0, 2).join(), "0,3", "the Induction head was featured: the stories head replaces it");
+  assert.match(await page.$eval("#gpt2-compare", (t) => t.value), /^My dog/, "the second prompt is the stories model's again");
   url = new URL(await settledUrl(page));
-  assert.equal(url.searchParams.get("gpt2.compare"), null, "the second prompt is the stories model's again");
+  assert.equal(url.searchParams.get("gpt2.prompt"), "A B C A B");
   // A link's prompt and head win over the featured ones.
   const linked = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await linked.goto(`${base}/gpt2-live/?gpt2.model=induction&gpt2.prompt=${encodeURIComponent("A B A B")}&gpt2.head=0`);

@@ -122,24 +122,6 @@ pub fn switch_featured(p: &mut Params, from: Model) {
     }
 }
 
-/// A page opened on a model other than the first: its featured prompts and head wherever the
-/// link (`linked`: the keys it names) leaves them out.
-pub fn open_featured(p: &mut Params, linked: &[&str]) {
-    let f = p.model.featured();
-    let free = |k: &str| !linked.contains(&k);
-    if free("prompt") {
-        p.prompt = f.prompt.to_string();
-    }
-    if free("compare") {
-        p.compare = f.compare.to_string();
-    }
-    if let Some((l, h, t)) = f.head {
-        if free("layer") && free("head") && free("token") {
-            (p.layer, p.head, p.token) = (l, h, t);
-        }
-    }
-}
-
 /// Next-token rows shown in the main chart, and in each side of the comparison.
 pub const SHOWN: usize = 10;
 pub const SHOWN_COMPARE: usize = 5;
@@ -191,6 +173,18 @@ impl Demo for Gpt2Demo {
         and head in the model view, click a token to see where it looks, knock out heads and watch the next-token \
         probabilities move, or generate.";
     type Params = Params;
+    /// A link leaves out the chosen model's own prompts and head: a link naming only the model
+    /// opens on them, and one made on that model repeats only what the reader changed.
+    fn baseline(p: &Params) -> Params {
+        // The model itself is a key like any other: its baseline is the default one.
+        let mut b = <Params as crate::state::Params>::defaults();
+        let f = p.model.featured();
+        (b.prompt, b.compare) = (f.prompt.to_string(), f.compare.to_string());
+        if let Some((layer, head, token)) = f.head {
+            (b.layer, b.head, b.token) = (layer, head, token);
+        }
+        b
+    }
     const MAIN: &'static [&'static str] = &["model", "prompt", "layer", "head", "token"];
     /// The query the page sends; the worker computes the answer.
     type Output = Query;

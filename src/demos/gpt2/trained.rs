@@ -69,7 +69,7 @@ pub fn link(prompt: &str) -> String {
     p.token = prompt.chars().count().saturating_sub(1) as i64;
     let mut values = Values::defaults(Params::TABLE);
     p.write(&mut values);
-    let pairs = values.to_pairs(Gpt2Demo::ID, true);
+    let pairs = super::SPEC.link_pairs(&values);
     let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     format!("/{CHAPTER}/?{query}#{}", Gpt2Demo::ID)
 }

@@ -21,8 +21,9 @@ pub(crate) fn demo_of(ex: &Exercise) -> Option<&'static str> {
 /// `/<chapter>/?<the exercise's demo as it is now>#ex-<id>`: a lecturer sets the demo up, then
 /// hands out the link ("exercise 3 of Masking").
 fn exercise_link(ctx: &ExerciseCtx, ex: &Exercise) -> String {
-    let pairs =
-        demo_of(ex).and_then(|id| ctx.demo(id).map(|v| v.with_untracked(|v| v.to_pairs(id, true)))).unwrap_or_default();
+    let pairs = demo_of(ex)
+        .and_then(|id| Some(ctx.demo(id)?.with_untracked(|v| crate::demos::find(id).map(|s| s.link_pairs(v)))));
+    let pairs = pairs.flatten().unwrap_or_default();
     let q = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     format!("{}/{}/{}{q}#ex-{}", location_origin(), ctx.slug, if q.is_empty() { "" } else { "?" }, ex.id)
 }

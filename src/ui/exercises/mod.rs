@@ -70,12 +70,13 @@ impl ExerciseCtx {
     }
 
     /// Sets demo `id` to the URL `pairs` exactly as opening a shared link would (unset keys take
-    /// their defaults), and scrolls it into view. The address follows, as for any control.
+    /// the demo's baseline: `DemoSpec::from_link`), and scrolls it into view. The address
+    /// follows, as for any control.
     pub fn apply(&self, id: &str, pairs: &[(&str, &str)]) -> Result<(), String> {
         let values = self.demo(id).ok_or_else(|| format!("the demo \"{id}\" is not on this page"))?;
-        let params = values.with_untracked(|v| v.params());
+        let spec = crate::demos::find(id).ok_or_else(|| format!("no demo \"{id}\""))?;
         let owned: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let (next, notices) = Values::from_pairs(id, params, &owned);
+        let (next, notices) = spec.from_link(&owned);
         if let Some(n) = notices.first() {
             return Err(n.message());
         }

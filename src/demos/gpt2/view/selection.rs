@@ -3,30 +3,25 @@
 use leptos::prelude::*;
 
 use super::super::compare::moved_note;
-use super::super::{fit_selection, open_featured, slider_max, switch_featured, Model};
+use super::super::{fit_selection, slider_max, switch_featured, Model};
 use super::store::{store, Peer, Side, Store};
 use crate::state::Notice;
 
-/// Each model opens on its featured prompts and head: at the start wherever the link leaves
-/// them out, and on a switch of model wherever they were the previous model's
-/// (`open_featured`, `switch_featured`). The first side only: the second follows its selection.
+/// A switch of model moves the prompts and head that were the previous model's featured ones
+/// to the new model's (`switch_featured`; a link's missing keys are the model's own already:
+/// `Gpt2Demo::baseline`). The first side only: the second follows its selection.
 pub fn featured(s: Store) {
     if !matches!(s.side, Side::A) {
         return;
     }
-    let change = move |f: &dyn Fn(&mut super::super::Params)| {
-        let mut p = s.params.get_untracked();
-        f(&mut p);
-        if p != s.params.get_untracked() {
-            s.set(|now| *now = p);
-        }
-    };
-    let linked = crate::kit::browser::link_keys("gpt2", &["prompt", "compare", "layer", "head", "token"]);
-    change(&|p| open_featured(p, &linked));
     Effect::new(move |before: Option<Model>| {
         let now = s.params.with(|p| p.model);
         if let Some(from) = before.filter(|b| *b != now) {
-            change(&|p| switch_featured(p, from));
+            let mut p = s.params.get_untracked();
+            switch_featured(&mut p, from);
+            if p != s.params.get_untracked() {
+                s.set(|now| *now = p);
+            }
         }
         now
     });
