@@ -87,3 +87,16 @@ export async function drawn(page) {
     await page.waitForTimeout(400);
   }
 }
+
+/// The GPT-2 demo's status (`data-status` of its view: starting, waiting, loading, ready, failed).
+export const gpt2Status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
+
+/// Waits until the GPT-2 demo has drawn an analysis newer than `after` (its backend chosen, its
+/// model ready), and returns that analysis's number.
+export async function gpt2Analysed(page, after = 0, timeout = 60000) {
+  await page.waitForFunction((a) => {
+    const g = document.querySelector("#gpt2 .gpt2");
+    return g && g.dataset.status === "ready" && g.dataset.backend !== "pending" && Number(g.dataset.analysis) > a;
+  }, after, { timeout });
+  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
+}

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "./static-server.mjs";
-import { launch, launchPersistent, newPage, settledUrl } from "./browser.mjs";
+import { launch, launchPersistent, newPage, settledUrl, gpt2Status as status } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-models";
@@ -24,7 +24,6 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.close(); hub?.server.close(); });
 
-const status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
 
 test("a file that is not the pinned GPT-2 is refused with the reason", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import { launch, newPage, settledUrl, gpt2Status as status } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const dir = "/tmp/attention-live-test-models/trained";
@@ -26,7 +26,6 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.close(); });
 
-const status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
 const chipTexts = (page) => page.$$eval("#gpt2 .chips:not(.compare .chips) .chip .chip-text", (cs) => cs.map((c) => c.textContent));
 const link = `/gpt2-live/?gpt2.model=trained&gpt2.prompt=${encodeURIComponent(PROBE)}&gpt2.compare=&gpt2.head=0&gpt2.token=15#gpt2`;
 

@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import { launch, newPage, settledUrl, gpt2Analysed as analysed } from "./browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {
@@ -24,14 +24,6 @@ async function open(browser, query = "", init) {
   await page.goto(`${base}/gpt2-live/${query}`);
   await analysed(page);
   return page;
-}
-
-async function analysed(page, after = 0) {
-  await page.waitForFunction((a) => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g && g.dataset.status === "ready" && g.dataset.backend !== "pending" && Number(g.dataset.analysis) > a;
-  }, after, { timeout: 60000 });
-  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
 }
 
 const backend = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.backend);

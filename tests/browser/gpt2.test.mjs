@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { newPage, settledUrl, serveBook, closeBook } from "./browser.mjs";
+import { newPage, settledUrl, serveBook, closeBook, gpt2Analysed as analysed } from "./browser.mjs";
 
 const card = JSON.parse(fs.readFileSync(new URL("../../static/models/stories/card.json", import.meta.url), "utf8"));
 const hfTokens = JSON.parse(fs.readFileSync(new URL("../fixtures/gpt2/tokenizer.json", import.meta.url), "utf8"));
@@ -12,15 +12,6 @@ const hfTokens = JSON.parse(fs.readFileSync(new URL("../fixtures/gpt2/tokenizer.
 let server, base, browser;
 before(async () => ({ server, base, browser } = await serveBook()));
 after(() => closeBook({ server, browser }));
-
-/// Waits for an analysis newer than `after` to be drawn.
-async function analysed(page, after = 0) {
-  await page.waitForFunction((a) => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g && g.dataset.status === "ready" && Number(g.dataset.analysis) > a;
-  }, after, { timeout: 30000 });
-  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
-}
 
 const chips = (page) => page.$$eval("#gpt2 .chip", (cs) => cs.map((c) => ({
   text: c.querySelector(".chip-text").textContent, id: Number(c.querySelector("small").textContent),

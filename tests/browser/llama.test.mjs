@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "./static-server.mjs";
-import { launch, launchPersistent, newPage, settledUrl } from "./browser.mjs";
+import { launch, launchPersistent, newPage, settledUrl, gpt2Analysed as ready } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-llama";
@@ -26,11 +26,6 @@ before(async () => {
   browser = await launch();
 });
 after(async () => { await browser?.close(); server?.close(); hub?.server.close(); });
-
-const ready = (page, after = 0) => page.waitForFunction((a) => {
-  const g = document.querySelector("#gpt2 .gpt2");
-  return g && g.dataset.status === "ready" && Number(g.dataset.analysis) > a;
-}, after, { timeout: 30000 }).then(() => page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis)));
 
 const ids = (page) => page.$$eval("#gpt2 .chips:not(.compare .chips) .chip small", (s) => s.map((x) => Number(x.textContent)));
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import http from "node:http";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, gpt2Status as status } from "./browser.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
 const config = fs.readFileSync(`${root}static/models/induction/config.json`);
@@ -93,7 +93,6 @@ before(async () => {
 });
 after(async () => { await browser?.close(); server?.close(); host?.close(); });
 
-const status = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.status);
 const link = (folder, extra = "") =>
   `${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(`${hostUrl}/${folder}/`)}${extra}`;
 const stored = (page) => page.evaluate(async () => {

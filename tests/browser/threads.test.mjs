@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
-import { launch, newPage } from "./browser.mjs";
+import { launch, newPage, gpt2Analysed as analysed } from "./browser.mjs";
 import { startServer } from "./static-server.mjs";
 
 const DIST = new URL("../../dist", import.meta.url).pathname;
@@ -21,14 +21,6 @@ after(async () => {
 });
 
 /// Waits for an analysis newer than `after` to be drawn.
-async function analysed(page, after = 0) {
-  await page.waitForFunction((a) => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g && g.dataset.status === "ready" && Number(g.dataset.analysis) > a;
-  }, after, { timeout: 60000 });
-  return page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
-}
-
 /// What the chapter shows of one forward pass: each token's attention weight in the selected
 /// head and the ten next-token probabilities; then a greedy continuation.
 async function outputs(page) {
