@@ -113,7 +113,8 @@ test("the induction model from a link; bad knock-outs and out-of-range heads get
   assert.match(notes, /ignored x\.y/);
   // The slider ends at the model's last layer and shows the layer in use.
   assert.deepEqual(await page.$eval("#gpt2-layer", (r) => [r.max, r.value]), ["1", "1"]);
-  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "1");
+  // Layer 1 is the Induction model's own: the link leaves it out, and reads it back.
+  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), null);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no horizontal overflow at 390 px (${overflow})`);
   assert.deepEqual(page.errors, []);
@@ -296,7 +297,9 @@ test("the layer, head and token sliders end at the loaded model's and prompt's l
   await page.waitForFunction(() => document.querySelector("#gpt2-layer").max === "1");
   assert.deepEqual((await ends())[0], ["1", "1"]);
   assert.match(await page.$eval("#gpt2 .moved-note", (e) => e.textContent), /layer 1 \(was 3\)/);
-  assert.equal(new URL(await settledUrl(page)).searchParams.get("gpt2.layer"), "1");
+  // The reader's head 2 stays in the link; layer 1 is the Induction model's own, left out.
+  const moved = new URL(await settledUrl(page)).searchParams;
+  assert.deepEqual([moved.get("gpt2.layer"), moved.get("gpt2.head")], [null, "2"]);
   // A shorter prompt moves the query token to its last token.
   await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C"; t.dispatchEvent(new Event("input", { bubbles: true })); });
   await page.waitForFunction(() => document.querySelector("#gpt2-token").max === "2");
