@@ -1,6 +1,6 @@
 //! The training engine natively: steps per second on the benchmark configuration (2 layers,
 //! 4 heads, width 64, T = 32, batch 32, MLP, learned positions), and the steps and time until
-//! the copy task's induction head forms at the lab's default settings.
+//! the lab's default run (repeated strings) is solved, as its induction circuit forms.
 //!
 //! `cargo run --profile native --example train_bench [steps]`
 

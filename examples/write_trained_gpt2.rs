@@ -10,7 +10,7 @@
 
 use attention_live::train::export::checkpoint;
 use attention_live::train::task::Batch;
-use attention_live::train::{Positions, TrainConfig, Trainer};
+use attention_live::train::{Positions, Task, TrainConfig, Trainer};
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
@@ -23,7 +23,10 @@ fn main() -> Result<(), String> {
     };
     let mlp = args.next().as_deref() == Some("mlp");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {dir}: {e}"))?;
-    let mut t = Trainer::new(TrainConfig { positions, mlp, ..TrainConfig::default() })?;
+    // The copy task at the lab's first defaults (2 × 2 heads, width 32), which the checks expect.
+    let cfg =
+        TrainConfig { task: Task::Copy, n_head: 2, n_embd: 32, lr: 3e-3, positions, mlp, ..TrainConfig::default() };
+    let mut t = Trainer::new(cfg)?;
     for _ in 0..20 {
         t.step()?;
     }

@@ -10,14 +10,23 @@ use attention_live::gpt2::RunError;
 use attention_live::state::query::parse_query;
 use attention_live::state::{Params as _, Values};
 use attention_live::train::export::{checkpoint, Checkpoint};
-use attention_live::train::{task, TrainConfig, Trainer};
+use attention_live::train::{task, Positions, Task, TrainConfig, Trainer};
 use pollster::block_on;
 
 const VOCAB: &str = "0123456789abcdefghijklmnop>^";
 
 /// A copy-task model after a few steps of training, as the lab exports it.
 fn lab_checkpoint() -> Checkpoint {
-    let mut t = Trainer::new(TrainConfig { n_embd: 16, length: 8, ..TrainConfig::default() }).unwrap();
+    let cfg = TrainConfig {
+        task: Task::Copy,
+        length: 8,
+        n_head: 2,
+        n_embd: 16,
+        positions: Positions::Learned,
+        lr: 3e-3,
+        ..TrainConfig::default()
+    };
+    let mut t = Trainer::new(cfg).unwrap();
     for _ in 0..3 {
         t.step().unwrap();
     }

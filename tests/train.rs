@@ -240,6 +240,18 @@ fn tasks_build_the_sequences_the_prose_describes() {
     assert_eq!((&sort[6..7], sort[7..].chars().collect::<Vec<_>>()), (">", digits), "{sort}");
     let rev = text(&Task::Reverse.example(3, &mut rng));
     assert_eq!(rev[5..].chars().collect::<String>(), rev[1..4].chars().rev().collect::<String>(), "{rev}");
+    // Repeat: `^`, then strings of 3 to n distinct letters, each written 2 or 3 times, 4n + 1
+    // tokens; every scored next token followed the token read at an earlier occurrence.
+    for _ in 0..50 {
+        let (seq, scored) = Task::Repeat.scored_example(8, &mut rng);
+        assert_eq!((seq.len(), seq[0], scored.len()), (33, task::BOS, 32));
+        let len = (2..seq.len()).find(|&j| seq[j] == seq[1]).unwrap() - 1;
+        assert!((3..=8).contains(&len) && seq[1..=len] == seq[len + 1..=2 * len], "{}", text(&seq));
+        assert!(scored[len + 1..2 * len].iter().all(|&s| s) && !scored[len] && !scored[..len].iter().any(|&s| s));
+        for p in (0..32).filter(|&p| scored[p]) {
+            assert!((1..p).any(|j| seq[j - 1] == seq[p] && seq[j] == seq[p + 1]), "{p} in {}", text(&seq));
+        }
+    }
     // Scored targets: copy n − 1, sort and reverse n, each the next token of the example.
     for (task, n, scored) in [(Task::Copy, 8, 7), (Task::Sort, 5, 5), (Task::Reverse, 6, 6)] {
         let b = task.batch(n, 3, &mut rng);
@@ -350,44 +362,89 @@ fn a_fresh_model_starts_near_the_uniform_loss_the_chapter_quotes() {
     let chapter = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/chapters/training.md")).unwrap();
     let uniform = (task::VOCAB as f32).ln();
     assert!(chapter.contains(&format!("$\\ln {} \\approx {:.2}$", task::VOCAB, uniform)), "the chapter quotes ln 28");
-    for t in [Task::Copy, Task::Sort, Task::Reverse] {
-        let loss = Trainer::new(TrainConfig { task: t, ..TrainConfig::default() }).unwrap().step().unwrap().loss;
+    // The tied output gives the token read a head start (its embedding's dot product with
+    // itself), the more so the wider the model: at the defaults repeat, whose next letter is never
+    // the one read, starts about 0.1 above ln 28, and sort, whose sorted digits often repeat,
+    // about 0.2 below it; so sort is checked at the lab's first defaults (width 32, 2 heads,
+    // learned positions).
+    let d = TrainConfig::default();
+    for cfg in [
+        d.clone(),
+        TrainConfig { task: Task::Copy, ..d.clone() },
+        TrainConfig { task: Task::Sort, n_embd: 32, n_head: 2, positions: Positions::Learned, ..d.clone() },
+        TrainConfig { task: Task::Reverse, ..d.clone() },
+    ] {
+        let t = cfg.task;
+        let loss = Trainer::new(cfg).unwrap().step().unwrap().loss;
         // "About": small random weights give nearly, not exactly, uniform predictions.
-        assert!((loss - uniform).abs() < 0.1, "{t:?}: first loss {loss} vs ln 28 = {uniform}");
+        assert!((loss - uniform).abs() < 0.15, "{t:?}: first loss {loss} vs ln 28 = {uniform}");
     }
 }
 
-/// The training chapter's account of what the default copy run learns, checked by training it:
-/// with n fixed, "look n − 1 back" solves copy, and that shortcut is what the lab's small models
-/// find. At the defaults (2 layers of 2 heads) one layer 1 head looks 7 back on the probe and no
-/// head is a previous-token head; with one head per layer the shortcut sits in layer 0.
+/// The training chapter's account of the default run (repeat, seed 1), checked by training it:
+/// the loss drifts on a plateau, then around step 2,500 drops to under 0.1 within about 200
+/// steps; before the drop no layer-0 head attends to the previous token and no layer-1 head is
+/// an induction head; at the end one of each is, with the scores the chapter quotes, and no other
+/// head comes close.
 #[test]
-fn the_default_copy_run_learns_the_positional_shortcut() {
-    let trained = |n_head: usize| {
-        let mut t = Trainer::new(TrainConfig { n_head, ..TrainConfig::default() }).unwrap();
-        let losses: Vec<f32> = (0..TrainConfig::default().steps).map(|_| t.step().unwrap().loss).collect();
-        // A plateau, then a drop within a short stretch of steps: from the last step above 1.8 to
-        // the first below 0.5 is at most 300 steps, after at least 200 on the plateau.
-        let low = losses.iter().position(|&l| l < 0.5).expect("the loss drops");
-        let high = losses[..low].iter().rposition(|&l| l > 1.8).expect("a plateau before the drop");
-        assert!(low - high <= 300 && high >= 200, "{n_head} heads: plateau to step {high}, below 0.5 at {low}");
-        t.snapshot()
-    };
-    let best = |s: &attention_live::train::HeadSnapshot| {
-        let k = (0..s.induction.len()).max_by(|&a, &b| s.induction[a].total_cmp(&s.induction[b])).unwrap();
-        (k, s.induction[k])
-    };
-    let two = trained(2);
-    eprintln!("2 heads: previous {:?} induction {:?} probe loss {}", two.previous, two.induction, two.probe_loss);
-    let (k, score) = best(&two);
-    assert!(k / 2 == 1 && score > 0.9, "the best induction score {score} is in layer {}", k / 2);
-    assert!(two.previous.iter().all(|&p| p < 0.2), "a previous-token head formed: {:?}", two.previous);
-    let one = trained(1);
-    eprintln!("1 head: previous {:?} induction {:?} probe loss {}", one.previous, one.induction, one.probe_loss);
-    let (k, score) = best(&one);
-    assert!(k == 0 && score > 0.9, "with one head per layer the best induction score {score} is in layer {k}");
-    assert!(one.previous.iter().all(|&p| p < 0.2), "a previous-token head formed: {:?}", one.previous);
-    assert!(one.induction[1] < 0.2, "layer 1's head adds an induction score of {}", one.induction[1]);
+fn the_default_run_forms_a_previous_token_head_and_an_induction_head_in_a_phase_change() {
+    let cfg = TrainConfig::default();
+    let h = cfg.n_head;
+    let mut t = Trainer::new(cfg.clone()).unwrap();
+    let mut losses = Vec::with_capacity(cfg.steps);
+    let mut snaps = Vec::new();
+    while !t.done() {
+        losses.push(t.step().unwrap().loss);
+        if t.step_count().is_multiple_of(100) {
+            snaps.push(t.snapshot());
+        }
+    }
+    // The loss averaged over the 20 steps ending at a step, as the lab's "solved" (below 0.5).
+    let mean = |s: usize| losses[s - 20..s].iter().sum::<f32>() / 20.0;
+    for s in &snaps {
+        let (step, p, i) = (s.step, &s.previous, &s.induction);
+        eprintln!("step {step:4}: loss {:.3} previous {p:.2?} induction {i:.2?}", mean(step));
+    }
+    let solved = (20..=losses.len()).find(|&s| mean(s) < 0.5).expect("the loss drops");
+    let high = (20..solved).rfind(|&s| mean(s) >= 0.6).expect("a plateau before the drop");
+    let low = (solved..=losses.len()).find(|&s| mean(s) < 0.1).expect("the loss ends below 0.1");
+    eprintln!("20-step mean loss last at 0.6 or above at step {high}, below 0.5 at {solved}, below 0.1 at {low}");
+    // "Around step 2,500 it drops to under 0.1 within about 200 steps."
+    assert!((2400..=2600).contains(&solved), "below 0.5 at step {solved}");
+    assert!(low - high <= 250, "from 0.6 at step {high} to 0.1 at step {low}");
+    // "Within 500 steps to about 1.2 …, to about 0.65 at step 2,400."
+    assert!((1.15..1.3).contains(&mean(500)) && (0.6..0.7).contains(&mean(2400)), "{} {}", mean(500), mean(2400));
+    // "At step 2,400 no head of layer 0 scores above 0.2 as a previous-token head and no head of
+    // layer 1 above 0.5 as an induction head."
+    let before = snaps.iter().find(|s| s.step == 2400).unwrap();
+    assert!(before.previous[..h].iter().all(|&p| p < 0.2), "step 2,400: {:?}", before.previous);
+    assert!(before.induction[h..].iter().all(|&i| i < 0.5), "step 2,400: {:?}", before.induction);
+    // "By step 2,600 the induction score of one head of layer 1 climbs past 0.8 and two heads of
+    // layer 0 … each scoring above 0.4."
+    let during = snaps.iter().find(|s| s.step == 2600).unwrap();
+    assert!(during.induction[h..].iter().any(|&i| i > 0.8), "step 2,600: {:?}", during.induction);
+    assert_eq!(during.previous[..h].iter().filter(|&&p| p > 0.4).count(), 2, "step 2,600: {:?}", during.previous);
+    // At the end: one previous-token head in layer 0, one induction head in layer 1.
+    let last = t.snapshot();
+    let best = |v: &[f32]| (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap();
+    let (p, i) = (best(&last.previous), best(&last.induction));
+    assert!(p / h == 0 && last.previous[p] > 0.85, "previous-token head {p}: {:?}", last.previous);
+    assert!(i / h == 1 && last.induction[i] > 0.9, "induction head {i}: {:?}", last.induction);
+    for k in 0..2 * h {
+        assert!(k == p || last.previous[k] < 0.5, "head {k} also attends to the previous token: {:?}", last.previous);
+        assert!(k == i || last.induction[k] < 0.5, "head {k} is also an induction head: {:?}", last.induction);
+    }
+    let chapter = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/chapters/training.md")).unwrap();
+    let said = format!(
+        "at step 3,000 head {} of layer 0 scores {:.2} as a previous-token head and head {} of layer 1 {:.2} as an \
+         induction head",
+        p % h,
+        last.previous[p],
+        i % h,
+        last.induction[i]
+    );
+    assert_eq!(cfg.steps, 3000);
+    assert!(chapter.contains(&said), "the chapter should say: {said}");
 }
 
 /// The chapter's largest learning rate: the loss jumps far above where it started and stays well

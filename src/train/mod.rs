@@ -1,5 +1,5 @@
 //! The training lab's engine: a small GPT-2-architecture transformer trained from scratch on a
-//! toy task (copy, sort, reverse), forward and backward written out per operation in the manner
+//! toy task (copy, sort, reverse, repeated strings), forward and backward written out per operation in the manner
 //! of llm.c, with AdamW. DOM-free: the compute worker runs it in the browser, and the native
 //! tests check it against PyTorch (`scripts/train/make_fixtures.py`).
 //!
@@ -116,16 +116,16 @@ pub const MAX_STEPS: usize = 20_000;
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
-            task: Task::Copy,
+            task: Task::Repeat,
             length: 8,
             n_layer: 2,
-            n_head: 2,
-            n_embd: 32,
+            n_head: 4,
+            n_embd: 64,
             mlp: false,
-            positions: Positions::Learned,
-            lr: 3e-3,
+            positions: Positions::Rope,
+            lr: 5e-3,
             batch: 32,
-            steps: 1500,
+            steps: 3000,
             seed: 1,
         }
     }

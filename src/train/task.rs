@@ -28,6 +28,11 @@ pub enum Task {
     Sort,
     /// `^`, n letters, `>`, the letters in reverse order.
     Reverse,
+    /// `^`, then strings of 3 to n distinct letters (2 when n = 2), each repeated 2 or 3 times,
+    /// one after another until 4n positions are filled: how far back the earlier copy is varies
+    /// from string to string, so no fixed offset finds it (the repeated random sequences of
+    /// Olsson et al. 2022).
+    Repeat,
 }
 
 /// A batch: `b` rows of `t` input ids and their targets (−1: not scored), row-major.
@@ -66,6 +71,7 @@ impl Task {
         match self {
             Task::Copy => 2 * n,
             Task::Sort | Task::Reverse => 2 * n + 1,
+            Task::Repeat => 4 * n,
         }
     }
 
@@ -76,18 +82,32 @@ impl Task {
         Ok(())
     }
 
-    /// The input positions whose next token is scored.
+    /// The input positions whose next token is scored, the same in every example (repeat's vary
+    /// from example to example: see [`Task::scored_example`]).
     pub fn scored(self, n: usize) -> std::ops::Range<usize> {
         match self {
             // Position n predicts the repeat's first letter, which nothing determines.
             Task::Copy => n + 1..2 * n,
             // Position n + 1 is the `>`: from there on, every next token is determined.
             Task::Sort | Task::Reverse => n + 1..2 * n + 1,
+            Task::Repeat => 0..0,
         }
+    }
+
+    /// How many predictions an example scores: the same for every example, except repeat's
+    /// (`None`), which depend on the strings' lengths.
+    pub fn scored_count(self, n: usize) -> Option<usize> {
+        (self != Task::Repeat).then(|| self.scored(n).len())
     }
 
     /// One whole example: T + 1 tokens.
     pub fn example(self, n: usize, rng: &mut Rng) -> Vec<u32> {
+        self.scored_example(n, rng).0
+    }
+
+    /// One whole example (T + 1 tokens) and, for each input position, whether its next token is
+    /// scored.
+    pub fn scored_example(self, n: usize, rng: &mut Rng) -> (Vec<u32>, Vec<bool>) {
         let mut below = |k: u32| (rng.next_u64() % k as u64) as u32;
         let mut seq = vec![BOS];
         match self {
@@ -115,27 +135,62 @@ impl Task {
                 seq.push(SEP);
                 seq.extend(letters.iter().rev());
             }
+            Task::Repeat => {
+                let t = self.input_len(n);
+                // Whether each token (after `^`) is determined by what came before: a letter of a
+                // string's second or third copy, except the copy's first (nothing marks where a
+                // copy begins, nor whether a third follows).
+                let mut determined = vec![false];
+                let shortest = repeat_shortest(n);
+                while seq.len() < t + 1 {
+                    let len = shortest + below((n - shortest + 1) as u32) as usize;
+                    let mut letters: Vec<u32> = (10..26).collect();
+                    for i in 0..len {
+                        let j = i + below((letters.len() - i) as u32) as usize;
+                        letters.swap(i, j);
+                    }
+                    let copies = 2 + below(2) as usize;
+                    for copy in 0..copies {
+                        seq.extend_from_slice(&letters[..len]);
+                        determined.extend((0..len).map(|i| copy > 0 && i > 0));
+                    }
+                }
+                seq.truncate(t + 1);
+                // Input position p predicts token p + 1.
+                return (seq, determined[1..t + 1].to_vec());
+            }
         }
-        seq
+        let scored = self.scored(n);
+        let t = seq.len() - 1;
+        (seq, (0..t).map(|p| scored.contains(&p)).collect())
     }
 
     /// `b` fresh examples as inputs and scored targets.
     pub fn batch(self, n: usize, b: usize, rng: &mut Rng) -> Batch {
         let t = self.input_len(n);
-        let scored = self.scored(n);
         let (mut ids, mut targets) = (Vec::with_capacity(b * t), Vec::with_capacity(b * t));
         for _ in 0..b {
-            let seq = self.example(n, rng);
+            let (seq, scored) = self.scored_example(n, rng);
             ids.extend_from_slice(&seq[..t]);
-            targets.extend((0..t).map(|p| if scored.contains(&p) { seq[p + 1] as i32 } else { -1 }));
+            targets.extend((0..t).map(|p| if scored[p] { seq[p + 1] as i32 } else { -1 }));
         }
         Batch { b, t, ids, targets }
     }
 
     /// The fixed probe the heads are shown on: one example from a fixed seed (its inputs).
     pub fn probe(self, n: usize) -> Vec<u32> {
-        let mut seq = self.example(n, &mut Rng::new(PROBE_SEED));
-        seq.pop();
-        seq
+        self.scored_probe(n).0
     }
+
+    /// The probe's inputs and, for each, whether its next token is scored.
+    pub fn scored_probe(self, n: usize) -> (Vec<u32>, Vec<bool>) {
+        let (mut seq, scored) = self.scored_example(n, &mut Rng::new(PROBE_SEED));
+        seq.pop();
+        (seq, scored)
+    }
+}
+
+/// The repeat task's shortest string: 3 letters (2 when n = 2).
+pub fn repeat_shortest(n: usize) -> usize {
+    n.min(3)
 }

@@ -50,6 +50,8 @@ pub struct Trainer {
     rng: Rng,
     step: usize,
     probe: Vec<u32>,
+    /// Whether each probe position's next token is scored (for the probe's loss).
+    probe_scored: Vec<bool>,
 }
 
 impl Trainer {
@@ -59,8 +61,8 @@ impl Trainer {
         // Two streams from one seed: the initial weights and the batches.
         let model = Model::init(&config.model(), seed.wrapping_mul(2).wrapping_add(1))?;
         let opt = AdamW::new(model.params.len(), config.lr);
-        let probe = config.task.probe(config.length);
-        Ok(Trainer { model, opt, rng: Rng::new(seed.wrapping_mul(2)), step: 0, probe, config })
+        let (probe, probe_scored) = config.task.scored_probe(config.length);
+        Ok(Trainer { model, opt, rng: Rng::new(seed.wrapping_mul(2)), step: 0, probe, probe_scored, config })
     }
 
     pub fn model(&self) -> &Model {
@@ -118,10 +120,9 @@ impl Trainer {
     /// The heads now, on the probe.
     pub fn snapshot(&self) -> HeadSnapshot {
         let t = self.probe.len();
-        let task = self.config.task;
-        let scored = task.scored(self.config.length);
+        // The probe's last input has its target cut off with the rest of the example.
         let targets =
-            (0..t).map(|p| if scored.contains(&p) && p + 1 < t { self.probe[p + 1] as i32 } else { -1 }).collect();
+            (0..t).map(|p| if self.probe_scored[p] && p + 1 < t { self.probe[p + 1] as i32 } else { -1 }).collect();
         let batch = Batch { b: 1, t, ids: self.probe.clone(), targets };
         let fwd = self.model.forward(&batch).expect("the probe fits the model it was made for");
         let attention = fwd.attention();

@@ -11,7 +11,7 @@ let server, base, browser;
 before(async () => ({ server, base, browser } = await serveBook()));
 after(() => closeBook({ server, browser }));
 
-const SMALL = { task: "copy", n: 4, layers: 2, heads: 2, width: 16, batch: 8, lr: 0.01 };
+const SMALL = { task: "copy", n: 4, layers: 2, heads: 2, width: 16, pos: "learned", batch: 8, lr: 0.01 };
 const query = (p) => Object.entries(p).map(([k, v]) => `train-lab.${k}=${v}`).join("&");
 
 async function open(p, opts = { viewport: { width: 1280, height: 900 } }) {

@@ -18,6 +18,7 @@ crate::options! {
         Copy = ("copy", "Copy (induction)"),
         Sort = ("sort", "Sort digits"),
         Reverse = ("reverse", "Reverse letters"),
+        Repeat = ("repeat", "Repeated strings (induction)"),
     }
 }
 
@@ -33,17 +34,17 @@ crate::options! {
 
 crate::params! {
     pub struct Params {
-        task: TaskChoice = Param::choice("task", "Task", TaskChoice::OPTIONS, 0),
+        task: TaskChoice = Param::choice("task", "Task", TaskChoice::OPTIONS, 3),
         /// items per example (the task's n)
         length: i64 = Param::int("n", "Length n", 2, 16, 8),
         layers: i64 = Param::int("layers", "Layers", 1, 4, 2),
-        heads: i64 = Param::int("heads", "Heads", 1, 8, 2),
-        width: i64 = Param::log_int("width", "Width", 16, 128, 32),
+        heads: i64 = Param::int("heads", "Heads", 1, 8, 4),
+        width: i64 = Param::log_int("width", "Width", 16, 128, 64),
         mlp: bool = Param::boolean("mlp", "MLP in each block", false),
-        positions: PosChoice = Param::choice("pos", "Positions", PosChoice::OPTIONS, 0),
-        lr: f64 = Param::log_float("lr", "Learning rate", 1e-4, 0.3, 3e-3),
+        positions: PosChoice = Param::choice("pos", "Positions", PosChoice::OPTIONS, 2),
+        lr: f64 = Param::log_float("lr", "Learning rate", 1e-4, 0.3, 5e-3),
         batch: i64 = Param::log_int("batch", "Batch size", 1, 128, 32),
-        steps: i64 = Param::log_int("steps", "Steps", 10, 20000, 1500),
+        steps: i64 = Param::log_int("steps", "Steps", 10, 20000, 4000),
         seed: u32 = Param::seed("seed", "Seed", 1),
         /// the step the heads are shown at (0: the latest); a link retrains to it
         step: i64 = Param::int("step", "Show step (0 = latest)", 0, 20000, 0),
@@ -59,6 +60,7 @@ impl Params {
                 TaskChoice::Copy => Task::Copy,
                 TaskChoice::Sort => Task::Sort,
                 TaskChoice::Reverse => Task::Reverse,
+                TaskChoice::Repeat => Task::Repeat,
             },
             length: clamp(self.length, 2, 16),
             n_layer: clamp(self.layers, 1, 4),
@@ -128,24 +130,23 @@ pub struct Setup {
     /// The probe the heads are shown on.
     pub probe: String,
     pub n_params: usize,
-    /// Tokens read per example (T) and scored per example.
+    /// Tokens read per example (T) and scored per example (`None`: it varies, as in repeat).
     pub seq_len: usize,
-    pub scored: usize,
+    pub scored: Option<usize>,
 }
 
 pub fn setup(config: &TrainConfig) -> Setup {
     let refused = config.check().err();
     let task = config.task;
     let n = config.length.clamp(crate::train::task::MIN_LENGTH, crate::train::task::MAX_LENGTH);
-    let scored = task.scored(n);
     let mut rng = Rng::new(20_241);
     let samples = (0..4)
         .map(|_| {
-            let seq = task.example(n, &mut rng);
+            let (seq, scored) = task.scored_example(n, &mut rng);
             Example {
                 text: seq.iter().map(|&id| token_char(id)).collect(),
                 // Character i + 1 is the target of input position i.
-                scored: (0..seq.len()).map(|i| i > 0 && scored.contains(&(i - 1))).collect(),
+                scored: (0..seq.len()).map(|i| i > 0 && scored[i - 1]).collect(),
             }
         })
         .collect();
@@ -158,7 +159,7 @@ pub fn setup(config: &TrainConfig) -> Setup {
         probe: task.probe(n).iter().map(|&id| token_char(id)).collect(),
         n_params,
         seq_len: task.input_len(n),
-        scored: scored.len(),
+        scored: task.scored_count(n),
     }
 }
 

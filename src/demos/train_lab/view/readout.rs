@@ -29,9 +29,12 @@ pub fn samples(lab: Lab) -> impl IntoView {
         lab.setup.with(|s| match &s.refused {
             Some(why) => format!("These settings cannot train: {why}."),
             None => format!(
-                "Each example: {} tokens read, {} predictions scored (underlined). The model: {} parameters.",
+                "Each example: {} tokens read, {} scored (underlined). The model: {} parameters.",
                 s.seq_len,
-                s.scored,
+                match s.scored {
+                    Some(k) => format!("{k} predictions"),
+                    None => "the predictions its repeats determine".to_string(),
+                },
                 crate::numerics::format::grouped(s.n_params as u64)
             ),
         })
