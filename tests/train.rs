@@ -459,3 +459,11 @@ fn the_largest_learning_rate_spikes_the_loss_but_stays_finite() {
     assert!(peak > 2.0 * losses[0], "the loss should jump to twice its start {} or more: peak {peak}", losses[0]);
     assert!(last > 2.0 && last.is_finite(), "the loss should stay high and finite: {last}");
 }
+
+/// The lab's controls open on the engine's defaults: the run the chapter describes and the test
+/// above trains (the page opened on 4,000 steps while both said 3,000).
+#[test]
+fn the_labs_controls_open_on_the_engines_defaults() {
+    let p = <attention_live::demos::train_lab::Params as attention_live::state::Params>::defaults();
+    assert_eq!(p.config(), TrainConfig::default());
+}

@@ -44,7 +44,7 @@ crate::params! {
         positions: PosChoice = Param::choice("pos", "Positions", PosChoice::OPTIONS, 2),
         lr: f64 = Param::log_float("lr", "Learning rate", 1e-4, 0.3, 5e-3),
         batch: i64 = Param::log_int("batch", "Batch size", 1, 128, 32),
-        steps: i64 = Param::log_int("steps", "Steps", 10, 20000, 4000),
+        steps: i64 = Param::log_int("steps", "Steps", 10, 20000, 3000),
         seed: u32 = Param::seed("seed", "Seed", 1),
         /// the step the heads are shown at (0: the latest); a link retrains to it
         step: i64 = Param::int("step", "Show step (0 = latest)", 0, 20000, 0),

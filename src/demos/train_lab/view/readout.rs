@@ -33,7 +33,7 @@ pub fn samples(lab: Lab) -> impl IntoView {
                 s.seq_len,
                 match s.scored {
                     Some(k) => format!("{k} predictions"),
-                    None => "the predictions its repeats determine".to_string(),
+                    None => "the letters of each repeat after its first".to_string(),
                 },
                 crate::numerics::format::grouped(s.n_params as u64)
             ),
@@ -68,7 +68,9 @@ pub fn buttons(lab: Lab) -> impl IntoView {
     let done =
         move || log.with(|l| matches!(l.phase, Phase::Done) && l.done() >= lab.params.with(|p| p.config().steps));
     let nothing = move || log.with(|l| l.done() == 0);
-    let no_export = move || nothing() || log.with(|l| l.training());
+    // GPT-2, the format of both, has no rotary positions (`train::export` refuses them).
+    let rope = move || lab.params.with(|p| p.config().positions == crate::train::Positions::Rope);
+    let no_export = move || nothing() || log.with(|l| l.training()) || rope();
     let export = move |_| {
         lab.worker.send(Request::TrainExport { id: 0 });
     };
@@ -86,6 +88,10 @@ pub fn buttons(lab: Lab) -> impl IntoView {
                 "Open in the GPT-2 chapter"
             </button>
         </div>
+        {move || rope().then(|| view! {
+            <p class="muted train-export-note">"A model with RoPE cannot be downloaded or opened in the GPT-2 \
+                chapter: GPT-2 has no rotary positions. Train with learned, sinusoidal or no positions for that."</p>
+        })}
     }
 }
 
