@@ -85,7 +85,7 @@ fn every_demo_state_round_trips_through_the_url() {
             for p in spec.params {
                 v.set(p.key, random_value(p.kind, &mut rng));
             }
-            let all = v.to_pairs(spec.id, false);
+            let all = v.to_pairs(spec.id);
             let q = build_query(all.iter().map(|(k, x)| (k.as_str(), x.as_str())));
             let (back, notices) = Values::from_pairs(spec.id, spec.params, &parse_query(&q));
             assert!(notices.is_empty(), "{}: {q} -> {notices:?}", spec.id);
@@ -195,9 +195,9 @@ fn links_saved_from_the_first_edition_restore_the_same_state() {
         let state = state.as_str();
         // A parameter added since the link was saved must be at its default; the rest as saved.
         let saved_keys: Vec<String> = pairs(state).into_iter().map(|(k, _)| k).collect();
-        let defaults = Values::defaults(spec.params).to_pairs(spec.id, false);
+        let defaults = Values::defaults(spec.params).to_pairs(spec.id);
         let (kept, added): (Vec<_>, Vec<_>) =
-            v.to_pairs(spec.id, false).into_iter().partition(|(k, _)| saved_keys.contains(k));
+            v.to_pairs(spec.id).into_iter().partition(|(k, _)| saved_keys.contains(k));
         for (k, val) in &added {
             assert!(defaults.iter().any(|(dk, dv)| dk == k && dv == val), "{link}: the new {k} is not at its default");
         }

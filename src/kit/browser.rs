@@ -7,11 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 /// Which of a demo's `keys` the page's link names (`<demo>.<key>=…` in its query): a value that
 /// does not fit what the demo later loads gets a notice only when the link asked for it.
 pub fn link_keys(demo: &str, keys: &[&'static str]) -> Vec<&'static str> {
-    let search = window().location().search().unwrap_or_default();
-    let pairs = crate::state::query::parse_query(&search);
-    let named =
-        |k: &str| pairs.iter().any(|(key, _)| key.strip_prefix(demo).and_then(|r| r.strip_prefix('.')) == Some(k));
-    keys.iter().copied().filter(|k| named(k)).collect()
+    let given = link_keys_of(demo);
+    keys.iter().copied().filter(|k| given.iter().any(|g| g == k)).collect()
 }
 
 /// Every key the page's link gives demo `demo` (without the demo's prefix).

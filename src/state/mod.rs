@@ -96,14 +96,10 @@ impl Values {
         (values, notices)
     }
 
-    /// (`<demo>.<key>`, value) pairs: all of them, or only those that differ from the default.
-    pub fn to_pairs(&self, demo_id: &str, only_changed: bool) -> Vec<(String, String)> {
-        self.params
-            .iter()
-            .zip(&self.vals)
-            .filter(|(p, v)| !only_changed || p.default_value() != **v)
-            .map(|(p, v)| (format!("{demo_id}.{}", p.key), format_value(v)))
-            .collect()
+    /// Every (`<demo>.<key>`, value) pair (a link that names only what differs from the demo's
+    /// baseline: `DemoSpec::link_pairs`).
+    pub fn to_pairs(&self, demo_id: &str) -> Vec<(String, String)> {
+        self.params.iter().zip(&self.vals).map(|(p, v)| (format!("{demo_id}.{}", p.key), format_value(v))).collect()
     }
 
     pub fn params(&self) -> &'static [Param] {

@@ -23,7 +23,7 @@ pub struct DemoHome {
 }
 
 fn query_for(spec: &DemoSpec, values: &Values) -> String {
-    let pairs = values.to_pairs(spec.id, false);
+    let pairs = values.to_pairs(spec.id);
     build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
