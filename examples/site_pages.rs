@@ -40,6 +40,27 @@ mod native {
                 std::process::exit(1);
             }
         };
+        // The page's app (scripts/build_page.sh builds it into `page-<hash>/`): the chunks' integrity
+        // in its split loader, then its start-up script in the template.
+        let template = match page_folder(dist) {
+            Some(folder) => {
+                use attention_live::chapters::security::{page_start, split_loader, PAGE_JS, PAGE_WASM, SPLIT_LOADER};
+                let dir = dist.join(&folder);
+                let loader = dir.join(SPLIT_LOADER);
+                let js = String::from_utf8(crate::read_file(&loader)).unwrap_or_else(|e| die(&loader, e));
+                let checked =
+                    split_loader(&js, |name| std::fs::read(dir.join(name)).map_err(|e| format!("{name}: {e}")))
+                        .unwrap_or_else(|e| die(&loader, e));
+                std::fs::write(&loader, &checked).unwrap_or_else(|e| die(&loader, e));
+                let (main_js, wasm) = (crate::read_file(&dir.join(PAGE_JS)), crate::read_file(&dir.join(PAGE_WASM)));
+                page_start(&template, &folder, &main_js, checked.as_bytes(), &wasm)
+                    .unwrap_or_else(|e| die(&dist.join("index.html"), e))
+            }
+            None => {
+                eprintln!("site_pages: {} has no page-*/ folder (scripts/build_page.sh builds it)", dist.display());
+                std::process::exit(1);
+            }
+        };
         // The policy and the wasm's integrity first: every page is made from this template.
         let template = attention_live::chapters::security::harden(&template).unwrap_or_else(|e| {
             eprintln!("site_pages: index.html: {e}");
@@ -112,6 +133,17 @@ mod native {
         use attention_live::chapters::{SEARCH_FILE, SEARCH_JSON};
         std::fs::write(dist.join(SEARCH_FILE), SEARCH_JSON).unwrap_or_else(|e| die(&dist.join(SEARCH_FILE), e));
         write_precache(dist);
+    }
+
+    /// The folder of the page's build (`page-<hash>`), if there is one.
+    fn page_folder(dist: &Path) -> Option<String> {
+        let mut found: Vec<String> = std::fs::read_dir(dist)
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| name.starts_with("page-"))
+            .collect();
+        found.sort();
+        found.pop()
     }
 
     fn die(what: &Path, e: impl std::fmt::Display) -> ! {

@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
+# The page's app, split into a main wasm and a chunk per demo (Trunk builds the rest).
+scripts/build_page.sh dist
 # The compute worker again, with threads (loaded where the page is cross-origin isolated).
 scripts/build_threads.sh dist
 cargo run --quiet --locked --example site_pages -- dist
@@ -27,7 +29,7 @@ fi
 # (Node's V8 validates the threaded build's relaxed SIMD only when asked to, where it is not yet the default.)
 relaxed=$(node --experimental-wasm-relaxed-simd -e 0 2>/dev/null && echo --experimental-wasm-relaxed-simd || true)
 node $relaxed -e 'const fs = require("fs");
-  for (const f of process.argv.slice(1)) if (!WebAssembly.validate(fs.readFileSync(f))) { console.error(`[build] ${f} is not valid WebAssembly: build again`); process.exit(1); }' dist/*.wasm
-for wasm in dist/*.wasm; do
+  for (const f of process.argv.slice(1)) if (!WebAssembly.validate(fs.readFileSync(f))) { console.error(`[build] ${f} is not valid WebAssembly: build again`); process.exit(1); }' dist/*.wasm dist/page-*/*.wasm
+for wasm in dist/*.wasm dist/page-*/attention-live_bg.wasm; do
   printf '[build] %s: %s bytes, %s bytes gzipped\n' "$wasm" "$(stat -c %s "$wasm")" "$(gzip -9c "$wasm" | wc -c)"
 done

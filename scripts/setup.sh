@@ -55,6 +55,14 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$wb"; then
   cargo install wasm-bindgen-cli --version "$wb"
 fi
 
+# wasm-split-cli (scripts/build_page.sh splits the page's wasm with it): the version of the
+# wasm_split_helpers in Cargo.lock, whose split points it reads.
+ws=$(awk '/^name = "wasm_split_helpers"$/ {getline; gsub(/[^0-9.]/, ""); print; exit}' Cargo.lock)
+if ! cargo install --list 2>/dev/null | grep -q "^wasm_split_cli_support v$ws:"; then
+  say "installing wasm-split-cli $ws (about 2 minutes the first time)"
+  cargo install --locked wasm_split_cli_support --version "$ws" --features build-binary
+fi
+
 # npm: binaryen's wasm-opt 132 (Debian's wasm-opt 108 breaks wasm-bindgen output) and
 # playwright-core, which drives Debian's chromium (never `playwright install`).
 if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/axe-core ]; then

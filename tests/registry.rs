@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use attention_live::chapters::render::{parse_directive, render_chapter, RawSegment};
 use attention_live::chapters::{neighbours, Segment, CHAPTERS};
-use attention_live::demos::{find, DEMOS};
+use attention_live::demos::{chunk_of, find, DEMOS};
 use attention_live::numerics::rng::Rng;
 use attention_live::state::{fmt_num, format_value, Kind, Param, Values};
 
@@ -128,6 +128,9 @@ fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
             match s {
                 Segment::Demo(id) => {
                     assert!(registered.contains(id), "chapter {} embeds unknown demo {id}", c.slug);
+                    // The page fetches the chapter's chunk for it, not another chapter's.
+                    let chunk = c.slug.replace('-', "_");
+                    assert_eq!(chunk_of(id), Some(chunk.as_str()), "{id}'s view is in the wrong chunk");
                     used.insert(*id);
                 }
                 Segment::Bad(msg) => panic!("chapter {} has a bad directive: {msg}", c.slug),
@@ -261,7 +264,8 @@ fn demo_source(module: &str) -> String {
 fn show_numbers_is_offered_by_the_demos_that_show_numbers() {
     let registry = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/demos/mod.rs")).unwrap();
     let list = registry.split("registry! {").nth(1).and_then(|r| r.split('}').next()).expect("the registry");
-    let modules: Vec<&str> = list.split(',').map(str::trim).filter(|m| !m.is_empty()).collect();
+    let modules: Vec<&str> =
+        list.split(',').filter_map(|m| m.split(':').next()).map(str::trim).filter(|m| !m.is_empty()).collect();
     assert_eq!(modules.len(), DEMOS.len());
     for module in modules {
         let source = demo_source(module);

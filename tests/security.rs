@@ -2,7 +2,10 @@
 //! inserted once, the wasm's integrity moved to where the browser checks it, the worker loader.
 #![cfg(not(target_arch = "wasm32"))]
 
-use attention_live::chapters::security::{base64, checked_loader, harden, inline_scripts, script_hash, worker_loader};
+use attention_live::chapters::security::{
+    base64, checked_loader, harden, inline_scripts, page_start, script_hash, split_loader, worker_loader,
+};
+use sha2::Digest;
 
 #[test]
 fn script_hashes_are_the_browsers() {
@@ -80,4 +83,50 @@ fn the_threaded_workers_loader_checks_its_files_and_keeps_its_glue_for_the_pool(
     assert!(js.contains(r#"module_or_path: checked("./gpt2-worker-mt_bg.wasm", "sha256-"#), "{js}");
     assert!(js.contains("self.glueUrl = URL.createObjectURL(blob);\n    importScripts(self.glueUrl);"), "{js}");
     assert!(!js.contains("revokeObjectURL"), "the pool's threads still need the glue");
+}
+
+#[test]
+fn the_split_loader_fetches_every_chunk_with_its_hash() {
+    let js = r#"const __chunk_1 = makeLoad(() => {
+    const src = fetch(new URL("./chunk_1.wasm", import.meta.url));
+}, []);
+const split = makeLoad(() => {
+    const src = fetch(new URL("./split_scoring.wasm", import.meta.url));
+}, [__chunk_1]);"#;
+    let read = |name: &str| Ok(name.as_bytes().to_vec());
+    let out = split_loader(js, read).unwrap();
+    let sri = format!("sha256-{}", base64(&sha2::Sha256::digest(b"chunk_1.wasm")));
+    assert!(out.contains(&format!(r#"fetch(new URL("./chunk_1.wasm", import.meta.url), {{ integrity: "{sri}" }})"#)));
+    assert_eq!(out.matches("integrity").count(), 2, "{out}");
+    assert!(out.contains("}, [__chunk_1]);"), "the rest is unchanged: {out}");
+    // Run again on its own output: unchanged.
+    assert_eq!(split_loader(&out, read).unwrap(), out);
+    // A chunk that cannot be read, one fetched otherwise, or none at all: an error, not a loader left unchecked.
+    assert!(split_loader(js, |_| Err("gone".to_string())).is_err());
+    assert!(split_loader(&js.replace("import.meta.url))", "base))"), read).is_err());
+    assert!(split_loader("const x = 1;", read).is_err());
+}
+
+#[test]
+fn the_page_starts_its_split_build_with_every_file_checked() {
+    let html = "<!DOCTYPE html>\n<html><head>\n  <meta charset=\"utf-8\">\n  <!-- a comment: </head> -->\n</head><body></body></html>";
+    let out = page_start(html, "page-1", b"js", b"link", b"wasm").unwrap();
+    let sri = |b: &[u8]| format!("sha256-{}", base64(&sha2::Sha256::digest(b)));
+    // At the end of the head, not inside a comment that mentions it.
+    assert!(out.find("<script type=\"module\">").unwrap() > out.find("-->").unwrap(), "{out}");
+    assert!(out.contains(&format!(
+        "href=\"/page-1/__wasm_split.js\" crossorigin=\"anonymous\" integrity=\"{}\"",
+        sri(b"link")
+    )));
+    assert_eq!(page_start(&out, "page-1", b"js", b"link", b"wasm").unwrap(), out, "done once");
+    // Then hardened as Trunk's: the wasm is checked where it is fetched.
+    let hard = harden(&out).unwrap();
+    assert!(
+        hard.contains(&format!("fetch('/page-1/attention-live_bg.wasm', {{ integrity: '{}'", sri(b"wasm"))),
+        "{hard}"
+    );
+    assert!(hard.contains(&format!(
+        "href=\"/page-1/attention-live.js\" crossorigin=\"anonymous\" integrity=\"{}\"",
+        sri(b"js")
+    )));
 }

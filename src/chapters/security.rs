@@ -142,3 +142,73 @@ checked("./{name}.js", "{glue}")
         wasm = sri(wasm)
     )
 }
+
+/// The page's split loader (`__wasm_split.js`, written by `wasm-split-cli`; `scripts/build_page.sh`)
+/// with each chunk's fetch carrying the chunk's SHA-256 (`read` gives a chunk's bytes by its file
+/// name), so that the browser checks the demos' code as it checks the main wasm. Unchanged when
+/// already done; an error when it fetches a chunk in a form not recognised, rather than a loader
+/// that fetches some chunks unchecked.
+pub fn split_loader(js: &str, mut read: impl FnMut(&str) -> Result<Vec<u8>, String>) -> Result<String, String> {
+    const OPEN: &str = "fetch(new URL(\"./";
+    const CLOSE: &str = "\", import.meta.url))";
+    let mut out = String::with_capacity(js.len() + 64 * 256);
+    let mut rest = js;
+    while let Some(at) = rest.find(OPEN) {
+        let after = &rest[at + OPEN.len()..];
+        let name_end = after.find('"').ok_or("an unclosed chunk name")?;
+        let name = &after[..name_end];
+        if !after[name_end..].starts_with(CLOSE) {
+            if after[name_end..].starts_with("\", import.meta.url), { integrity: ") {
+                // Done by an earlier run of the build.
+                out.push_str(&rest[..at + OPEN.len() + name_end]);
+                rest = &after[name_end..];
+                continue;
+            }
+            return Err(format!("the chunk {name} is fetched in a form not recognised"));
+        }
+        if !name.ends_with(".wasm") || name.contains(['/', '\\']) {
+            return Err(format!("{name:?} is not a chunk beside the loader"));
+        }
+        let sri = format!("sha256-{}", base64(&Sha256::digest(read(name)?)));
+        out.push_str(&rest[..at]);
+        out.push_str(&format!("{OPEN}{name}\", import.meta.url), {{ integrity: \"{sri}\" }})"));
+        rest = &after[name_end + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    if !out.contains("integrity") {
+        return Err("the split loader fetches no chunk".into());
+    }
+    Ok(out)
+}
+
+/// The name of the folder `scripts/build_page.sh` builds the page into (`page-<hash>`), of the
+/// files in it the start-up script names, and of the split loader there.
+pub const PAGE_JS: &str = "attention-live.js";
+pub const PAGE_WASM: &str = "attention-live_bg.wasm";
+pub const SPLIT_LOADER: &str = "__wasm_split.js";
+
+/// `index.html` with the page's start-up script and preloads at the end of its head, in the form
+/// Trunk writes them (so that [`harden`] moves the wasm's integrity into the fetch): the main
+/// script, the split loader and the main wasm of the build in `/{folder}/`, each with its
+/// SHA-256. Unchanged when the page already starts that build.
+pub fn page_start(html: &str, folder: &str, js: &[u8], link: &[u8], wasm: &[u8]) -> Result<String, String> {
+    let sri = |bytes: &[u8]| format!("sha256-{}", base64(&Sha256::digest(bytes)));
+    let (js_url, link_url, wasm_url) =
+        (format!("/{folder}/{PAGE_JS}"), format!("/{folder}/{SPLIT_LOADER}"), format!("/{folder}/{PAGE_WASM}"));
+    let import = format!("import init from '{js_url}';");
+    if html.contains(&import) {
+        return Ok(html.to_string());
+    }
+    let tags = format!(
+        "<script type=\"module\">\n{import}\nawait init({{ module_or_path: '{wasm_url}' }});\n</script>\n\
+         <link rel=\"modulepreload\" href=\"{js_url}\" crossorigin=\"anonymous\" integrity=\"{}\">\
+         <link rel=\"modulepreload\" href=\"{link_url}\" crossorigin=\"anonymous\" integrity=\"{}\">\
+         <link rel=\"preload\" href=\"{wasm_url}\" crossorigin=\"anonymous\" integrity=\"{}\" as=\"fetch\" \
+         type=\"application/wasm\">",
+        sri(js),
+        sri(link),
+        sri(wasm)
+    );
+    let at = html.rfind("</head>").ok_or("index.html has no </head>")?;
+    Ok(format!("{}{tags}{}", &html[..at], &html[at..]))
+}

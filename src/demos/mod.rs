@@ -91,8 +91,6 @@ pub struct DemoSpec {
     pub baseline: fn(&Values) -> Values,
     /// The output computed from the files the demo reads, if it reads any ([`Demo::load`]).
     pub load: fn(&Values, &mut Reader) -> Option<Result<serde_json::Value, String>>,
-    #[cfg(target_arch = "wasm32")]
-    pub view: fn(crate::kit::DemoCtx) -> leptos::prelude::AnyView,
 }
 
 /// The registry entry of a demo.
@@ -109,8 +107,6 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         retype: retype::<D>,
         baseline: baseline::<D>,
         load: load::<D>,
-        #[cfg(target_arch = "wasm32")]
-        view: D::view,
     }
 }
 
@@ -174,45 +170,98 @@ fn load<D: Demo>(v: &Values, read: &mut Reader) -> Option<Result<serde_json::Val
     D::load(&D::Params::read(v), read)
 }
 
-/// Declares each demo's module and lists its `SPEC`, in reading order: adding a demo is one line.
+/// Declares each demo's module, the type that implements [`Demo`] there and the chapter whose
+/// wasm chunk holds its view, and lists its `SPEC`, in reading order: adding a demo is one line.
+/// In the page's build (feature `split`, `scripts/build_page.sh`) each view is a split point: the
+/// code only one chapter's demos use goes into that chapter's chunk (`split_<chapter>.wasm`), and
+/// code some chapters share into chunks of their own, which the page fetches when such a demo
+/// first appears. `tests/registry.rs` checks each demo's chunk is the chapter that shows it.
 macro_rules! registry {
-    ($($module:ident),* $(,)?) => {
+    ($($module:ident: $demo:ident in $chunk:ident),* $(,)?) => {
         $(pub mod $module;)*
         pub static DEMOS: &[&DemoSpec] = &[$(&$module::SPEC),*];
+
+        /// The chunk that holds the view of the demo `id`: its chapter's slug, `_` for `-`.
+        pub fn chunk_of(id: &str) -> Option<&'static str> {
+            $(if id == $module::SPEC.id {
+                return Some(stringify!($chunk));
+            })*
+            None
+        }
+
+        /// One function per demo, named after its module: its view, from its chapter's chunk.
+        #[cfg(target_arch = "wasm32")]
+        mod chunks {
+            use super::{Demo, ViewError};
+            use leptos::prelude::AnyView;
+            $(
+                #[cfg_attr(feature = "split", leptos::wasm_split::wasm_split(
+                    $chunk, wasm_split_path = ::leptos::wasm_split, fallible))]
+                pub fn $module(ctx: crate::kit::DemoCtx) -> Result<AnyView, ViewError> {
+                    // Built once: what the view reads while it is built is no reason to build it again.
+                    Ok(leptos::prelude::untrack(|| <super::$module::$demo as Demo>::view(ctx)))
+                }
+            )*
+        }
+
+        /// Draws the demo `id` ([`Demo::view`]), once its chunk has loaded.
+        #[cfg(target_arch = "wasm32")]
+        pub async fn view(id: &str, ctx: crate::kit::DemoCtx) -> Result<leptos::prelude::AnyView, ViewError> {
+            $(if id == $module::SPEC.id {
+                #[cfg(feature = "split")]
+                return chunks::$module(ctx).await;
+                #[cfg(not(feature = "split"))]
+                return chunks::$module(ctx);
+            })*
+            Err(ViewError(format!("there is no demo called {id:?}")))
+        }
     };
 }
 
+/// Why a demo's view could not be drawn: its code could not be fetched (offline before the book
+/// was kept, a broken connection), or no demo has that name.
+#[cfg(target_arch = "wasm32")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewError(pub String);
+
+#[cfg(target_arch = "wasm32")]
+impl From<leptos::wasm_split::SplitLoaderError> for ViewError {
+    fn from(_: leptos::wasm_split::SplitLoaderError) -> Self {
+        ViewError("its code could not be fetched (check the connection, then reload the page)".into())
+    }
+}
+
 registry! {
-    rnn_problems,
-    alignment,
-    bottleneck,
-    lookup,
-    kernels,
-    nadaraya_watson,
-    gauss_dot,
-    scaling,
-    temperature,
-    scorers,
-    padding,
-    causal,
-    self_attention,
-    bank,
-    multi_head,
-    two_heads,
-    sinusoidal,
-    pe_shift,
-    rope,
-    wpe,
-    rope_model,
-    collapse,
-    train_lab,
-    gpt2,
-    attention_cost,
-    sliding_window,
-    flash_steps,
-    linformer,
-    kv_cache,
-    instruction_reach,
+    rnn_problems: RnnProblemsDemo in why_attention,
+    alignment: AlignmentDemo in why_attention,
+    bottleneck: BottleneckDemo in why_attention,
+    lookup: LookupDemo in soft_lookup,
+    kernels: KernelsDemo in kernel_regression,
+    nadaraya_watson: NwDemo in kernel_regression,
+    gauss_dot: GaussDotDemo in scoring,
+    scaling: ScalingDemo in scoring,
+    temperature: TemperatureDemo in scoring,
+    scorers: ScorersDemo in scoring,
+    padding: PaddingDemo in masking,
+    causal: CausalDemo in masking,
+    self_attention: SelfAttentionDemo in self_attention,
+    bank: BankDemo in self_attention,
+    multi_head: MultiHeadDemo in multi_head,
+    two_heads: TwoHeadsDemo in multi_head,
+    sinusoidal: SinusoidalDemo in positional,
+    pe_shift: PeShiftDemo in positional,
+    rope: RopeDemo in positional,
+    wpe: WpeDemo in positional,
+    rope_model: RopeModelDemo in positional,
+    collapse: CollapseDemo in transformer_block,
+    train_lab: TrainLabDemo in training,
+    gpt2: Gpt2Demo in gpt2_live,
+    attention_cost: AttentionCostDemo in efficient,
+    sliding_window: SlidingWindowDemo in efficient,
+    flash_steps: FlashStepsDemo in efficient,
+    linformer: LinformerDemo in efficient,
+    kv_cache: KvCacheDemo in efficient,
+    instruction_reach: InstructionReachDemo in efficient,
 }
 
 pub fn find(id: &str) -> Option<&'static DemoSpec> {

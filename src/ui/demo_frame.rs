@@ -128,7 +128,18 @@ pub fn DemoFrame(
     let actions_id = format!("{}-actions", spec.id);
     let title_id = format!("{}-title", spec.id);
     let labelled_by = title_id.clone();
-    let view_body = (spec.view)(ctx);
+    // The demo's own code arrives as a chunk of its own the first time it is shown.
+    let id = spec.id;
+    let view_body = view! {
+        <Suspense fallback=|| view! { <p class="demo-loading" role="status">"Loading the demo…"</p> }>
+            {Suspend::new(send_wrapper::SendWrapper::new(async move {
+                crate::demos::view(id, ctx).await.unwrap_or_else(|e| {
+                    let text = format!("This demo could not be shown: {}.", e.0);
+                    view! { <div class="notice error" role="alert">{text}</div> }.into_any()
+                })
+            }))}
+        </Suspense>
+    };
     view! {
         <section class="demo" class:embed=home.embed id=spec.id aria-labelledby=labelled_by node_ref=root>
             <header class="demo-head">
