@@ -5,7 +5,8 @@
 //     kept the whole build and controls the page;
 //   - second visit: a new tab in the same profile, answered by the service worker;
 //   - offline: the same profile with the browser offline.
-// Run: node bench/offline.mjs [ROUNDS]   (after scripts/build.sh; DIST=folder measures another build). Prints the figures of each
+// Run: node bench/offline.mjs [ROUNDS]   (after scripts/build.sh; DIST=folder measures another build,
+// PAGE=/efficient/ another page). Prints the figures of each
 // round and the medians. These are measurements, not pass/fail tests. With SLOW=1 each tab's
 // network is throttled to 10 Mbit/s down, 40 ms round trip (Chromium's emulation; the service
 // worker's own downloads are not throttled, its answers to the page never touch the network).
@@ -14,7 +15,7 @@ import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
 
 const ROUNDS = Number(process.argv[2] || 5);
-const PATH = "/soft-lookup/";
+const PATH = process.env.PAGE || "/soft-lookup/";
 const { server, url } = await startServer(process.env.DIST || new URL("../dist", import.meta.url).pathname);
 const browser = await launch();
 console.log(`# ${new Date().toISOString()}, ${os.cpus().length} cores, ${os.cpus()[0].model}, `

@@ -16,6 +16,15 @@ const CACHE = PREFIX + (BUILD ? BUILD.version : "none");
 
 self.addEventListener("install", (event) => {
   if (!BUILD) return;
+  // The page's code (page-<hash>/: the main wasm and a chunk per chapter, scripts/build_page.sh)
+  // never changes under its name: where the browser can, it answers it from this version's cache
+  // without waking this worker, which costs a few milliseconds a file and a chapter needs dozens.
+  // Anything not in the cache falls through to the network, as below.
+  if (event.addRoutes && typeof URLPattern === "function") {
+    const pathname = new URL("./", self.location).pathname + "page-*";
+    event.addRoutes({ condition: { urlPattern: new URLPattern({ pathname }) }, source: { cacheName: CACHE } })
+      .catch(() => { /* an older browser: the fetch handler answers */ });
+  }
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
     // "reload": past the HTTP cache, so that a file whose name has no hash (the worker's loader)

@@ -189,19 +189,22 @@ macro_rules! registry {
             None
         }
 
-        /// One function per demo, named after its module: its view, from its chapter's chunk.
+        /// A module per demo, named after its own, with a function of the same name, its view from
+        /// its chapter's chunk (the name makes the chunk's export unique), and (in the split build)
+        /// `load`, which fetches that chunk without drawing anything.
         #[cfg(target_arch = "wasm32")]
         mod chunks {
-            use super::{Demo, ViewError};
-            use leptos::prelude::AnyView;
-            $(
+            $(pub mod $module {
+                use crate::demos::{Demo, ViewError};
+                use leptos::prelude::AnyView;
+
                 #[cfg_attr(feature = "split", leptos::wasm_split::wasm_split(
-                    $chunk, wasm_split_path = ::leptos::wasm_split, fallible))]
+                    $chunk, wasm_split_path = ::leptos::wasm_split, fallible, preload(load)))]
                 pub fn $module(ctx: crate::kit::DemoCtx) -> Result<AnyView, ViewError> {
                     // Built once: what the view reads while it is built is no reason to build it again.
-                    Ok(leptos::prelude::untrack(|| <super::$module::$demo as Demo>::view(ctx)))
+                    Ok(leptos::prelude::untrack(|| <crate::demos::$module::$demo as Demo>::view(ctx)))
                 }
-            )*
+            })*
         }
 
         /// Draws the demo `id` ([`Demo::view`]), once its chunk has loaded.
@@ -209,11 +212,25 @@ macro_rules! registry {
         pub async fn view(id: &str, ctx: crate::kit::DemoCtx) -> Result<leptos::prelude::AnyView, ViewError> {
             $(if id == $module::SPEC.id {
                 #[cfg(feature = "split")]
-                return chunks::$module(ctx).await;
+                return chunks::$module::$module(ctx).await;
                 #[cfg(not(feature = "split"))]
-                return chunks::$module(ctx);
+                return chunks::$module::$module(ctx);
             })*
             Err(ViewError(format!("there is no demo called {id:?}")))
+        }
+
+        /// Starts fetching a chapter's chunk (its slug, `_` for `-`) before its demos are drawn, so
+        /// that it arrives while the page is being built. Nothing for a page with no demos.
+        #[cfg(target_arch = "wasm32")]
+        pub fn preload(chunk: &str) {
+            $(if chunk == stringify!($chunk) {
+                #[cfg(feature = "split")]
+                wasm_bindgen_futures::spawn_local(async {
+                    // A failure is the demo's to report, when it is drawn.
+                    let _ = chunks::$module::load().await;
+                });
+                return;
+            })*
         }
     };
 }

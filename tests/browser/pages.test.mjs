@@ -1,9 +1,11 @@
 // The pages around the chapters: each route's own static HTML (title, Open Graph tags,
 // summary) read as a file, not as the rendered page; 404.html; search by keyboard; each
-// chapter's references; the notation, bibliography and demo index pages.
+// chapter's references; the notation, bibliography and demo index pages; each chapter's demos'
+// code fetched when the chapter opens (the split page), and a chunk that cannot be fetched.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import zlib from "node:zlib";
 import { newPage, serveBook, closeBook } from "./browser.mjs";
 
 const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
@@ -191,4 +193,40 @@ test("notation, bibliography and demo index: in the contents' Reference group, l
     assert.ok(c.chapter, `${c.id}: names its chapter`);
   }
   for (const p of [page, bib, demos]) { assert.deepEqual(p.errors, []); await p.context().close(); }
+});
+
+test("a chapter fetches its own demos' code and no other chapter's; the first visit's wasm fits its budget", async () => {
+  const page = await newPage(browser);
+  const fetched = [];
+  page.on("request", (r) => { if (r.url().endsWith(".wasm")) fetched.push(r.url().split("/").pop()); });
+  await page.goto(`${base}/soft-lookup/`);
+  await page.waitForSelector("section.demo#lookup canvas");
+  assert.ok(fetched.includes("split_soft_lookup.wasm"), fetched.join(" "));
+  assert.deepEqual(fetched.filter((f) => f.startsWith("split_")), ["split_soft_lookup.wasm"], "only this chapter's");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  // The wasm every page waits for (scripts/build_page.sh); the chunks come after the first paint's.
+  const dir = fs.readdirSync(new URL("../../dist", import.meta.url)).find((d) => d.startsWith("page-"));
+  const main = fs.readFileSync(new URL(`../../dist/${dir}/attention-live_bg.wasm`, import.meta.url));
+  const kib = zlib.gzipSync(main, { level: 9 }).length / 1024;
+  assert.ok(kib <= 700, `the page's main wasm is ${kib.toFixed(0)} KiB gzipped, over 700`);
+});
+
+test("a demo whose code cannot be fetched says so in its place; the chapter reads on, and a reload draws it", async () => {
+  const page = await newPage(browser);
+  await page.route("**/split_soft_lookup.wasm", (r) => r.abort("internetdisconnected"));
+  await page.goto(`${base}/soft-lookup/`);
+  const error = page.locator("section.demo#lookup .notice.error");
+  await error.waitFor();
+  assert.match(await error.textContent(), /This demo could not be shown: its code could not be fetched/);
+  assert.ok((await page.locator("main h2").count()) > 1, "the chapter's prose is there");
+  assert.ok(page.errors.length > 0 && page.errors.every((e) => /split_soft_lookup|Failed to fetch|ERR_INTERNET/.test(e)),
+    page.errors.join("\n"));
+  await page.unroute("**/split_soft_lookup.wasm");
+  page.errors.length = 0;
+  await page.reload();
+  await page.waitForSelector("section.demo#lookup canvas");
+  assert.equal(await page.locator("section.demo#lookup .notice.error").count(), 0);
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });
