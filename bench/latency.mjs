@@ -104,8 +104,10 @@ for (const c of cases.filter(([name]) => !only || name.includes(only))) {
   }
 }
 
-// 3. Wasm sizes (the page's and the worker's), per build.
-results.wasm = dists.map((d) => fs.readdirSync(d).filter((f) => f.endsWith(".wasm")).map((file) => {
+// 3. Wasm sizes (the page's main module and the worker's), per build.
+const wasmFiles = (d) => fs.readdirSync(d).flatMap((f) => f.endsWith(".wasm") ? [f]
+  : f.startsWith("page-") ? [`${f}/attention-live_bg.wasm`] : []);
+results.wasm = dists.map((d) => wasmFiles(d).map((file) => {
   const bytes = fs.readFileSync(`${d}/${file}`);
   return { build: d, file, raw_bytes: bytes.length, gzip_bytes: zlib.gzipSync(bytes, { level: 9 }).length };
 })).flat();

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What is in the page's wasm, and how big (raw and gzip -9 KiB): its sections, its code per crate
 # and per module of this crate, its largest data segments, the text the build embeds in it, and
-# what the page fetches instead (search.json; the prose rides in each route's static page).
+# what the page fetches instead (search.json; the prose rides in each route's static page). This
+# is the page's code whole, before scripts/build_page.sh splits it; the split build in dist/, if
+# there is one, follows (bench/page_split.py: what a first visit to each chapter fetches).
 # Built as Trunk builds it (release profile, `wasm-bindgen --target=web`, `wasm-opt -Oz`), but
 # with the name section kept (`wasm-opt -g`), so that code can be told apart by function name;
 # the name section itself is left out of the "shipped" size. Then twiggy's own views (top,
@@ -42,3 +44,4 @@ if command -v twiggy >/dev/null; then
 else
   echo "(twiggy is not installed: cargo install twiggy, for its top, dominators and garbage views)"
 fi
+if ls -d dist/page-* >/dev/null 2>&1; then echo; echo "# the split build in dist/"; python3 bench/page_split.py dist; fi
