@@ -2,9 +2,11 @@
 fn main() {
     console_error_panic_hook::set_once();
     // A chapter's demos' code (its wasm chunk) starts arriving now, while the page is being built.
-    if let Some(path) = web_sys::window().and_then(|w| w.location().pathname().ok()) {
-        let slug = path.trim_matches('/').split('/').next().unwrap_or_default();
-        attention_live::demos::preload(&slug.replace('-', "_"));
+    if let Some(location) = web_sys::window().map(|w| w.location()) {
+        let (path, query) = (location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+        if let Some(chunk) = attention_live::demos::chunk_of_page(&path, &query) {
+            attention_live::demos::preload(chunk);
+        }
     }
     leptos::mount::mount_to_body(attention_live::ui::app::App);
 }

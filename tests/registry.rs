@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use attention_live::chapters::render::{parse_directive, render_chapter, RawSegment};
 use attention_live::chapters::{neighbours, Segment, CHAPTERS};
-use attention_live::demos::{chunk_of, find, DEMOS};
+use attention_live::demos::{chunk_of, chunk_of_page, find, DEMOS};
 use attention_live::numerics::rng::Rng;
 use attention_live::state::{fmt_num, format_value, Kind, Param, Values};
 
@@ -139,6 +139,17 @@ fn chapters_embed_only_registered_demos_and_every_demo_is_embedded() {
         }
     }
     assert_eq!(used, registered, "every registered demo appears in a chapter");
+}
+
+/// The page starts fetching its demos' chunk from its address, before it is built.
+#[test]
+fn a_page_knows_its_chunk_from_its_address() {
+    assert_eq!(chunk_of_page("/scoring/", ""), Some("scoring"));
+    assert_eq!(chunk_of_page("/gpt2-live/", "?gpt2.model=stories"), Some("gpt2_live"));
+    assert_eq!(chunk_of_page("/embed/", "?x=1&demo=lookup&caption=0"), Some("soft_lookup"));
+    for (path, query) in [("/", ""), ("/notation/", ""), ("/embed/", "?demo=nothing"), ("/embed/", ""), ("/x/", "")] {
+        assert_eq!(chunk_of_page(path, query), None, "{path}{query}");
+    }
 }
 
 #[test]

@@ -235,6 +235,17 @@ macro_rules! registry {
     };
 }
 
+/// The chunk a page's demos are in, from its address: a chapter's (`/scoring/`), or an embed's
+/// demo's (`/embed/?demo=temperature`); `None` for a page whose demos are in no one chunk.
+pub fn chunk_of_page(path: &str, query: &str) -> Option<&'static str> {
+    let slug = path.trim_matches('/').split('/').next()?;
+    if slug == "embed" {
+        let id = query.trim_start_matches('?').split('&').find_map(|kv| kv.strip_prefix("demo="))?;
+        return chunk_of(id);
+    }
+    DEMOS.iter().filter_map(|d| chunk_of(d.id)).find(|c| c.replace('_', "-") == slug)
+}
+
 /// Why a demo's view could not be drawn: its code could not be fetched (offline before the book
 /// was kept, a broken connection), or no demo has that name.
 #[cfg(target_arch = "wasm32")]
