@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the static site into dist/ (release, offline; the threaded worker's build fetches the
-# standard library's dependencies once), then writes each route's own
+# standard library's dependencies once): Trunk the stylesheet, static files and compute worker,
+# scripts/build_page.sh the app's wasm, split by chapter. Then it writes each route's own
 # index.html (/, /<chapter>/, the reference pages, /embed/) and 404.html, so that deep links
 # work on a plain static file server with no single-page-app fallback, and each page has its
 # own title, description, Open Graph tags and summary for link previews
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
-# The page's app, split into a main wasm and a chunk per demo (Trunk builds the rest).
+# The page's app, split into a main wasm and a chunk per chapter (Trunk builds the rest).
 scripts/build_page.sh dist
 # The compute worker again, with threads (loaded where the page is cross-origin isolated).
 scripts/build_threads.sh dist
