@@ -109,7 +109,8 @@ const split = makeLoad(() => {
 
 #[test]
 fn the_page_starts_its_split_build_with_every_file_checked() {
-    let html = "<!DOCTYPE html>\n<html><head>\n  <meta charset=\"utf-8\">\n  <!-- a comment: </head> -->\n</head><body></body></html>";
+    let html = "<!DOCTYPE html>\n<html><head>\n  <meta charset=\"utf-8\">\n  <!-- a comment: </head> -->\n\
+                </head><body></body></html>";
     let out = page_start(html, "page-1", b"js", b"link", b"wasm").unwrap();
     let sri = |b: &[u8]| format!("sha256-{}", base64(&sha2::Sha256::digest(b)));
     // At the end of the head, not inside a comment that mentions it.
