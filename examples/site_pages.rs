@@ -56,10 +56,7 @@ mod native {
                 page_start(&template, &folder, &main_js, checked.as_bytes(), &wasm)
                     .unwrap_or_else(|e| die(&dist.join("index.html"), e))
             }
-            None => {
-                eprintln!("site_pages: {} has no page-*/ folder (scripts/build_page.sh builds it)", dist.display());
-                std::process::exit(1);
-            }
+            None => die(dist, "no page-*/ folder (scripts/build_page.sh builds it)"),
         };
         // The policy and the wasm's integrity first: every page is made from this template.
         let template = attention_live::chapters::security::harden(&template).unwrap_or_else(|e| {

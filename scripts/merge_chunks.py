@@ -2,9 +2,10 @@
 
 `wasm-split-cli` makes a chunk for every set of chapters that shares some code: 125 chunks for
 12 chapters, so that a chapter needs 23 to 77 files, and each costs a fetch and an instantiation
-(about 3 ms a file on a 2-core laptop). A chunk needed by at least half the chapters, or smaller
-than SMALL bytes gzipped, goes into `chunk_common.wasm` instead, which every chapter then loads:
-a few more bytes for a chapter that did not need all of it, a few files instead of dozens.
+(about 3 ms a file on this project's 2-core machine). A chunk needed by at least half the
+chapters, or smaller than SMALL bytes gzipped, goes into `chunk_common.wasm` instead, which every
+chapter then loads: a few more bytes for a chapter that did not need all of it, a few files
+instead of dozens.
 
 The chunks import the same three things (`__wasm_split`: the memory, the function table and one
 global) and export nothing: they meet only through the table. binaryen's `wasm-merge` joins

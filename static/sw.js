@@ -18,7 +18,7 @@ self.addEventListener("install", (event) => {
   if (!BUILD) return;
   // The page's code (page-<hash>/: the main wasm and a chunk per chapter, scripts/build_page.sh)
   // never changes under its name: where the browser can, it answers it from this version's cache
-  // without waking this worker, which costs a few milliseconds a file and a chapter needs dozens.
+  // without waking this worker, which costs a few milliseconds a file.
   // Anything not in the cache falls through to the network, as below.
   if (event.addRoutes && typeof URLPattern === "function") {
     const pathname = new URL("./", self.location).pathname + "page-*";
