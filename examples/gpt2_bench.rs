@@ -52,7 +52,7 @@ fn bench(name: &str, config: &str, bytes: &[u8]) {
     let mut next = 464u32;
     for _ in 0..steps {
         let out = model.forward(&[next], &mut cache, &opts).unwrap();
-        next = attention_live::gpt2::sample::argmax(out.logits.row(0));
+        next = attention_live::model::sample::argmax(out.logits.row(0));
     }
     let tps = steps as f64 / t.elapsed().as_secs_f64();
     row += &format!(" {tps:.1} | {:.0} MB |", peak_rss_mb());

@@ -72,7 +72,7 @@ fn gpt2_row(name: &str, model: &Rc<Gpt2>, engine: &Engine, backend: &str, notes:
         let before = counts(engine);
         let out = block_on(engine.forward(model, &[next], &mut cache, &opts)).unwrap();
         token_counts.push(counts(engine).since(&before));
-        next = attention_live::gpt2::sample::argmax(out.logits.row(0));
+        next = attention_live::model::sample::argmax(out.logits.row(0));
     }
     row += &format!(" {:.1} |", steps as f64 / t.elapsed().as_secs_f64());
     println!("{row}");
@@ -118,7 +118,7 @@ fn gpt2_counts(gpu: &Rc<Gpu>) {
                 }
             };
             for _ in 0..3 {
-                let next = attention_live::gpt2::sample::argmax(out.logits.row(0));
+                let next = attention_live::model::sample::argmax(out.logits.row(0));
                 before = counts(&engine);
                 out = block_on(engine.forward(&model, &[next], &mut cache, &opts)).unwrap();
                 row.push(counts(&engine).since(&before));

@@ -14,8 +14,8 @@ use std::time::Instant;
 use attention_live::llama::ops::{logits, rms_norm, silu_mul_in_place, Rope};
 use attention_live::llama::weights::Weights;
 use attention_live::llama::{Config, ForwardOptions, Llama};
+use attention_live::model::Capture;
 use attention_live::numerics::flash::causal_attention;
-use attention_live::numerics::kv_cache::Capture;
 use attention_live::numerics::par;
 use ndarray::{s, Array2};
 

@@ -23,8 +23,10 @@ pub mod formats;
 pub mod gpt2;
 pub mod gpu;
 pub mod llama;
+pub mod model;
 pub mod numerics;
 pub mod seq2seq;
+pub mod session;
 pub mod state;
 pub mod train;
 

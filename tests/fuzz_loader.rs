@@ -11,11 +11,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use attention_live::formats::safetensors::{self, byte_range, Dtype, SafeTensors};
-use attention_live::gpt2::session::Session;
 use attention_live::gpt2::stream::StreamLoader;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, Gpt2, LoadError};
 use attention_live::numerics::rng::Rng;
+use attention_live::session::Gpt2Session as Session;
 use serde_json::{json, Map, Value};
 
 mod common;

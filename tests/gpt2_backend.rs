@@ -7,9 +7,9 @@
 
 use std::rc::Rc;
 
-use attention_live::gpt2::protocol::Query;
-use attention_live::gpt2::session::Session;
 use attention_live::gpu::{Gpu, Precision};
+use attention_live::session::protocol::Query;
+use attention_live::session::Gpt2Session as Session;
 use pollster::block_on;
 
 mod common;

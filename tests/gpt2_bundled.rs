@@ -3,11 +3,11 @@
 //! `Session` answers the page's questions correctly.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::gpt2::protocol::Query;
-use attention_live::gpt2::session::Session;
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions};
 use attention_live::numerics::rng::Rng;
+use attention_live::session::protocol::Query;
+use attention_live::session::Gpt2Session as Session;
 use serde_json::Value;
 
 mod common;

@@ -3,10 +3,10 @@
 
 use attention_live::demos::gpt2::status::{next, plan_load, Event, Plan, Status};
 use attention_live::demos::gpt2::{trained, Model, Params};
-use attention_live::gpt2::protocol::{Query, Reply, Request};
-use attention_live::gpt2::session::Session;
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::RunError;
+use attention_live::session::protocol::{Query, Reply, Request};
+use attention_live::session::Gpt2Session as Session;
 use attention_live::state::query::parse_query;
 use attention_live::state::{Params as _, Values};
 use attention_live::train::export::{checkpoint, Checkpoint};
@@ -238,7 +238,7 @@ fn prompts_the_model_cannot_read_are_replaced_when_it_loads() {
     assert_eq!(fit("^abcab", "^ba"), None);
     // The page learns the vocabulary with the model, and keeps it in the ready status.
     let s = session();
-    let reply = s.loaded("trained", attention_live::gpt2::protocol::Source::Cache);
+    let reply = s.loaded("trained", attention_live::session::protocol::Source::Cache);
     let wire: Reply = serde_json::from_str(&reply.encode()).unwrap();
     let ready = next(&Status::Starting, Event::Reply(&wire));
     assert!(matches!(ready, Status::Ready { char_vocab: Some(ref v), n_positions: 16, .. } if v == VOCAB), "{ready:?}");

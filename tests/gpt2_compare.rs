@@ -6,7 +6,7 @@
 use attention_live::demos;
 use attention_live::demos::gpt2::compare::{matching_token, moved_note, side_b_params, side_b_selection, side_title};
 use attention_live::demos::gpt2::{Model, ModelB, Params, DEFAULT_PROMPT, SPEC};
-use attention_live::gpt2::protocol::{Query, Token};
+use attention_live::session::protocol::{Query, Token};
 use attention_live::state::query::parse_query;
 use attention_live::state::{Params as _, Values};
 use pollster::block_on;

@@ -11,7 +11,7 @@ use attention_live::demos::gpt2::{
     clip_label, fit_selection, label_stride, next_rows, query, slider_max, Gpt2Demo, Model, Moved, Params, Prob,
 };
 use attention_live::demos::Demo;
-use attention_live::gpt2::protocol::{Candidate, Phase, Reply, Request, Source};
+use attention_live::session::protocol::{Candidate, Phase, Reply, Request, Source};
 use attention_live::state::{Params as _, Values};
 
 fn cands(list: &[(u32, f64)]) -> Vec<Candidate> {
@@ -369,7 +369,7 @@ fn a_prompt_past_the_limit_is_cut_to_its_first_characters() {
 #[test]
 fn stored_files_are_listed_as_models_with_their_sizes() {
     use attention_live::demos::gpt2::status::stored_models;
-    let hub = attention_live::gpt2::manifest::HUB_GPT2;
+    let hub = attention_live::session::manifest::HUB_GPT2;
     let files = vec![
         (format!("{hub}config.json"), 665),
         (format!("{hub}model.safetensors"), 548_105_171),

@@ -210,7 +210,7 @@ fn corrupted_files_never_panic() {
 
 #[test]
 fn downloads_are_checked_against_the_pinned_size_and_sha256() {
-    use attention_live::gpt2::manifest::{gpt2_small, sha256_hex, verify, FileCheck};
+    use attention_live::session::manifest::{gpt2_small, sha256_hex, verify, FileCheck};
     // FIPS 180-2's example: SHA-256("abc").
     assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     let want = FileCheck { size: 3, sha256: sha256_hex(b"abc") };
@@ -228,7 +228,7 @@ fn downloads_are_checked_against_the_pinned_size_and_sha256() {
 #[test]
 fn bundled_files_are_checked_against_the_hashes_the_build_recorded() {
     use attention_live::formats::bundled::{check, expected, FILES};
-    use attention_live::gpt2::manifest::{bundled, sha256_hex};
+    use attention_live::session::manifest::{bundled, sha256_hex};
     // Every file under static/models is recorded, with its size and hash as on disk.
     let mut on_disk = Vec::new();
     let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/static/models"))];
@@ -412,8 +412,8 @@ fn limits_on_tensor_count_file_size_and_parameters_have_messages() {
 
 #[test]
 fn finite_weights_that_overflow_are_a_message_not_nan_probabilities() {
-    use attention_live::gpt2::protocol::Query;
-    use attention_live::gpt2::session::Session;
+    use attention_live::session::protocol::Query;
+    use attention_live::session::Gpt2Session as Session;
     let (cfg, _) = fixture();
     // Every weight finite, but the logits x·wteᵀ pass f32's range: ∞ − ∞ in the softmax is NaN.
     let file = rewritten(|t| t[0].2.iter_mut().for_each(|v| *v = v.signum() * 3e38));

@@ -3,12 +3,12 @@
 //! and decoded as the page reads it.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-use attention_live::gpt2::protocol::{
-    Attention, AttentionLayout, Backend, BackendChoice, Phase, Query, Reply, Request, Source,
-};
-use attention_live::gpt2::session::Session;
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions};
+use attention_live::session::protocol::{
+    Attention, AttentionLayout, Backend, BackendChoice, Phase, Query, Reply, Request, Source,
+};
+use attention_live::session::Gpt2Session as Session;
 use ndarray::Array3;
 
 mod common;
@@ -213,7 +213,7 @@ fn load_numbers_cross_the_wire_and_older_messages_still_read() {
 
 #[test]
 fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
-    use attention_live::gpt2::download::*;
+    use attention_live::session::download::*;
     // The reservation is capped whatever a server declares (3.25 GB, 2^64 - 1): it fits in 32 bits.
     assert_eq!(reserve_for(Some(3_250_000_000)), MAX_RESERVE_BYTES as usize);
     assert_eq!(reserve_for(Some(u64::MAX)), MAX_RESERVE_BYTES as usize);
@@ -257,8 +257,8 @@ fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
 /// A generation stops at an end-of-text token, and its literal never reaches the prompt.
 #[test]
 fn generation_stops_at_end_of_text_without_writing_it() {
-    use attention_live::gpt2::model_session::until_end_of_text;
-    use attention_live::gpt2::protocol::Token;
+    use attention_live::session::any::until_end_of_text;
+    use attention_live::session::protocol::Token;
     let token = |id: u32, text: &str| Token { id, text: text.into() };
     assert_eq!(until_end_of_text(&token(13, "."), " a cat.".into()), (" a cat.".into(), false));
     for end in ["<|endoftext|>", "</s>", "<|eot_id|>", "<|im_end|>"] {

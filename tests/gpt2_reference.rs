@@ -146,7 +146,7 @@ fn greedy_continuation_with_the_cache_matches_generate() {
             let mut logits = common::forward(&engine, &model, &ids(&r["tokens"]), &mut cache, &opts).logits;
             let mut got = Vec::new();
             for _ in 0..want.len() {
-                let next = attention_live::gpt2::sample::argmax(logits.row(0));
+                let next = attention_live::model::sample::argmax(logits.row(0));
                 got.push(next);
                 logits = common::forward(&engine, &model, &[next], &mut cache, &opts).logits;
             }

@@ -177,7 +177,7 @@ fn refusals_name_the_problem_as_the_whole_file_path_does() {
 
 #[test]
 fn the_pinned_hash_is_checked_chunk_by_chunk() {
-    use attention_live::gpt2::manifest::{sha256_hex, verify, FileCheck, Verifier};
+    use attention_live::session::manifest::{sha256_hex, verify, FileCheck, Verifier};
     let (_, file) = fixture();
     let want = FileCheck { size: file.len() as u64, sha256: sha256_hex(&file) };
     let fed = |bytes: &[u8]| {

@@ -11,10 +11,10 @@ use std::rc::Rc;
 
 use attention_live::gpt2::engine::Engine;
 use attention_live::gpt2::gpu::GpuGpt2;
-use attention_live::gpt2::sample::argmax;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Capture, Config, ForwardOptions, Gpt2};
 use attention_live::gpu::{Counts, Gpu, Precision};
+use attention_live::model::sample::argmax;
 use pollster::block_on;
 
 fn gpu() -> Option<Rc<Gpu>> {

@@ -3,9 +3,9 @@
 //! ```text
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
-//!   -> train                        the training lab's engine (writes GPT-2 checkpoints)
-//!   -> llama, seq2seq               the models (llama runs on the backend too)
-//!   -> gpt2                         GPT-2, and the worker's protocol and sessions for either family (and training)
+//!   -> model                        what every family shares: forward options and outputs, caches, errors, limits
+//!   -> train, seq2seq, gpt2, llama  the engines, one per family, DOM-free (gpt2, llama run on the backend too)
+//!   -> session                      one session generic over the families, and the worker's protocol
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
 //!   -> exercises                    checked exercises: answer keys, checks, goals on demos
@@ -25,42 +25,50 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
         "numerics" | "formats" | "state" => &[],
         "gpu" => &["numerics", "formats"],
-        "gpt2" => &["numerics", "formats", "gpu", "train", "llama"],
-        "llama" => &["numerics", "formats", "gpu"],
-        "seq2seq" => &["numerics", "formats"],
-        "train" => &["numerics", "formats"],
-        "kit" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train"],
-        "demos" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train", "kit"],
-        "exercises" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train", "demos"],
+        "model" => &["numerics", "formats", "gpu"],
+        "train" | "seq2seq" => &["numerics", "formats"],
+        "gpt2" | "llama" => &["numerics", "formats", "gpu", "model"],
+        "session" => &["numerics", "formats", "gpu", "model", "train", "seq2seq", "gpt2", "llama"],
+        "kit" => &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session"],
+        "demos" => {
+            &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session", "kit"]
+        }
+        "exercises" => {
+            &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session", "demos"]
+        }
         "chapters" => &["numerics", "formats", "state", "demos", "exercises"],
         "ui" => &[
             "numerics",
             "formats",
             "state",
             "gpu",
+            "model",
             "gpt2",
             "llama",
             "seq2seq",
             "train",
+            "session",
             "kit",
             "demos",
             "exercises",
             "chapters",
         ],
-        "worker" => &["numerics", "formats", "state", "gpu", "gpt2", "llama", "seq2seq", "train"],
+        "worker" => &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session"],
         _ => return None,
     })
 }
 
-const MODULES: [&str; 14] = [
+const MODULES: [&str; 16] = [
     "numerics",
     "formats",
     "state",
     "gpu",
+    "model",
     "gpt2",
     "llama",
     "seq2seq",
     "train",
+    "session",
     "kit",
     "demos",
     "exercises",

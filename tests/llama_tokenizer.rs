@@ -7,8 +7,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use attention_live::gpt2::llama_session::LlamaSession;
 use attention_live::llama::tokenizer::{Piece, Template, Tokenizer, TokenizerError, MAX_PADDING};
+use attention_live::session::LlamaSession;
 use serde_json::{json, Value};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/llama/tokenizer");

@@ -3,10 +3,10 @@
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::linformer::{analyze, text_for};
-use attention_live::gpt2::session::Session;
 use attention_live::gpt2::{Capture, ForwardOptions};
 use attention_live::numerics::low_rank::{linformer, output_errors, segment_means, svd, truncation_errors};
 use attention_live::numerics::rng::normal_matrix;
+use attention_live::session::Gpt2Session as Session;
 use ndarray::{arr2, Array2};
 
 mod common;

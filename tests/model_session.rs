@@ -1,4 +1,4 @@
-//! A session of either family (`gpt2::model_session`): a Llama-family checkpoint answers the
+//! A session of either family (`session::ModelSession`): a Llama-family checkpoint answers the
 //! page's questions with what its engine computes (tokens, attention per query head, next-token
 //! probabilities, knock-outs, generation with the KV cache), in the replies GPT-2's session
 //! sends; the family comes from config.json, and what cannot load is refused with a message.
@@ -6,10 +6,10 @@
 
 use std::rc::Rc;
 
-use attention_live::gpt2::model_session::{family, ModelSession};
-use attention_live::gpt2::protocol::{Family, Query, Reply, Source};
-use attention_live::gpu::Gpu;
+use attention_live::llama::gpu::GpuLlama;
 use attention_live::llama::{Capture, ForwardOptions, Llama, Tokenizer};
+use attention_live::session::any::{family, ModelSession};
+use attention_live::session::protocol::{Family, Query, Reply, Source};
 use pollster::block_on;
 
 mod common;
@@ -166,10 +166,7 @@ fn what_cannot_load_is_refused_with_a_message() {
 
 #[test]
 fn a_llama_session_on_the_gpu_answers_as_on_the_cpu() {
-    let gpu = match block_on(Gpu::new()) {
-        Ok(g) => Rc::new(g),
-        Err(e) => return eprintln!("GPU run skipped: no adapter ({e})"),
-    };
+    let Some(gpu) = common::gpu().map(Rc::new) else { return };
     let (cpu, on_gpu) = (llama("gqa"), llama("gqa"));
     block_on(on_gpu.attach_gpu_with(gpu, false)).expect("the self-test passes");
     assert_eq!(on_gpu.backend(), "webgpu");
@@ -196,8 +193,8 @@ mod menu {
     use attention_live::demos::gpt2::status::{next, plan_load, shape_line, Event, Plan, Status};
     use attention_live::demos::gpt2::SPEC;
     use attention_live::demos::gpt2::{model_base, Model, Params};
-    use attention_live::gpt2::manifest::{smollm2_135m, HUB_SMOLLM2, SMOLLM2_PINS};
-    use attention_live::gpt2::protocol::{Family, Request, Source};
+    use attention_live::session::manifest::{smollm2_135m, HUB_SMOLLM2, SMOLLM2_PINS};
+    use attention_live::session::protocol::{Family, Request, Source};
     use attention_live::state::query::parse_query;
     use attention_live::state::{Params as _, Values};
 
@@ -214,7 +211,7 @@ mod menu {
         assert_eq!(model_base("smollm2", ""), Some(HUB_SMOLLM2.to_string()));
         assert_eq!(model_base("smollm2", "http://127.0.0.1:8000/m"), Some("http://127.0.0.1:8000/m/".into()));
         assert_eq!(model_base("stories-llama", ""), Some("/models/stories-llama/".into()));
-        assert_eq!(model_base("gpt2", ""), Some(attention_live::gpt2::manifest::HUB_GPT2.to_string()));
+        assert_eq!(model_base("gpt2", ""), Some(attention_live::session::manifest::HUB_GPT2.to_string()));
         assert_eq!(model_base("stories", ""), Some("/models/stories/".into()));
         // A link's values: the new keys parse, and an old link's model is what it was.
         assert_eq!(from_link("gpt2.model=smollm2").model, Model::Smollm2);
@@ -253,7 +250,7 @@ mod menu {
         let s = super::ModelSession::new(&cfg, &bytes, Some(&super::tokenizer300())).unwrap();
         let loading = Status::Loading {
             name: "url".into(),
-            phase: attention_live::gpt2::protocol::Phase::Parse,
+            phase: attention_live::session::protocol::Phase::Parse,
             loaded: 0,
             total: None,
             rate: None,
@@ -267,26 +264,34 @@ mod menu {
 }
 
 #[test]
-fn the_thumbnails_of_a_long_prompt_are_the_captured_weights_pooled() {
-    use attention_live::gpt2::llama_session::LlamaSession;
+fn the_thumbnails_of_a_long_prompt_are_the_captured_weights_pooled_on_either_backend() {
     use attention_live::numerics::attention::max_pool_into;
+    use attention_live::session::LlamaSession;
     let (cfg, bytes) = fixture("gqa");
     let s = LlamaSession::new(&cfg, &bytes, &tokenizer300()).unwrap();
     let ids: Vec<u32> = (0..40u32).map(|i| (i * 37 + 5) % 300).collect();
-    let opts = ForwardOptions { capture: Capture::All, hidden_states: true, ..Default::default() };
+    let opts = ForwardOptions { capture: Capture::All, ..Default::default() };
     let out = s.model.forward(&ids, &mut s.model.new_cache(), &opts).unwrap();
+    let gpu = common::gpu().map(|g| block_on(GpuLlama::upload(Rc::new(g), &s.model)).expect("the upload"));
     for n in [16, 64] {
-        let thumbs = s.thumbnails(&out.hidden_states, n);
-        assert_eq!(thumbs.len(), 2);
-        for (l, th) in thumbs.iter().enumerate() {
-            let side = 40.min(n);
-            assert_eq!(th.dim(), (6, side, side));
-            let full = out.attentions[l].as_ref().unwrap();
-            for h in 0..6 {
-                let mut want = ndarray::Array2::<f32>::zeros((side, side));
-                max_pool_into(full.index_axis(ndarray::Axis(0), h), want.view_mut());
-                let diff = (&th.index_axis(ndarray::Axis(0), h) - &want).iter().fold(0f32, |m, d| m.max(d.abs()));
-                assert!(diff < 1e-5, "layer {l} head {h} at {n}: {diff}");
+        let opts = ForwardOptions { thumbnails: Some(n), ..Default::default() };
+        let mut runs = vec![("cpu", s.model.forward(&ids, &mut s.model.new_cache(), &opts).unwrap().thumbnails)];
+        if let Some(g) = &gpu {
+            runs.push(("gpu", block_on(g.forward(&ids, &mut g.new_cache(ids.len()), &opts)).unwrap().thumbnails));
+        }
+        for (backend, thumbs) in runs {
+            assert_eq!(thumbs.len(), 2);
+            for (l, th) in thumbs.iter().enumerate() {
+                let side = 40.min(n);
+                assert_eq!(th.dim(), (6, side, side));
+                let full = out.attentions[l].as_ref().unwrap();
+                for h in 0..6 {
+                    let mut want = ndarray::Array2::<f32>::zeros((side, side));
+                    max_pool_into(full.index_axis(ndarray::Axis(0), h), want.view_mut());
+                    let th = th.index_axis(ndarray::Axis(0), h);
+                    let diff = (&th - &want).iter().fold(0f32, |m, d| m.max(d.abs()));
+                    assert!(diff < 1e-5, "{backend}: layer {l} head {h} at {n}: {diff}");
+                }
             }
         }
     }

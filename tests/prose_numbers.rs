@@ -60,12 +60,12 @@ fn attention_costs_quoted_in_efficient() {
     says(&text, "with a few hundred bytes of state per query");
 }
 
-fn stories_and_induction() -> Vec<(&'static str, attention_live::gpt2::session::Session)> {
+fn stories_and_induction() -> Vec<(&'static str, attention_live::session::Gpt2Session)> {
     ["stories", "induction"]
         .into_iter()
         .map(|m| {
             let (cfg, bytes) = common::checkpoint(&format!("static/models/{m}"));
-            (m, attention_live::gpt2::session::Session::new(&cfg, &bytes).unwrap())
+            (m, attention_live::session::Gpt2Session::new(&cfg, &bytes).unwrap())
         })
         .collect()
 }
@@ -337,7 +337,7 @@ fn smollm2s_cache_quoted_in_efficient() {
 /// home page says they are a download.
 #[test]
 fn the_home_page_says_gpt2_small_is_a_548_mb_download() {
-    let size = attention_live::gpt2::manifest::gpt2_small().model.size;
+    let size = attention_live::session::manifest::gpt2_small().model.size;
     let mb = format!("{} MB", (size as f64 / 1e6).round());
     assert_eq!(mb, "548 MB");
     says(&chapter("home"), &format!("GPT-2 small itself, a {mb} download that needs the network the first time"));

@@ -24,7 +24,7 @@ fn num(v: &serde_json::Value) -> f64 {
 mod rope_model {
     use super::*;
     use attention_live::demos::rope_model::{analyze, prompt, Model, Params, RopeModelDemo};
-    use attention_live::gpt2::protocol::{HeadQkv, Token};
+    use attention_live::session::protocol::{HeadQkv, Token};
 
     fn scores(model: Model, layer: usize) -> serde_json::Value {
         let mut p = Params::defaults();
@@ -132,7 +132,7 @@ mod kv_cache {
     #[test]
     fn the_readout_says_when_the_formula_fails() {
         use attention_live::demos::kv_cache::measured as m;
-        use attention_live::gpt2::protocol::CacheInfo;
+        use attention_live::session::protocol::CacheInfo;
         let c = CacheInfo { layers: 4, kv_heads: 2, head_size: 32, positions: 37, bytes_per_value: 4, bytes: 75_776 };
         let good = measured_text(&m(RealModel::StoriesLlama, 4, &c), "the model");
         assert!(good.contains("exactly the formula") && good.contains("151,552 bytes: 2× more"), "{good}");

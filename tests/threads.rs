@@ -98,7 +98,7 @@ fn map_keeps_the_order() {
 fn gpt2_gives_the_same_outputs_on_two_threads() {
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
-    use attention_live::numerics::kv_cache::Capture;
+    use attention_live::model::Capture;
     two_threads();
     let json = r#"{"model_type":"gpt2","vocab_size":1000,"n_positions":128,"n_embd":256,"n_layer":2,"n_head":4}"#;
     let config = Config::from_json(json).unwrap();

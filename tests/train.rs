@@ -292,10 +292,8 @@ fn the_exported_checkpoint_loads_in_the_books_gpt2_and_gives_the_same_attention(
     let gpt2 = attention_live::gpt2::model::Gpt2::load(&ck.config_json, &ck.safetensors).unwrap();
     let probe = t.probe().to_vec();
     let ours = t.model().attention_on(&probe).unwrap();
-    let opts = attention_live::gpt2::model::ForwardOptions {
-        capture: attention_live::gpt2::model::Capture::All,
-        ..Default::default()
-    };
+    let opts =
+        attention_live::model::ForwardOptions { capture: attention_live::model::Capture::All, ..Default::default() };
     let out = gpt2.forward(&probe, &mut gpt2.new_cache(), &opts).unwrap();
     let theirs: Vec<f32> = out.attentions.iter().flat_map(|a| a.as_ref().unwrap().iter().copied()).collect();
     assert_eq!(ours.len(), theirs.len());
@@ -309,7 +307,7 @@ fn the_exported_checkpoint_loads_in_the_books_gpt2_and_gives_the_same_attention(
 #[test]
 fn the_pages_record_keeps_its_runs_replies_in_order_and_finds_the_step_shown() {
     use attention_live::demos::train_lab::run::{MainAction, Phase, RunLog};
-    use attention_live::gpt2::protocol::{Reply, TrainStop};
+    use attention_live::session::protocol::{Reply, TrainStop};
     use attention_live::train::{HeadSnapshot, StepStats};
     let cfg = TrainConfig { steps: 50, ..TrainConfig::default() };
     let mut log = RunLog::default();

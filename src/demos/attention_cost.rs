@@ -121,7 +121,7 @@ mod view {
     use web_sys::HtmlCanvasElement;
 
     use super::{lengths, AttentionCostDemo, Cost, Costs, Demo, Params};
-    use crate::gpt2::protocol::{Reply, Request};
+    use crate::session::protocol::{Reply, Request};
     use crate::gpu::bench::AttentionRow;
     use crate::kit::plot::{area, err, fit_canvas, legend_band, Mark};
     use crate::kit::theme::Palette;

@@ -9,7 +9,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::gpt2::protocol::{Analysis, Attention, Query};
+use crate::session::protocol::{Analysis, Attention, Query};
 
 crate::options! {
     /// The bundled models (the URL value is the model's folder under `/models/`), and SmolLM2-135M from
@@ -210,7 +210,7 @@ mod view {
     use leptos::prelude::*;
 
     use super::{prompt, query, reach, Params, Reach};
-    use crate::gpt2::protocol::Request;
+    use crate::session::protocol::Request;
     use crate::kit::plot::lines::{draw_lines, Curve, Lines};
     use crate::kit::probe::probe;
     use crate::kit::worker::Event;

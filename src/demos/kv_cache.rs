@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::gpt2::protocol::{CacheInfo, Query};
+use crate::session::protocol::{CacheInfo, Query};
 use crate::numerics::kv_cache::{KvShape, MODELS};
 
 crate::options! {
@@ -214,7 +214,7 @@ mod view {
     use leptos::prelude::*;
 
     use super::{measured, measured_text, query, shape, variants, Params};
-    use crate::gpt2::protocol::Request;
+    use crate::session::protocol::{Analysis, Request};
     use crate::kit::plot::bars::{draw_bars, Bars};
     use crate::kit::probe::probe;
     use crate::kit::worker::Event;
@@ -233,7 +233,7 @@ mod view {
             _ => None,
         });
         let out = Memo::new(move |_| {
-            let first = |a: &Option<Vec<crate::gpt2::protocol::Analysis>>| a.as_ref().and_then(|v| v.first().cloned());
+            let first = |a: &Option<Vec<Analysis>>| a.as_ref().and_then(|v| v.first().cloned());
             probe.answers.with(first).map(|a| measured(model.get(), a.n_head, &a.cache))
         });
         // "Download data" adds the measurement.

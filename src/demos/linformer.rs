@@ -7,9 +7,9 @@ use ndarray::Array2;
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::gpt2::protocol::HeadQkv;
+use crate::session::protocol::HeadQkv;
 #[cfg(not(target_arch = "wasm32"))]
-use crate::gpt2::session::Session;
+use crate::session::Gpt2Session as Session;
 use crate::numerics::attention::{attention, causal_mask, MaskFill};
 use crate::numerics::low_rank::{linformer_errors, output_errors, svd, truncation_errors, Svd};
 
@@ -189,7 +189,7 @@ mod view {
     use web_sys::HtmlCanvasElement;
 
     use super::{analyze, text_for, LowRank, Params};
-    use crate::gpt2::protocol::{HeadQkv, Reply, Request};
+    use crate::session::protocol::{HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::{area, err, fit_canvas, legend_band, style_mesh, Mark};
     use crate::kit::probe::{probe, Probe};

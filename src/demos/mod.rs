@@ -300,18 +300,18 @@ pub fn find(id: &str) -> Option<&'static DemoSpec> {
 /// (`tokenizer.json` beside a Llama-family model): what a demo's `load` runs natively where the
 /// page asks the worker.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::gpt2::model_session::ModelSession, String> {
+pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::session::any::ModelSession, String> {
     let dir = format!("models/{name}");
     let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
     let llama =
-        crate::gpt2::model_session::family(&config).map_err(|e| e.to_string())? == crate::gpt2::protocol::Family::Llama;
+        crate::session::any::family(&config).map_err(|e| e.to_string())? == crate::session::protocol::Family::Llama;
     let tokenizer = if llama {
         Some(String::from_utf8(read(&format!("{dir}/tokenizer.json"))?).map_err(|e| e.to_string())?)
     } else {
         None
     };
     let weights = read(&format!("{dir}/model.safetensors"))?;
-    crate::gpt2::model_session::ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())
+    crate::session::any::ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())
 }
 
 /// The value of a future that needs no waiting: a session on the CPU computes in its first poll
@@ -333,9 +333,9 @@ pub fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
 pub fn ask_model(
     key: &str,
     label: &str,
-    requests: Vec<crate::gpt2::protocol::Request>,
+    requests: Vec<crate::session::protocol::Request>,
 ) -> Option<crate::kit::probe::Ask> {
-    use crate::gpt2::manifest;
+    use crate::session::manifest;
     let base = gpt2::model_base(key, "")?;
     let hub = key == "smollm2";
     Some(crate::kit::probe::Ask {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::gpt2::protocol::HeadQkv;
+use crate::session::protocol::HeadQkv;
 
 crate::options! {
     /// The bundled models (the URL value is the model's folder under `/models/`).
@@ -208,7 +208,7 @@ mod view {
     use leptos::prelude::*;
 
     use super::{analyze, prompt, Params, Scores};
-    use crate::gpt2::protocol::{HeadQkv, Reply, Request};
+    use crate::session::protocol::{HeadQkv, Reply, Request};
     use crate::kit::plot::heatmap::{draw_heatmap, HeatmapSpec};
     use crate::kit::plot::lines::{draw_lines, Curve, Lines};
     use crate::kit::plot::{area, fit_canvas};

@@ -12,7 +12,7 @@ use crate::demos::temperature::{Params as TemperatureParams, TemperatureDemo};
 use crate::demos::two_heads::{Params as TwoHeadsParams, TwoHeadsDemo, TOKENS};
 use crate::demos::Demo;
 use crate::formats::echo::echo;
-use crate::gpt2::sample::{distribution, Sampling};
+use crate::model::sample::{distribution, Sampling};
 use crate::numerics::attention::attention_flops_per_head;
 use crate::numerics::block::{gelu, layer_norm};
 use crate::numerics::kv_cache::{Model, MODELS};

@@ -3,32 +3,10 @@
 use serde_json::Value;
 
 use super::LoadError;
+use crate::model::limits::{check_params, check_sizes, MAX_FFN, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH};
 
-/// The largest sizes a config may give, far past any GPT-2 (XL: 48 layers of width 1,600 with
-/// 25 heads, 1,024 positions, 50,257 tokens) and small enough that every product of them
-/// (`4 · n_embd`, the parameter count) fits in a u64, and each dimension in a 32-bit usize.
-pub const MAX_LAYERS: usize = 1 << 10;
-pub const MAX_EMBD: usize = 1 << 16;
-pub const MAX_INNER: usize = 1 << 18;
-pub const MAX_HEADS: usize = 1 << 10;
+/// The window's limit: the rows of the table of learned positions (GPT-2 has 1,024).
 pub const MAX_POSITIONS: usize = 1 << 16;
-pub const MAX_VOCAB: usize = 1 << 20;
-/// The most parameters a model may have. In the browser's 32-bit build the f32 weights and the
-/// file share 4 GiB of memory: 2²⁹ (2 GiB of weights: GPT-2 medium, 355M, fits; large, 774M,
-/// is refused with this message rather than failing an allocation); natively 2³⁴.
-pub const MAX_PARAMS: u64 = if cfg!(target_pointer_width = "32") { 1 << 29 } else { 1 << 34 };
-
-/// The limit of a size field of `config.json`.
-fn limit(key: &str) -> usize {
-    match key {
-        "n_layer" => MAX_LAYERS,
-        "n_embd" => MAX_EMBD,
-        "n_inner" => MAX_INNER,
-        "n_head" => MAX_HEADS,
-        "vocab_size" => MAX_VOCAB,
-        _ => MAX_POSITIONS, // n_positions, n_ctx
-    }
-}
 
 /// The shape of a GPT-2 model. Field names follow `GPT2Config`.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,8 +79,7 @@ impl Config {
         };
         // A size: a whole number from 1 to its limit (sizes past the limits are refused here,
         // before anything is allocated from them or multiplied by them).
-        let size = |key: &str| -> Result<Option<usize>, LoadError> {
-            let max = limit(key);
+        let size = |key: &str, max: usize| -> Result<Option<usize>, LoadError> {
             match raw.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(v) => match v.as_u64() {
@@ -146,14 +123,14 @@ impl Config {
             })? as f32,
         };
         let need = |v: Option<usize>, name: &str| v.ok_or_else(|| LoadError::Config(format!("`{name}` is missing")));
-        let n_embd = need(size("n_embd")?, "n_embd")?;
+        let n_embd = need(size("n_embd", MAX_WIDTH)?, "n_embd")?;
         let cfg = Config {
-            vocab_size: need(size("vocab_size")?, "vocab_size")?,
-            n_positions: need(size("n_positions")?.or(size("n_ctx")?), "n_positions")?,
+            vocab_size: need(size("vocab_size", MAX_VOCAB)?, "vocab_size")?,
+            n_positions: need(size("n_positions", MAX_POSITIONS)?.or(size("n_ctx", MAX_POSITIONS)?), "n_positions")?,
             n_embd,
-            n_layer: need(size("n_layer")?, "n_layer")?,
-            n_head: need(size("n_head")?, "n_head")?,
-            n_inner: size("n_inner")?.unwrap_or(4 * n_embd), // n_embd ≤ MAX_EMBD: no overflow
+            n_layer: need(size("n_layer", MAX_LAYERS)?, "n_layer")?,
+            n_head: need(size("n_head", MAX_HEADS)?, "n_head")?,
+            n_inner: size("n_inner", MAX_FFN)?.unwrap_or(4 * n_embd), // n_embd ≤ MAX_WIDTH: no overflow
             layer_norm_epsilon,
             char_vocab,
         };
@@ -163,31 +140,15 @@ impl Config {
 
     /// Checks the numbers are consistent with each other.
     pub fn validate(&self) -> Result<(), LoadError> {
-        let positive = [
-            ("vocab_size", self.vocab_size),
-            ("n_positions", self.n_positions),
-            ("n_embd", self.n_embd),
-            ("n_layer", self.n_layer),
-            ("n_head", self.n_head),
-            ("n_inner", self.n_inner),
-        ];
-        for (name, v) in positive {
-            if v == 0 {
-                return Err(LoadError::Config(format!("`{name}` must be positive")));
-            }
-            if v > limit(name) {
-                return Err(LoadError::Config(format!("`{name}` = {v} is past the limit: at most {}", limit(name))));
-            }
-        }
-        match self.param_count() {
-            Some(n) if n <= MAX_PARAMS => {}
-            n => {
-                return Err(LoadError::Config(format!(
-                    "these sizes make a model of {} parameters; this build runs at most {MAX_PARAMS}",
-                    n.map_or("more than 2^64".to_string(), |n| n.to_string())
-                )))
-            }
-        }
+        check_sizes(&[
+            ("vocab_size", self.vocab_size, MAX_VOCAB),
+            ("n_positions", self.n_positions, MAX_POSITIONS),
+            ("n_embd", self.n_embd, MAX_WIDTH),
+            ("n_layer", self.n_layer, MAX_LAYERS),
+            ("n_head", self.n_head, MAX_HEADS),
+            ("n_inner", self.n_inner, MAX_FFN),
+        ])?;
+        check_params(self.param_count())?;
         if !self.n_embd.is_multiple_of(self.n_head) {
             return Err(LoadError::Config(format!(
                 "n_embd = {} is not divisible by n_head = {}",

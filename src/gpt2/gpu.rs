@@ -6,14 +6,13 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use ndarray::{Array2, Array3};
-
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
-pub use crate::gpu::engine::GpuKvCache;
 use crate::gpu::head_size;
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
+pub use crate::model::engine::GpuKvCache;
+use crate::model::readout::{Offsets, Sizes};
 
 struct GpuLinear {
     weight: Weight,
@@ -238,11 +237,7 @@ impl GpuGpt2 {
         let (readback, at) = gpu
             .checked(|| {
                 if self.fault.take() {
-                    let bad = wgpu::ShaderModuleDescriptor {
-                        label: Some("injected fault"),
-                        source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
-                    };
-                    let _ = gpu.device.create_shader_module(bad);
+                    gpu.record_fault();
                 }
                 let mut b = Batch::new(gpu);
                 let mut at = Offsets::default();
@@ -336,29 +331,8 @@ impl GpuGpt2 {
             Some(r) => r.values(gpu).await?,
             None => Vec::new(),
         };
-        let slice = |from: usize, len: usize| {
-            all.get(from..from + len).map(<[f32]>::to_vec).ok_or_else(|| GpuError::Failed("a short readback".into()))
-        };
-        let v = cfg.vocab_size;
-        let logits = Array2::from_shape_vec((logit_rows, v), slice(at.logits, logit_rows * v)?).map_err(shape_err)?;
-        let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.n_layer).map(|_| None).collect();
-        for (l, from) in at.captured {
-            let w = slice(from, n_head * t * s_len)?;
-            attentions[l] = Some(Array3::from_shape_vec((n_head, t, s_len), w).map_err(shape_err)?);
-        }
-        let mut thumbnails = Vec::new();
-        if let (Some(from), Some((r, k))) = (at.thumbnails, thumbs) {
-            for l in 0..cfg.n_layer {
-                let n = n_head * r * k;
-                thumbnails.push(Array3::from_shape_vec((n_head, r, k), slice(from + l * n, n)?).map_err(shape_err)?);
-            }
-        }
-        let hidden_states = at
-            .hidden
-            .iter()
-            .map(|&from| Array2::from_shape_vec((t, c), slice(from, t * c)?).map_err(shape_err))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
+        let (layers, vocab) = (cfg.n_layer, cfg.vocab_size);
+        at.unpack(&all, Sizes { layers, heads: n_head, t, s: s_len, width: c, vocab, logit_rows, thumbs })
     }
 
     /// y ← layer_norm(x[row0 .. row0 + rows]): (rows, C).
@@ -415,20 +389,4 @@ impl GpuGpt2 {
     ) {
         kernels::linear_with(b, x, &lin.weight, &lin.bias, y, rows, lin.n_in, lin.n_out, epilogue);
     }
-}
-
-/// Where each result starts in a forward pass's readback (in f32).
-#[derive(Default)]
-struct Offsets {
-    logits: usize,
-    /// (layer, offset) of each captured layer's (H, T, S) weights.
-    captured: Vec<(usize, usize)>,
-    /// Every layer's thumbnails, one after the other.
-    thumbnails: Option<usize>,
-    /// The residual stream after the embeddings and after each block, (T, C) each.
-    hidden: Vec<usize>,
-}
-
-fn shape_err(e: ndarray::ShapeError) -> GpuError {
-    GpuError::Failed(format!("read back the wrong size: {e}"))
 }

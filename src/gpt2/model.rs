@@ -15,37 +15,12 @@ use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logit
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
 use crate::formats::safetensors::SafeTensors;
-pub use crate::numerics::kv_cache::{Capture, KvCache};
+use crate::model::{ForwardOptions, ForwardOutput, KvCache};
 use crate::numerics::par;
 
 pub struct Gpt2 {
     pub config: Config,
     pub weights: Weights,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ForwardOptions {
-    pub capture: Capture,
-    /// (layer, head) pairs whose output is zeroed before `c_proj` (the head is "knocked out").
-    pub ablate: Vec<(usize, usize)>,
-    /// Logits for every new token instead of only the last.
-    pub all_logits: bool,
-    /// Keep the residual stream after the embeddings and after each block.
-    pub hidden_states: bool,
-    /// Also keep every layer's weights shrunk to at most n × n per head (each cell the largest
-    /// weight of its block): a model view of long prompts without storing every T × T matrix.
-    pub thumbnails: Option<usize>,
-}
-
-pub struct ForwardOutput {
-    /// (T, vocab), or (1, vocab) for the last token only.
-    pub logits: Array2<f32>,
-    /// Per layer, when captured: (heads, T, S) with S = all positions so far.
-    pub attentions: Vec<Option<Array3<f32>>>,
-    /// [embeddings, block 0 output, …, block L−1 output], each (T, C), when asked for.
-    pub hidden_states: Vec<Array2<f32>>,
-    /// Per layer, when asked for: (heads, rows, cols), max-pooled from (T, S).
-    pub thumbnails: Vec<Array3<f32>>,
 }
 
 impl Gpt2 {
@@ -182,7 +157,7 @@ impl Gpt2 {
         let mut out = Vec::with_capacity(steps);
         let mut logits = self.forward(prompt, &mut cache, &opts)?.logits;
         for step in 0..steps {
-            let next = super::sample::argmax(logits.row(0));
+            let next = crate::model::sample::argmax(logits.row(0));
             out.push(next);
             if step + 1 < steps {
                 logits = self.forward(&[next], &mut cache, &opts)?.logits;

@@ -12,7 +12,6 @@
 
 pub mod bench;
 mod counts;
-pub mod engine;
 pub mod kernels;
 
 use std::sync::{Arc, Mutex};
@@ -291,6 +290,17 @@ impl Gpu {
     pub fn poll(&self) {
         #[cfg(not(target_arch = "wasm32"))]
         let _ = self.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None });
+    }
+
+    /// Records a shader that does not compile: the batch being recorded fails with a real
+    /// validation error (`checked` reports it), as a broken driver would. The models'
+    /// `fail_next` uses it to show the fallback to the CPU.
+    pub fn record_fault(&self) {
+        let bad = wgpu::ShaderModuleDescriptor {
+            label: Some("injected fault"),
+            source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
+        };
+        let _ = self.device.create_shader_module(bad);
     }
 
     /// Runs `f` inside validation and out-of-memory error scopes: any error the device reports

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 
 use leptos::prelude::*;
 
-use crate::gpt2::manifest::Manifest;
-use crate::gpt2::protocol::{BackendChoice, Reply, Request};
 use crate::kit::worker::{ComputeWorker, Event};
 use crate::kit::DemoCtx;
+use crate::session::manifest::Manifest;
+use crate::session::protocol::{BackendChoice, Reply, Request};
 
 /// Which model to load and what to ask it.
 #[derive(Debug, Clone, PartialEq)]

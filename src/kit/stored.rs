@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, Cache, Response};
 
-use crate::gpt2::manifest::MODEL_CACHE;
+use crate::session::manifest::MODEL_CACHE;
 
 const UNAVAILABLE: &str = "this browser does not let this page use Cache Storage (as in some private windows)";
 

@@ -19,7 +19,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
 use super::browser::now_ms;
-use crate::gpt2::protocol::{Analysis, Attention, Phase, Reply, Request};
+use crate::session::protocol::{Analysis, Attention, Phase, Reply, Request};
 use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).

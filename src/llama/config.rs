@@ -8,38 +8,16 @@
 use serde_json::{Map, Value};
 
 use crate::formats::LoadError;
+use crate::model::limits::{
+    check_params, check_sizes, MAX_FFN, MAX_HEADS, MAX_HEAD_DIM, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH,
+};
 
-/// The largest sizes a config may give: far past SmolLM2-135M (30 layers of width 576, 9 heads,
-/// 3 KV heads of 64, MLP 1,536, 49,152 tokens, 8,192 positions) and Llama 3 8B (width 4,096,
-/// MLP 14,336, 128,256 tokens), and small enough that every product of them fits in a u64 and
-/// each dimension in a 32-bit usize.
-pub const MAX_LAYERS: usize = 1 << 10;
-pub const MAX_HIDDEN: usize = 1 << 16;
-pub const MAX_INTERMEDIATE: usize = 1 << 18;
-pub const MAX_HEADS: usize = 1 << 10;
-pub const MAX_HEAD_DIM: usize = 1 << 12;
-/// RoPE has no table of positions, so the window is only a number; Llama 3.1 gives 131,072.
+/// The window's limit: RoPE has no table of positions, so the window is only a number; Llama 3.1
+/// gives 131,072.
 pub const MAX_POSITIONS: usize = 1 << 20;
-pub const MAX_VOCAB: usize = 1 << 20;
-/// The most parameters a model may have: as GPT-2's (`gpt2::config::MAX_PARAMS`), 2²⁹ in the
-/// browser's 32-bit build (2 GiB of f32 weights), 2³⁴ natively.
-pub const MAX_PARAMS: u64 = if cfg!(target_pointer_width = "32") { 1 << 29 } else { 1 << 34 };
 
 /// The model types this engine runs.
 pub const SUPPORTED: &str = "\"llama\"";
-
-/// The limit of a size field of `config.json`.
-fn limit(key: &str) -> usize {
-    match key {
-        "num_hidden_layers" => MAX_LAYERS,
-        "hidden_size" => MAX_HIDDEN,
-        "intermediate_size" => MAX_INTERMEDIATE,
-        "num_attention_heads" | "num_key_value_heads" => MAX_HEADS,
-        "head_dim" => MAX_HEAD_DIM,
-        "vocab_size" => MAX_VOCAB,
-        _ => MAX_POSITIONS, // max_position_embeddings
-    }
-}
 
 /// The shape of a Llama-family model. Field names follow `LlamaConfig`.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,9 +128,9 @@ impl Config {
             }
         }
         let rope_theta = rope_theta(&raw, &r)?;
-        let need = |key: &str| r.size(key)?.ok_or_else(|| LoadError::Config(format!("`{key}` is missing")));
-        let (hidden_size, heads) = (need("hidden_size")?, need("num_attention_heads")?);
-        let head_dim = match r.size("head_dim")? {
+        let need = |key: &str, max| r.size(key, max)?.ok_or_else(|| LoadError::Config(format!("`{key}` is missing")));
+        let (hidden_size, heads) = (need("hidden_size", MAX_WIDTH)?, need("num_attention_heads", MAX_HEADS)?);
+        let head_dim = match r.size("head_dim", MAX_HEAD_DIM)? {
             Some(d) => d,
             None if hidden_size.is_multiple_of(heads) => hidden_size / heads,
             None => {
@@ -163,17 +141,17 @@ impl Config {
             }
         };
         let cfg = Config {
-            vocab_size: need("vocab_size")?,
+            vocab_size: need("vocab_size", MAX_VOCAB)?,
             hidden_size,
-            intermediate_size: need("intermediate_size")?,
-            num_hidden_layers: need("num_hidden_layers")?,
+            intermediate_size: need("intermediate_size", MAX_FFN)?,
+            num_hidden_layers: need("num_hidden_layers", MAX_LAYERS)?,
             num_attention_heads: heads,
-            num_key_value_heads: r.size("num_key_value_heads")?.unwrap_or(heads),
+            num_key_value_heads: r.size("num_key_value_heads", MAX_HEADS)?.unwrap_or(heads),
             head_dim,
             rope_theta,
             rms_norm_eps: r.number("rms_norm_eps")?.unwrap_or(1e-6) as f32,
             tie_word_embeddings: r.flag("tie_word_embeddings")?.unwrap_or(false),
-            max_position_embeddings: r.size("max_position_embeddings")?.unwrap_or(2048),
+            max_position_embeddings: r.size("max_position_embeddings", MAX_POSITIONS)?.unwrap_or(2048),
         };
         cfg.validate()?;
         Ok(cfg)
@@ -181,24 +159,16 @@ impl Config {
 
     /// Checks the numbers are consistent with each other and within the limits.
     pub fn validate(&self) -> Result<(), LoadError> {
-        let sizes = [
-            ("vocab_size", self.vocab_size),
-            ("hidden_size", self.hidden_size),
-            ("intermediate_size", self.intermediate_size),
-            ("num_hidden_layers", self.num_hidden_layers),
-            ("num_attention_heads", self.num_attention_heads),
-            ("num_key_value_heads", self.num_key_value_heads),
-            ("head_dim", self.head_dim),
-            ("max_position_embeddings", self.max_position_embeddings),
-        ];
-        for (name, v) in sizes {
-            if v == 0 {
-                return Err(LoadError::Config(format!("`{name}` must be positive")));
-            }
-            if v > limit(name) {
-                return Err(LoadError::Config(format!("`{name}` = {v} is past the limit: at most {}", limit(name))));
-            }
-        }
+        check_sizes(&[
+            ("vocab_size", self.vocab_size, MAX_VOCAB),
+            ("hidden_size", self.hidden_size, MAX_WIDTH),
+            ("intermediate_size", self.intermediate_size, MAX_FFN),
+            ("num_hidden_layers", self.num_hidden_layers, MAX_LAYERS),
+            ("num_attention_heads", self.num_attention_heads, MAX_HEADS),
+            ("num_key_value_heads", self.num_key_value_heads, MAX_HEADS),
+            ("head_dim", self.head_dim, MAX_HEAD_DIM),
+            ("max_position_embeddings", self.max_position_embeddings, MAX_POSITIONS),
+        ])?;
         let (h, kv) = (self.num_attention_heads, self.num_key_value_heads);
         if !h.is_multiple_of(kv) {
             return Err(LoadError::Config(format!(
@@ -210,15 +180,7 @@ impl Config {
         if !self.head_dim.is_multiple_of(2) {
             return Err(LoadError::Config(format!("head_dim = {} must be even for RoPE", self.head_dim)));
         }
-        match self.param_count() {
-            Some(n) if n <= MAX_PARAMS => {}
-            n => {
-                return Err(LoadError::Config(format!(
-                    "these sizes make a model of {} parameters; this build runs at most {MAX_PARAMS}",
-                    n.map_or("more than 2^64".to_string(), |n| n.to_string())
-                )))
-            }
-        }
+        check_params(self.param_count())?;
         if !(self.rms_norm_eps > 0.0 && self.rms_norm_eps.is_finite()) {
             return Err(LoadError::Config("`rms_norm_eps` must be a small positive number".into()));
         }
@@ -286,8 +248,7 @@ impl Fields<'_> {
     }
     /// A size: a whole number from 1 to its limit (sizes past the limits are refused here,
     /// before anything is allocated from them or multiplied by them).
-    fn size(&self, key: &str) -> Result<Option<usize>, LoadError> {
-        let max = limit(key);
+    fn size(&self, key: &str, max: usize) -> Result<Option<usize>, LoadError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {

@@ -32,14 +32,14 @@
 
 pub mod config;
 pub mod engine;
-pub mod error;
 pub mod gpu;
 pub mod model;
 pub mod ops;
 pub mod tokenizer;
 pub mod weights;
 
+// The types every family shares (`crate::model`), under this engine's name too.
+pub use crate::model::{Capture, ForwardOptions, ForwardOutput, KvCache, RunError};
 pub use config::Config;
-pub use error::RunError;
-pub use model::{Capture, ForwardOptions, ForwardOutput, KvCache, Llama};
+pub use model::Llama;
 pub use tokenizer::{Tokenizer, TokenizerError};

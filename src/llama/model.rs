@@ -21,41 +21,14 @@ use super::weights::{Layer, Weights};
 use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
+use crate::model::{ForwardOptions, ForwardOutput, KvCache};
 use crate::numerics::attention::max_pool_into;
 use crate::numerics::flash::causal_attention;
-pub use crate::numerics::kv_cache::{Capture, KvCache};
 use crate::numerics::par;
 
 pub struct Llama {
     pub config: Config,
     pub weights: Weights,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ForwardOptions {
-    pub capture: Capture,
-    /// (layer, query head) pairs whose output is zeroed before `o_proj` (the head is "knocked
-    /// out"); its keys and values are still cached, for the other heads of its group.
-    pub ablate: Vec<(usize, usize)>,
-    /// Logits for every new token instead of only the last.
-    pub all_logits: bool,
-    /// Keep the residual stream after the embeddings and after each layer.
-    pub hidden_states: bool,
-    /// Every layer's weights max-pooled to at most n × n per query head, pooled as each head's
-    /// weights are computed (for prompts whose weights are too many to keep), as GPT-2's.
-    pub thumbnails: Option<usize>,
-}
-
-pub struct ForwardOutput {
-    /// (T, vocab), or (1, vocab) for the last token only.
-    pub logits: Array2<f32>,
-    /// Per layer, when captured: (H, T, S) per query head, S = all positions so far.
-    pub attentions: Vec<Option<Array3<f32>>>,
-    /// [embeddings, layer 0 output, …, layer L−1 output], each (T, C), when asked for.
-    pub hidden_states: Vec<Array2<f32>>,
-    /// Per layer, when asked for: (H, min(T, n), min(S, n)), each head's weights max-pooled.
-    /// (The CPU's only: the GPU's pass returns none, and the caller pools from hidden states.)
-    pub thumbnails: Vec<Array3<f32>>,
 }
 
 impl Llama {

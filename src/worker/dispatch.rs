@@ -10,12 +10,12 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{error, fetch, post, scope};
-use crate::gpt2::manifest::Manifest;
-use crate::gpt2::model_session::{family, ModelSession as Session};
-use crate::gpt2::protocol::Family;
-use crate::gpt2::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
-use crate::gpt2::session::Session as Gpt2Session;
 use crate::gpu::{Gpu, GpuError};
+use crate::session::any::{family, ModelSession as Session};
+use crate::session::manifest::Manifest;
+use crate::session::protocol::Family;
+use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
+use crate::session::Gpt2Session;
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled), after a
 /// timer's wait: what the polling loops (a turn, a full cache writer) use, paced by the timer.
@@ -347,7 +347,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 match next {
                     Ok((token, text)) => {
                         // An end-of-text token ends the generation; its literal is not written.
-                        let (text, ended) = crate::gpt2::model_session::until_end_of_text(&token, text);
+                        let (text, ended) = crate::session::any::until_end_of_text(&token, text);
                         post(&Reply::Generated { id: query.id, token, text, done: n == steps || ended, ms }, None);
                         if ended {
                             return;

@@ -15,15 +15,15 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::{js_err, post, scope};
-use crate::gpt2::download::{
-    check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
-};
-use crate::gpt2::manifest::{verify, FileCheck, Manifest, Verifier, MODEL_CACHE};
-use crate::gpt2::model_session::family;
-use crate::gpt2::protocol::Family;
-use crate::gpt2::protocol::{Phase, Reply, Source};
 use crate::gpt2::stream::StreamLoader;
 use crate::gpt2::Gpt2;
+use crate::session::any::family;
+use crate::session::download::{
+    check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
+};
+use crate::session::manifest::{verify, FileCheck, Manifest, Verifier, MODEL_CACHE};
+use crate::session::protocol::Family;
+use crate::session::protocol::{Phase, Reply, Source};
 
 async fn fetch(url: &str) -> Result<Response, String> {
     let resp: Response = JsFuture::from(scope().fetch_with_str(url))

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::gpt2::protocol::{Reply, Request};
+use crate::session::protocol::{Reply, Request};
 
 mod dispatch;
 mod fetch;

@@ -8,7 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, Response};
 
 use super::fetch::{cached, file, open_cache};
-use crate::gpt2::manifest::FileCheck;
+use crate::session::manifest::FileCheck;
 
 /// `tokenizer.json`'s text, and where it came from, to keep or to evict with its model.
 pub struct TokenizerFile {

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 
 use super::dispatch::yield_now;
 use super::{error, post, post_bytes};
-use crate::gpt2::protocol::{Reply, TrainStop};
+use crate::session::protocol::{Reply, TrainStop};
 use crate::train::{export, HeadSnapshot, TrainConfig, Trainer};
 
 /// How long one slice of steps may run before the worker reports and reads its messages.

@@ -22,6 +22,33 @@ pub fn static_file(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(format!("{}/static/{path}", env!("CARGO_MANIFEST_DIR"))).map_err(|e| format!("{path}: {e}"))
 }
 
+/// The GPU adapter the GPU tests run on (Mesa's lavapipe here and in CI). The test command
+/// (`scripts/test.sh`) sets `REQUIRE_GPU=1`: there a missing adapter fails the test that asked,
+/// so no GPU test passes by skipping. Elsewhere it says "skipped: no adapter" and gives None.
+#[allow(dead_code)]
+pub fn gpu() -> Option<Gpu> {
+    match pollster::block_on(Gpu::new()) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            assert!(std::env::var_os("REQUIRE_GPU").is_none(), "no GPU adapter ({e}), and REQUIRE_GPU is set");
+            eprintln!("skipped: no adapter ({e})");
+            None
+        }
+    }
+}
+
+/// Whether `gpu` stores f16 weights (`shader-f16`); under `REQUIRE_GPU=f16` a device without it
+/// fails the test that asked, so the f16 paths never pass by skipping where they can run.
+#[allow(dead_code)]
+pub fn has_f16(gpu: &Gpu) -> bool {
+    if !gpu.f16 {
+        let required = std::env::var("REQUIRE_GPU").is_ok_and(|v| v == "f16");
+        assert!(!required, "{} has no shader-f16, and REQUIRE_GPU=f16 is set", gpu.name);
+        eprintln!("skipped: {} has no shader-f16", gpu.name);
+    }
+    gpu.f16
+}
+
 use std::rc::Rc;
 
 use attention_live::gpt2::engine::{Cache, Engine};

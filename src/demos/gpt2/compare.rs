@@ -5,7 +5,7 @@
 //! head reach the larger model's last; a side whose model lacks them shows its last, with a note.
 
 use super::{fit_selection, Fit, Model, Params};
-use crate::gpt2::protocol::Token;
+use crate::session::protocol::Token;
 
 crate::options! {
     /// The second model: none (one model, as every link made before the comparison means), or

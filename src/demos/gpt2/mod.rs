@@ -3,9 +3,9 @@
 //! the page sends, and the view adds the worker's answer to "Download data".
 
 use super::{spec, to_json, Demo, DemoSpec};
-use crate::gpt2::protocol::{Analysis, Attention, BackendChoice, Candidate, Query};
+use crate::session::protocol::{Analysis, Attention, BackendChoice, Candidate, Query};
 #[cfg(not(target_arch = "wasm32"))]
-use crate::gpt2::session::Session;
+use crate::session::Gpt2Session as Session;
 use crate::numerics::format::Signed;
 
 pub mod compare;
@@ -262,11 +262,11 @@ pub fn model_base(model: &str, base: &str) -> Option<String> {
     let base = base.trim();
     let with_slash = |b: &str| if b.ends_with('/') { b.to_string() } else { format!("{b}/") };
     match model {
-        "gpt2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_GPT2.to_string()),
-        "smollm2" if base.is_empty() => Some(crate::gpt2::manifest::HUB_SMOLLM2.to_string()),
+        "gpt2" if base.is_empty() => Some(crate::session::manifest::HUB_GPT2.to_string()),
+        "smollm2" if base.is_empty() => Some(crate::session::manifest::HUB_SMOLLM2.to_string()),
         "gpt2" | "smollm2" | "url" if !base.is_empty() => Some(with_slash(base)),
         "stories" | "induction" | "stories-llama" => Some(format!("/models/{model}/")),
-        "trained" => Some(crate::gpt2::manifest::TRAINED_BASE.to_string()),
+        "trained" => Some(crate::session::manifest::TRAINED_BASE.to_string()),
         _ => None,
     }
 }

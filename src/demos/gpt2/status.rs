@@ -3,7 +3,7 @@
 //! answers are still wanted ([`Asked`]) and the status line's wording.
 
 use super::{model_base, Model};
-use crate::gpt2::protocol::{Family, Phase, Reply, Request, Source};
+use crate::session::protocol::{Family, Phase, Reply, Request, Source};
 use crate::numerics::format::Signed;
 
 /// The longest prompt the demo keeps (its parameter's `max_len`): a longer one is cut here, with
@@ -192,10 +192,10 @@ pub fn plan_load(model: Model, base: &str, only_cached: bool, status: &Status) -
     let stored_only = model == Model::Trained;
     let expect = match model {
         // The hub's models are pinned, from the hub or from a folder the reader gives for them.
-        Model::Gpt2 => Some(crate::gpt2::manifest::gpt2_small()),
-        Model::Smollm2 => crate::gpt2::manifest::smollm2_135m(),
+        Model::Gpt2 => Some(crate::session::manifest::gpt2_small()),
+        Model::Smollm2 => crate::session::manifest::smollm2_135m(),
         // The bundled models: as the build recorded them.
-        _ => crate::gpt2::manifest::bundled(&base),
+        _ => crate::session::manifest::bundled(&base),
     };
     Plan::Send(Request::Load {
         name: model.key().into(),
@@ -347,7 +347,7 @@ pub struct StoredModel {
 /// Groups stored files `(URL, bytes)` by folder into models, in the order first seen. `origin`
 /// is this site's (the trained model's files are kept under its `TRAINED_BASE`).
 pub fn stored_models(files: &[(String, u64)], origin: &str) -> Vec<StoredModel> {
-    use crate::gpt2::manifest::{HUB_GPT2, TRAINED_BASE};
+    use crate::session::manifest::{HUB_GPT2, TRAINED_BASE};
     let mut models: Vec<StoredModel> = Vec::new();
     for (url, bytes) in files {
         let base = url.rfind('/').map_or(url.as_str(), |i| &url[..=i]);
@@ -360,7 +360,7 @@ pub fn stored_models(files: &[(String, u64)], origin: &str) -> Vec<StoredModel> 
             Model::Trained.label().to_string()
         } else if base == HUB_GPT2 {
             "GPT-2 small, from the Hugging Face hub".to_string()
-        } else if base == crate::gpt2::manifest::HUB_SMOLLM2 {
+        } else if base == crate::session::manifest::HUB_SMOLLM2 {
             "SmolLM2-135M, from the Hugging Face hub".to_string()
         } else {
             base.to_string()

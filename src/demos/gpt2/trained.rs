@@ -91,11 +91,11 @@ pub async fn store(config_json: &str, safetensors: &[u8]) -> Result<(), String> 
                private windows)";
     let storage = leptos::prelude::window().caches().map_err(|_| why.to_string())?;
     let cache: web_sys::Cache =
-        JsFuture::from(storage.open(crate::gpt2::manifest::MODEL_CACHE)).await.map_err(|_| why)?.unchecked_into();
+        JsFuture::from(storage.open(crate::session::manifest::MODEL_CACHE)).await.map_err(|_| why)?.unchecked_into();
     for (name, bytes) in [("config.json", config_json.as_bytes()), ("model.safetensors", safetensors)] {
         let body = js_sys::Uint8Array::from(bytes);
         let resp = web_sys::Response::new_with_opt_buffer_source(Some(&body)).map_err(|_| why)?;
-        JsFuture::from(cache.put_with_str(&format!("{}{name}", crate::gpt2::manifest::TRAINED_BASE), &resp))
+        JsFuture::from(cache.put_with_str(&format!("{}{name}", crate::session::manifest::TRAINED_BASE), &resp))
             .await
             .map_err(|_| format!("the trained model could not be stored ({name}: the storage quota may be full)"))?;
     }

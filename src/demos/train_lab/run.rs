@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::gpt2::protocol::{Reply, TrainStop};
+use crate::session::protocol::{Reply, TrainStop};
 use crate::train::{HeadSnapshot, StepStats, TrainConfig};
 
 /// What the run is doing.

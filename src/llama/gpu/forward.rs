@@ -1,13 +1,12 @@
 //! The forward pass of `GpuLlama`: every kernel of a call recorded into one batch, one
 //! submission and one readback.
 
-use ndarray::{Array2, Array3};
-
 use super::{GpuKvCache, GpuLinear, GpuLlama, Scratch};
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::GpuError;
 use crate::llama::ops::Rope;
 use crate::llama::{ForwardOptions, ForwardOutput};
+use crate::model::readout::{Offsets, Sizes};
 
 impl GpuLlama {
     /// Runs `tokens` after what `cache` holds. The caller has checked the tokens
@@ -25,8 +24,9 @@ impl GpuLlama {
         }
         let (n_head, d, s_len) = (cfg.num_attention_heads, cfg.head_dim, past + t);
         let logit_rows = if opts.all_logits { t } else { 1 };
+        let thumbs = opts.thumbnails.map(|n| (t.min(n), s_len.min(n)));
         let wants = |l: usize| opts.capture.wants(l);
-        let need_weights = (0..cfg.num_hidden_layers).any(wants);
+        let need_weights = (0..cfg.num_hidden_layers).any(wants) || thumbs.is_some();
         if need_weights {
             self.gpu.check_size("the attention weights of one layer", (n_head * t * s_len * 4) as u64)?;
         }
@@ -42,11 +42,7 @@ impl GpuLlama {
         let (readback, at) = gpu
             .checked(|| {
                 if self.fault.take() {
-                    let bad = wgpu::ShaderModuleDescriptor {
-                        label: Some("injected fault"),
-                        source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
-                    };
-                    let _ = gpu.device.create_shader_module(bad);
+                    gpu.record_fault();
                 }
                 let mut b = Batch::new(gpu);
                 let mut at = Offsets::default();
@@ -65,13 +61,25 @@ impl GpuLlama {
                     at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
                 let weights = need_weights.then(|| gpu.buffer("attention weights", n_head * t * s_len));
+                let n_layer = cfg.num_hidden_layers;
+                let thumb_buf = thumbs.map(|(r, k)| gpu.buffer("thumbnails", n_layer * n_head * r * k));
                 for l in 0..self.layers.len() {
                     let ablate =
                         opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
-                    let capture = weights.as_ref().filter(|_| wants(l));
+                    let capture = weights.as_ref().filter(|_| wants(l) || thumb_buf.is_some());
                     self.layer(&mut b, &sc, cache, l, (t, past), ablate, capture);
-                    if let Some(w) = capture {
+                    if let Some(w) = capture.filter(|_| wants(l)) {
                         at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
+                    }
+                    // Every layer's (H, T, S) weights max-pooled on the device to (H, rows, cols).
+                    if let (Some(w), Some(tb), Some((r, k))) = (capture, &thumb_buf, thumbs) {
+                        let n = n_head * r * k;
+                        b.add(
+                            Kernel::Pool,
+                            &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0],
+                            &[w, tb],
+                            [groups_for(n, 64), 1, 1],
+                        );
                     }
                     if opts.hidden_states {
                         at.hidden.push(b.read(&sc.x, 0, t * c));
@@ -89,6 +97,9 @@ impl GpuLlama {
                     );
                 }
                 at.logits = b.read(&logits_buf, 0, logit_rows * cfg.vocab_size);
+                if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
+                    at.thumbnails = Some(b.read(tb, 0, n_layer * n_head * r * k));
+                }
                 (b.submit(), at)
             })
             .await?;
@@ -97,22 +108,8 @@ impl GpuLlama {
             Some(r) => r.values(gpu).await?,
             None => Vec::new(),
         };
-        let slice = |from: usize, len: usize| {
-            all.get(from..from + len).map(<[f32]>::to_vec).ok_or_else(|| GpuError::Failed("a short readback".into()))
-        };
-        let v = cfg.vocab_size;
-        let logits = Array2::from_shape_vec((logit_rows, v), slice(at.logits, logit_rows * v)?).map_err(shape_err)?;
-        let mut attentions: Vec<Option<Array3<f32>>> = (0..cfg.num_hidden_layers).map(|_| None).collect();
-        for (l, from) in at.captured {
-            let w = slice(from, n_head * t * s_len)?;
-            attentions[l] = Some(Array3::from_shape_vec((n_head, t, s_len), w).map_err(shape_err)?);
-        }
-        let hidden_states = at
-            .hidden
-            .iter()
-            .map(|&from| Array2::from_shape_vec((t, c), slice(from, t * c)?).map_err(shape_err))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails: Vec::new() })
+        let (layers, vocab) = (cfg.num_hidden_layers, cfg.vocab_size);
+        at.unpack(&all, Sizes { layers, heads: n_head, t, s: s_len, width: c, vocab, logit_rows, thumbs })
     }
 
     /// Records layer l on the T new rows of `sc.x` at positions past .. past + T:
@@ -238,18 +235,4 @@ impl GpuLlama {
     ) {
         kernels::linear(b, x, &lin.weight, &self.zeros, y, rows, lin.n_in, lin.n_out, accumulate);
     }
-}
-
-/// Where each result starts in a forward pass's readback (in f32).
-#[derive(Default)]
-struct Offsets {
-    logits: usize,
-    /// (layer, offset) of each captured layer's (H, T, S) weights.
-    captured: Vec<(usize, usize)>,
-    /// The residual stream after the embeddings and after each layer, (T, C) each.
-    hidden: Vec<usize>,
-}
-
-fn shape_err(e: ndarray::ShapeError) -> GpuError {
-    GpuError::Failed(format!("read back the wrong size: {e}"))
 }

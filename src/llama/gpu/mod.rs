@@ -22,8 +22,8 @@ use ndarray::{concatenate, Array2, Axis};
 
 use super::weights::Linear;
 use super::{Config, Llama};
-pub use crate::gpu::engine::GpuKvCache;
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
+pub use crate::model::engine::GpuKvCache;
 
 /// y = x W with W (n_in, n_out) on the GPU.
 struct GpuLinear {

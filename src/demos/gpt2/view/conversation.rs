@@ -9,7 +9,7 @@ use super::super::continuation::{Continuation, STEPS};
 use super::super::status::{plan_load, Event, Plan, Prompt, Status, PROMPT_MAX};
 use super::super::{query, trained, Model};
 use super::store::{Answer, Backend, Side, Store};
-use crate::gpt2::protocol::{BackendChoice, Reply, Request};
+use crate::session::protocol::{BackendChoice, Reply, Request};
 use crate::kit::browser::{local_get, now_ms};
 use crate::kit::worker::Event as WorkerEvent;
 

@@ -8,7 +8,7 @@ use super::super::continuation::{tail, STEPS};
 use super::super::status::Status;
 use super::conversation::{append, generate};
 use super::store::store;
-use crate::gpt2::protocol::Request;
+use crate::session::protocol::Request;
 
 /// Characters of the prompt shown before the continuation.
 const CONTEXT: usize = 80;

@@ -13,7 +13,7 @@ use super::super::status::{
 use super::super::Model;
 use super::conversation::{cancel, load, retry};
 use super::store::{store, Store};
-use crate::gpt2::protocol::{self, Phase, Request};
+use crate::session::protocol::{self, Phase, Request};
 use crate::kit::stored::{clear_stored, stored_files};
 
 /// What the model is doing, with the reader's next step when there is one.
@@ -48,7 +48,7 @@ pub fn ModelStatus() -> impl IntoView {
         Status::NotCached { name, size } => {
             let size_note = size.map(|s| format!(" ({})", mb(s))).unwrap_or_default();
             // Only the hub's models have pinned hashes; another URL's files are checked only by loading them.
-            let pinned = crate::gpt2::manifest::smollm2_135m().is_some();
+            let pinned = crate::session::manifest::smollm2_135m().is_some();
             let checked = match Model::named(&name) {
                 Some(Model::Gpt2) => ", checked against the pinned SHA-256 of OpenAI's GPT-2 small,",
                 Some(Model::Smollm2) if pinned => ", checked against the pinned SHA-256 of SmolLM2-135M's files,",
@@ -256,7 +256,7 @@ async fn read_files(files: web_sys::FileList) -> Result<(String, Option<String>,
         .find(|f| f.name().ends_with(".safetensors"))
         .ok_or("pick both config.json and model.safetensors (no .safetensors file was given)")?;
     // A file too large for the worker's memory is refused before it is read into the page's.
-    crate::gpt2::download::check_declared(&model.name(), Some(model.size() as u64))?;
+    crate::session::download::check_declared(&model.name(), Some(model.size() as u64))?;
     let read_text = |f: &web_sys::File, what: &'static str| {
         let promise = f.text();
         async move { JsFuture::from(promise).await.map_err(|_| format!("could not read {what}")) }

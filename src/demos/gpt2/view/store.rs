@@ -10,7 +10,7 @@ use super::super::compare::{matching_token, side_b_params, side_b_selection};
 use super::super::continuation::Continuation;
 use super::super::status::{next, Asked, Event, Loads, Prompt, Status};
 use super::super::{fit_selection, Fit, ModelB, Params};
-use crate::gpt2::protocol::{self, Analysis, Attention};
+use crate::session::protocol::{self, Analysis, Attention};
 use crate::kit::worker::{ComputeWorker, Event as WorkerEvent};
 use crate::kit::DemoCtx;
 

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::run::{Phase, RunLog};
 use super::{Params, Setup, TrainLabDemo};
 use crate::demos::Demo;
-use crate::gpt2::protocol::{Reply, Request, TrainStop};
+use crate::session::protocol::{Reply, Request, TrainStop};
 use crate::kit::browser::{download_bytes, download_text, now_ms};
 use crate::kit::controls::Control;
 use crate::kit::worker::{ComputeWorker, Event};

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::super::run::{MainAction, Phase};
 use super::{focus_head, Lab, SOLVED_LOSS};
-use crate::gpt2::protocol::Request;
+use crate::session::protocol::Request;
 
 /// Four examples, the scored characters marked, and the sizes they imply.
 pub fn samples(lab: Lab) -> impl IntoView {

@@ -1,33 +1,45 @@
-//! A model on a backend, for either family: the same forward pass on the CPU or on the GPU,
+//! A model on a backend, for every family: the same forward pass on the CPU or on the GPU,
 //! behind one async interface (`gpt2::engine` and `llama::engine` name theirs). The caller sees
 //! which one ran (`Engine::backend`) and a GPU failure as a value (`EngineError::Gpu`), which the
-//! sessions answer by falling back to the CPU.
+//! session answers by falling back to the CPU.
 
 use std::future::Future;
 use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::GpuError;
-use crate::formats::RunError;
-use crate::numerics::kv_cache::KvCache;
+use super::{ForwardOptions, ForwardOutput, KvCache, RunError, Shape};
+use crate::gpu::{Gpu, GpuError, Precision};
 
-/// A model's CPU forward pass, as the engine calls it.
+/// A model's CPU forward pass, as the engine and the session call it: each family's engine
+/// implements it on its CPU model (`gpt2::engine`, `llama::engine`).
 pub trait CpuModel {
     type Config;
-    type Options;
-    type Output: Logits;
     fn config(&self) -> &Self::Config;
+    /// The sizes the session and the page see.
+    fn shape(&self) -> Shape;
     fn new_cache(&self) -> KvCache;
     /// The input errors of a forward pass on any backend (no tokens, an id outside the
     /// vocabulary, more positions than the window).
     fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), RunError>;
-    fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &Self::Options) -> Result<Self::Output, RunError>;
+    fn forward(&self, tokens: &[u32], cache: &mut KvCache, opts: &ForwardOptions) -> Result<ForwardOutput, RunError>;
+    /// One query head's queries and its key and value head's keys and values for `tokens`, (T, D)
+    /// each, as the head attends with them (a Llama-family model's queries and keys rotated).
+    fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError>;
 }
 
-/// The same model on the GPU: its forward pass awaits the device.
-pub trait GpuModel {
+/// The same model on the GPU: uploaded from the CPU model, its forward pass awaits the device.
+pub trait GpuModel: Sized {
     type Cpu: CpuModel;
+    /// Uploads `model`'s weights to `gpu`, the matrix products' weights in `precision`.
+    fn upload(gpu: Rc<Gpu>, model: &Self::Cpu, precision: Precision) -> impl Future<Output = Result<Self, GpuError>>;
+    /// F16 where the device has `shader-f16` and every weight of the products is exactly an f16
+    /// (an F16 checkpoint), else F32: the precision that changes nothing.
+    fn lossless_precision(gpu: &Gpu, model: &Self::Cpu) -> Precision;
+    /// The precision the weights of the matrix products ended up in.
+    fn precision(&self) -> Precision;
+    /// Makes the next forward pass fail with a real device error, to show the fallback.
+    fn fail_next(&self);
     fn config(&self) -> &<Self::Cpu as CpuModel>::Config;
     /// A KV cache for `capacity` positions (at most the model's window).
     fn new_cache(&self, capacity: usize) -> GpuKvCache;
@@ -35,69 +47,8 @@ pub trait GpuModel {
         &self,
         tokens: &[u32],
         cache: &mut GpuKvCache,
-        opts: &<Self::Cpu as CpuModel>::Options,
-    ) -> impl Future<Output = Result<<Self::Cpu as CpuModel>::Output, GpuError>>;
-}
-
-/// Implements [`CpuModel`] for `$cpu` and [`GpuModel`] for `$gpu` by their inherent methods of
-/// the same names (`config` is their `config` field), and [`Logits`] for `$out`: a family's
-/// engine is then `Engine<$gpu>`.
-#[macro_export]
-macro_rules! engine_models {
-    ($cpu:ty, $gpu:ty, $config:ty, $opts:ty, $out:ty) => {
-        impl $crate::gpu::engine::CpuModel for $cpu {
-            type Config = $config;
-            type Options = $opts;
-            type Output = $out;
-            fn config(&self) -> &$config {
-                &self.config
-            }
-            fn new_cache(&self) -> $crate::numerics::kv_cache::KvCache {
-                <$cpu>::new_cache(self)
-            }
-            fn check_input(&self, tokens: &[u32], past: usize) -> Result<(), $crate::formats::RunError> {
-                <$cpu>::check_input(self, tokens, past)
-            }
-            fn forward(
-                &self,
-                tokens: &[u32],
-                cache: &mut $crate::numerics::kv_cache::KvCache,
-                opts: &$opts,
-            ) -> Result<$out, $crate::formats::RunError> {
-                <$cpu>::forward(self, tokens, cache, opts)
-            }
-        }
-
-        impl $crate::gpu::engine::GpuModel for $gpu {
-            type Cpu = $cpu;
-            fn config(&self) -> &$config {
-                &self.config
-            }
-            fn new_cache(&self, capacity: usize) -> $crate::gpu::engine::GpuKvCache {
-                <$gpu>::new_cache(self, capacity)
-            }
-            async fn forward(
-                &self,
-                tokens: &[u32],
-                cache: &mut $crate::gpu::engine::GpuKvCache,
-                opts: &$opts,
-            ) -> Result<$out, $crate::gpu::GpuError> {
-                <$gpu>::forward(self, tokens, cache, opts).await
-            }
-        }
-
-        impl $crate::gpu::engine::Logits for $out {
-            fn logits(&self) -> &ndarray::Array2<f32> {
-                &self.logits
-            }
-        }
-    };
-}
-
-/// A forward pass's output, for the check both backends make: logits that overflowed are refused.
-pub trait Logits {
-    /// (T, vocab), or (1, vocab) for the last token only.
-    fn logits(&self) -> &Array2<f32>;
+        opts: &ForwardOptions,
+    ) -> impl Future<Output = Result<ForwardOutput, GpuError>>;
 }
 
 /// Keys and values on the GPU: per layer, (capacity, width) each, width the KV heads' keys side
@@ -230,14 +181,14 @@ impl<G: GpuModel> Engine<G> {
         cpu: &G::Cpu,
         tokens: &[u32],
         cache: &mut Cache,
-        opts: &<G::Cpu as CpuModel>::Options,
-    ) -> Result<<G::Cpu as CpuModel>::Output, EngineError> {
+        opts: &ForwardOptions,
+    ) -> Result<ForwardOutput, EngineError> {
         cpu.check_input(tokens, cache.len())?;
         match (self, cache) {
             (Engine::Cpu(m), Cache::Cpu(c)) => Ok(m.forward(tokens, c, opts)?),
             (Engine::Gpu(m), Cache::Gpu(c)) => {
                 let out = m.forward(tokens, c, opts).await.map_err(EngineError::Gpu)?;
-                if out.logits().iter().any(|v| !v.is_finite()) {
+                if out.logits.iter().any(|v| !v.is_finite()) {
                     return Err(RunError::NotFinite.into());
                 }
                 Ok(out)

@@ -31,7 +31,7 @@ use ndarray::{Array3, ArrayView2};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
-use super::Sampling;
+use crate::model::sample::Sampling;
 use crate::train::{HeadSnapshot, StepStats, TrainConfig};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -1,34 +1,36 @@
-//! Sampling after a prompt with the KV cache, for either family: the tokens so far, their cache
-//! and the next-token logits, and the step that samples one more token and runs it. A session
+//! Sampling after a prompt with the KV cache, for every family: the tokens so far, their cache
+//! and the next-token logits, and the step that samples one more token and runs it. The session
 //! lends its forward pass as `run` (the tokens already cached, the new ones, the cache and the
 //! options, to the last position's logits).
 
 use ndarray::Array2;
 
-use super::engine::Cache;
 use super::protocol::Query;
-use super::{RunError, Sampling};
+use crate::model::engine::Cache;
+use crate::model::sample::{sample, Sampling};
+use crate::model::{ForwardOptions, RunError};
 use crate::numerics::rng::Rng;
 
-/// A generation in progress; `O` is the family's forward-pass options (its knock-outs).
-pub struct Generation<O> {
+/// A generation in progress: its cache lives on the backend that ran its prompt.
+pub struct Generation {
     ids: Vec<u32>,
     cache: Cache,
     logits: Array2<f32>,
-    opts: O,
+    /// The knock-outs every step runs with.
+    opts: ForwardOptions,
     sampling: Sampling,
     rng: Rng,
     continuation: Vec<u32>,
 }
 
-impl<O> Generation<O> {
+impl Generation {
     /// Runs the prompt's `ids` once into `cache`, with the query's sampling settings and seed.
     pub async fn start(
         ids: Vec<u32>,
         mut cache: Cache,
-        opts: O,
+        opts: ForwardOptions,
         q: &Query,
-        mut run: impl AsyncFnMut(&[u32], &[u32], &mut Cache, &O) -> Result<Array2<f32>, RunError>,
+        mut run: impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<Array2<f32>, RunError>,
     ) -> Result<Self, RunError> {
         let logits = run(&[], &ids, &mut cache, &opts).await?;
         let (sampling, rng) = (q.sampling(), Rng::new(q.seed as u64));
@@ -41,9 +43,9 @@ impl<O> Generation<O> {
     pub async fn step(
         &mut self,
         window: usize,
-        mut run: impl AsyncFnMut(&[u32], &[u32], &mut Cache, &O) -> Result<Array2<f32>, RunError>,
+        mut run: impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<Array2<f32>, RunError>,
     ) -> Result<u32, RunError> {
-        let next = super::sample::sample(self.logits.row(0), &self.sampling, &mut self.rng);
+        let next = sample(self.logits.row(0), &self.sampling, &mut self.rng);
         self.continuation.push(next);
         self.logits = if self.cache.len() < window {
             let logits = run(&self.ids, &[next], &mut self.cache, &self.opts).await?;

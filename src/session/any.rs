@@ -1,15 +1,17 @@
-//! A loaded model of either family answering the page: GPT-2 (`session::Session`) or a
-//! Llama-family model (`llama_session::LlamaSession`), told apart by `config.json`'s
-//! `model_type` (or `architectures`). The worker holds one of these; both answer with the same
-//! replies, so the page's views draw either.
+//! A loaded model of any family answering the page: the worker holds one `ModelSession`, a
+//! `Session` of the family `config.json` names (`model_type`, or `architectures`). Every family
+//! answers with the same replies, so the page's views draw any of them.
 
 use std::rc::Rc;
 
-use super::llama_session::{LlamaGeneration, LlamaSession};
+use super::generation::Generation;
 use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
-use super::session::{Generation as Gpt2Generation, Session};
-use super::{LoadError, RunError};
+use super::serve::Session;
+use crate::formats::LoadError;
+use crate::gpt2::Gpt2;
 use crate::gpu::{Gpu, GpuError, Precision};
+use crate::llama::Llama;
+use crate::model::RunError;
 
 /// What the page can load, for the refusal's message.
 pub const SUPPORTED: &str = "GPT-2 (model_type \"gpt2\", GPT2LMHeadModel) and the Llama family \
@@ -45,22 +47,26 @@ pub fn family(config_json: &str) -> Result<Family, LoadError> {
 // A worker holds one session: the variants' sizes (the tokenizer's byte table) do not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum ModelSession {
-    Gpt2(Session),
-    Llama(LlamaSession),
+    Gpt2(Session<Gpt2>),
+    Llama(Session<Llama>),
 }
 
-/// A generation in progress on either family.
-pub enum Generation {
-    Gpt2(Gpt2Generation),
-    Llama(LlamaGeneration),
+/// `$body` on the session inside, whatever its family (`$s` names it).
+macro_rules! each {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self {
+            ModelSession::Gpt2($s) => $body,
+            ModelSession::Llama($s) => $body,
+        }
+    };
 }
 
 impl ModelSession {
-    /// Loads a checkpoint of either family. A Llama-family model needs its `tokenizer.json`
+    /// Loads a checkpoint of any family. A Llama-family model needs its `tokenizer.json`
     /// (`tokenizer`); GPT-2 reads GPT-2's BPE or its config's character vocabulary.
     pub fn new(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Self, LoadError> {
         match family(config_json)? {
-            Family::Gpt2 => Ok(ModelSession::Gpt2(Session::new(config_json, safetensors)?)),
+            Family::Gpt2 => Ok(ModelSession::Gpt2(Session::<Gpt2>::new(config_json, safetensors)?)),
             Family::Llama => {
                 let tok = tokenizer.ok_or_else(|| {
                     LoadError::Tokenizer(
@@ -69,7 +75,7 @@ impl ModelSession {
                             .into(),
                     )
                 })?;
-                Ok(ModelSession::Llama(LlamaSession::new(config_json, safetensors, tok)?))
+                Ok(ModelSession::Llama(Session::<Llama>::new(config_json, safetensors, tok)?))
             }
         }
     }
@@ -82,109 +88,65 @@ impl ModelSession {
     }
 
     pub fn loaded(&self, name: &str, source: Source) -> Reply {
-        match self {
-            ModelSession::Gpt2(s) => s.loaded(name, source),
-            ModelSession::Llama(s) => s.loaded(name, source),
-        }
+        each!(self, s => s.loaded(name, source))
     }
 
     pub async fn attach_gpu_with(&self, gpu: Rc<Gpu>, f16: bool) -> Result<(), GpuError> {
-        match self {
-            ModelSession::Gpt2(s) => s.attach_gpu_with(gpu, f16).await,
-            ModelSession::Llama(s) => s.attach_gpu_with(gpu, f16).await,
-        }
+        each!(self, s => s.attach_gpu_with(gpu, f16).await)
     }
 
     pub fn gpu_f16_change(&self) -> Option<f32> {
-        match self {
-            ModelSession::Gpt2(s) => s.gpu_f16_change(),
-            ModelSession::Llama(s) => s.gpu_f16_change(),
-        }
+        each!(self, s => s.gpu_f16_change())
     }
 
     pub fn gpu_precision(&self) -> Option<Precision> {
-        match self {
-            ModelSession::Gpt2(s) => s.gpu_precision(),
-            ModelSession::Llama(s) => s.gpu_precision(),
-        }
+        each!(self, s => s.gpu_precision())
     }
 
     pub fn detach_gpu(&self) {
-        match self {
-            ModelSession::Gpt2(s) => s.detach_gpu(),
-            ModelSession::Llama(s) => s.detach_gpu(),
-        }
+        each!(self, s => s.detach_gpu())
     }
 
     pub fn inject_gpu_fault(&self) {
-        match self {
-            ModelSession::Gpt2(s) => s.inject_gpu_fault(),
-            ModelSession::Llama(s) => s.inject_gpu_fault(),
-        }
+        each!(self, s => s.inject_gpu_fault())
     }
 
     /// "cpu" or "webgpu": what runs the requests now.
     pub fn backend(&self) -> &'static str {
-        match self {
-            ModelSession::Gpt2(s) => s.engine().backend(),
-            ModelSession::Llama(s) => s.engine().backend(),
-        }
+        each!(self, s => s.engine().backend())
     }
 
     pub fn take_notice(&self) -> Option<String> {
-        match self {
-            ModelSession::Gpt2(s) => s.take_notice(),
-            ModelSession::Llama(s) => s.take_notice(),
-        }
+        each!(self, s => s.take_notice())
     }
 
     /// The prompt's tokens cut to the window: (kept, dropped).
     pub fn tokens(&self, prompt: &str) -> Result<(Vec<u32>, usize), RunError> {
-        match self {
-            ModelSession::Gpt2(s) => s.tokens(prompt),
-            ModelSession::Llama(s) => s.tokens(prompt),
-        }
+        each!(self, s => s.tokens(prompt))
     }
 
     pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
-        match self {
-            ModelSession::Gpt2(s) => s.analyze(q).await,
-            ModelSession::Llama(s) => s.analyze(q).await,
-        }
+        each!(self, s => s.analyze(q).await)
     }
 
     pub fn head_qkv(&self, id: u64, prompt: &str, layer: usize, head: usize) -> Result<HeadQkv, RunError> {
-        match self {
-            ModelSession::Gpt2(s) => s.head_qkv(id, prompt, layer, head),
-            ModelSession::Llama(s) => s.head_qkv(id, prompt, layer, head),
-        }
+        each!(self, s => s.head_qkv(id, prompt, layer, head))
     }
 
+    /// Starts sampling after the prompt. The generation runs on this session's backend; a GPU
+    /// failure moves it to the CPU with the session.
     pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
-        Ok(match self {
-            ModelSession::Gpt2(s) => Generation::Gpt2(s.start_generation(q).await?),
-            ModelSession::Llama(s) => Generation::Llama(s.start_generation(q).await?),
-        })
+        each!(self, s => s.start_generation(q).await)
     }
 
     pub async fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
-        match (self, g) {
-            (ModelSession::Gpt2(s), Generation::Gpt2(g)) => s.next_token(g).await,
-            (ModelSession::Llama(s), Generation::Llama(g)) => s.next_token(g).await,
-            _ => Err(RunError::Empty), // a generation of another model: never made by the worker
-        }
+        each!(self, s => s.next_token(g).await)
     }
 
     /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
-    /// continuation so far as text: all `steps`, an end-of-text token included (the benchmarks time
-    /// a fixed number; the worker's loop stops at the end of the text, [`until_end_of_text`]).
-    pub async fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
-        let mut g = self.start_generation(q).await?;
-        for _ in 0..steps {
-            let (token, text) = self.next_token(&mut g).await?;
-            emit(token, text);
-        }
-        Ok(())
+    /// continuation so far as text (see `Session::generate`).
+    pub async fn generate(&self, q: &Query, steps: usize, emit: impl FnMut(Token, String)) -> Result<(), RunError> {
+        each!(self, s => s.generate(q, steps, emit).await)
     }
 }
 

@@ -1,16 +1,20 @@
-//! A loaded model answering the page's questions, DOM-free: the Web Worker is a thin shell
-//! around a `Session` (the messages are in `protocol`), and the same code runs in the native
-//! tests.
+//! A loaded model answering the page's questions, for every family, DOM-free: the Web Worker is a
+//! thin shell around a session (the messages are in `protocol`), and the same code runs in the
+//! native tests. `Session<F>` holds a family's CPU model (always, the GPU's fallback), its
+//! tokenizer, and the model on the GPU once attached and self-tested.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::engine::{Cache, Engine, EngineError};
-use super::gpu::GpuGpt2;
+use ndarray::{Array2, ArrayView1};
+
+use super::family::ModelFamily;
+use super::generation::Generation;
 use super::protocol::{Analysis, Attention, CacheInfo, Candidate, HeadQkv, Query, Reply, Source, Token};
-use super::tokenizer::Tokenizer;
-use super::{Capture, Config, ForwardOptions, ForwardOutput, Gpt2, LoadError, RunError};
 use crate::gpu::{Gpu, GpuError, Precision};
+use crate::model::engine::{Cache, Engine, EngineError, GpuModel};
+use crate::model::sample::distribution;
+use crate::model::{Capture, ForwardOptions, ForwardOutput, RunError, Shape};
 
 /// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
 /// every layer's weights shrunk to at most THUMBNAIL × THUMBNAIL per head for the model view.
@@ -26,12 +30,12 @@ pub const SELF_TEST_TOL: f32 = 1e-3;
 /// kernel is still off by the size of the logits themselves.
 pub const F16_SELF_TEST_TOL: f32 = 2e-2;
 
-pub struct Session {
+pub struct Session<F: ModelFamily> {
     /// The CPU model: always present, the fallback of the GPU.
-    pub model: Rc<Gpt2>,
-    tok: Tokenizer,
+    pub model: Rc<F>,
+    tok: F::Tokenizer,
     /// The same model on the GPU, when attached and not failed.
-    gpu: RefCell<Option<Rc<GpuGpt2>>>,
+    gpu: RefCell<Option<Rc<F::Gpu>>>,
     /// Why a GPU run just fell back to the CPU, until the worker posts it.
     notice: RefCell<Option<String>>,
     /// With f16 weights that round the checkpoint's: the largest change of a logit against
@@ -39,19 +43,10 @@ pub struct Session {
     f16_change: Cell<Option<f32>>,
 }
 
-impl Session {
-    /// Loads a checkpoint. Its tokenizer is GPT-2's BPE, or the character vocabulary its
-    /// `config.json` names (`char_vocab`).
-    pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        Ok(Session::with_model(Gpt2::load(config_json, safetensors)?))
-    }
-
-    /// A session on a model already loaded (`stream::StreamLoader`).
-    pub fn with_model(model: Gpt2) -> Self {
-        let tok = match &model.config.char_vocab {
-            Some(vocab) => Tokenizer::chars(vocab),
-            None => Tokenizer::gpt2(),
-        };
+impl<F: ModelFamily> Session<F> {
+    /// A session on a loaded model and its tokenizer (each family's `new` reads them from the
+    /// checkpoint's files).
+    pub fn from_parts(model: F, tok: F::Tokenizer) -> Self {
         Session {
             model: Rc::new(model),
             tok,
@@ -61,23 +56,28 @@ impl Session {
         }
     }
 
-    pub fn config(&self) -> &Config {
-        &self.model.config
+    pub fn config(&self) -> &F::Config {
+        self.model.config()
+    }
+
+    /// The model's sizes, whatever its config calls them.
+    pub fn shape(&self) -> Shape {
+        self.model.shape()
     }
 
     pub fn loaded(&self, name: &str, source: Source) -> Reply {
-        let c = self.config();
+        let c = self.shape();
         Reply::Loaded {
             name: name.into(),
             source,
-            family: super::protocol::Family::Gpt2,
-            n_layer: c.n_layer,
-            n_head: c.n_head,
-            n_kv_head: None,
-            n_embd: c.n_embd,
-            n_positions: c.n_positions,
-            params: c.n_params(),
-            char_vocab: c.char_vocab.clone(),
+            family: F::FAMILY,
+            n_layer: c.layers,
+            n_head: c.heads,
+            n_kv_head: F::GROUPED_QUERIES.then_some(c.kv_heads),
+            n_embd: c.width,
+            n_positions: c.window,
+            params: c.params,
+            char_vocab: F::char_vocab(&self.tok),
             load: 0,
         }
     }
@@ -95,13 +95,12 @@ impl Session {
     pub async fn attach_gpu_with(&self, gpu: Rc<Gpu>, f16: bool) -> Result<(), GpuError> {
         // f16 storage halves the weights' memory and the bytes read per token; unasked, only
         // where it changes nothing (an F16 checkpoint on a device with shader-f16).
-        let lossless = GpuGpt2::lossless_precision(&gpu, &self.model);
+        let lossless = F::Gpu::lossless_precision(&gpu, &self.model);
         let precision = if f16 && gpu.f16 { Precision::F16 } else { lossless };
         let rounded = precision != lossless;
-        let g = Rc::new(GpuGpt2::upload_with(gpu, &self.model, precision).await?);
-        let ids: Vec<u32> = (0..8u32.min(self.config().n_positions as u32))
-            .map(|i| (i * 97) % self.config().vocab_size as u32)
-            .collect();
+        let g = Rc::new(F::Gpu::upload(gpu, &self.model, precision).await?);
+        let c = self.shape();
+        let ids: Vec<u32> = (0..8u32.min(c.window as u32)).map(|i| (i * 97) % c.vocab as u32).collect();
         let opts = ForwardOptions::default();
         let cpu = self
             .model
@@ -122,7 +121,7 @@ impl Session {
     }
 
     /// How the attached GPU model stores its weights (None on the CPU).
-    pub fn gpu_precision(&self) -> Option<crate::gpu::Precision> {
+    pub fn gpu_precision(&self) -> Option<Precision> {
         self.gpu.borrow().as_ref().map(|g| g.precision())
     }
 
@@ -139,7 +138,7 @@ impl Session {
     }
 
     /// The engine requests run on now.
-    pub fn engine(&self) -> Engine {
+    pub fn engine(&self) -> Engine<F::Gpu> {
         match self.gpu.borrow().as_ref() {
             Some(g) => Engine::Gpu(g.clone()),
             None => Engine::Cpu(self.model.clone()),
@@ -193,11 +192,8 @@ impl Session {
                 // (they change later layers' keys and values), then answer the request itself.
                 let mut cpu_cache = self.model.new_cache();
                 if !history.is_empty() {
-                    self.model.forward(
-                        history,
-                        &mut cpu_cache,
-                        &ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() },
-                    )?;
+                    let replay = ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() };
+                    self.model.forward(history, &mut cpu_cache, &replay)?;
                 }
                 let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
                 *cache = Cache::Cpu(cpu_cache);
@@ -207,43 +203,35 @@ impl Session {
     }
 
     /// The tokenizer the checkpoint asked for.
-    pub fn tokenizer(&self) -> &Tokenizer {
+    pub fn tokenizer(&self) -> &F::Tokenizer {
         &self.tok
     }
 
-    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped). A
-    /// character-vocabulary model refuses a prompt with a character it has no token for.
+    /// The prompt's tokens, cut from the front to the model's window: (kept, dropped).
     pub fn tokens(&self, prompt: &str) -> Result<(Vec<u32>, usize), RunError> {
-        let mut ids = self.tok.encode_checked(prompt)?;
-        if ids.is_empty() {
-            if self.tok.char_vocab().is_some() {
-                return Err(RunError::Empty); // no <|endoftext|> to start from
-            }
-            ids.push(super::tokenizer::END_OF_TEXT); // an empty prompt starts from <|endoftext|>
-        }
-        let dropped = cut_to_window(&mut ids, self.config().n_positions);
-        Ok((ids, dropped))
+        F::tokens(&self.tok, prompt, self.shape().window)
     }
 
     fn token(&self, id: u32) -> Token {
-        Token { id, text: self.tok.token_text(id) }
+        Token { id, text: F::token_text(&self.tok, id) }
     }
 
-    /// The most likely next tokens under the sampling settings. Greedy decoding (temperature
-    /// 0) always takes the first; the chart then shows the model's own distribution (τ = 1).
-    fn candidates(&self, logits: ndarray::ArrayView1<f32>, q: &Query) -> Vec<Candidate> {
-        candidates(logits, q, |id| self.tok.token_text(id))
+    /// The most likely next tokens under the sampling settings.
+    fn candidates(&self, logits: ArrayView1<f32>, q: &Query) -> Vec<Candidate> {
+        candidates(logits, q, |id| F::token_text(&self.tok, id))
     }
 
-    /// Runs the prompt once with the ablation (and once without, if any heads are ablated) and
-    /// returns the tokens and the next-token candidates, and the attention weights (the
-    /// analysis holds their layout; the buffer travels beside it).
+    /// Runs the prompt once with the knock-outs (and once without, if any heads are knocked out)
+    /// and returns the tokens, the next-token candidates, and the attention weights (the
+    /// analysis holds their layout; the buffer travels beside it): every layer's (H, T, T) per
+    /// query head when they fit, else the selected layer's in full and every layer's as a
+    /// thumbnail, pooled by the backend that ran the pass.
     pub async fn analyze(&self, q: &Query) -> Result<(Analysis, Attention), RunError> {
-        let cfg = self.config();
+        let c = self.shape();
         let (ids, dropped) = self.tokens(&q.prompt)?;
         let t = ids.len();
-        let all = all_layers_fit(cfg.n_layer, cfg.n_head, t);
-        let layer = q.layer.min(cfg.n_layer - 1);
+        let all = all_layers_fit(c.layers, c.heads, t);
+        let layer = q.layer.min(c.layers - 1);
         let capture = if all { Capture::All } else { Capture::Layer(layer) };
         let thumbnails = (!all).then_some(THUMBNAIL);
         let opts = ForwardOptions { capture, ablate: q.ablate.clone(), thumbnails, ..Default::default() };
@@ -256,22 +244,21 @@ impl Session {
             let plain = self.run(&[], &ids, &mut self.engine().new_cache(t), &ForwardOptions::default()).await?;
             Some(self.candidates(plain.logits.row(0), q))
         };
-        let attention = Attention::encode(cfg.n_layer, cfg.n_head, t, &out.attentions, &out.thumbnails);
-        let tokens = ids.iter().map(|&id| self.token(id)).collect();
+        let attention = Attention::encode(c.layers, c.heads, t, &out.attentions, &out.thumbnails);
         let analysis = Analysis {
             id: q.id,
-            tokens,
+            tokens: ids.iter().map(|&id| self.token(id)).collect(),
             dropped,
-            n_layer: cfg.n_layer,
-            n_head: cfg.n_head,
+            n_layer: c.layers,
+            n_head: c.heads,
             attention: attention.layout().clone(),
             next,
             baseline,
             compute_ms: 0.0,
             cache: CacheInfo {
-                layers: cfg.n_layer,
-                kv_heads: cfg.n_head,
-                head_size: cfg.head_dim(),
+                layers: c.layers,
+                kv_heads: c.kv_heads,
+                head_size: c.head_dim,
                 positions: cache.len(),
                 bytes_per_value: std::mem::size_of::<f32>(),
                 bytes: cache.bytes() as u64,
@@ -280,18 +267,19 @@ impl Session {
         Ok((analysis, attention))
     }
 
-    /// One head's Q, K and V for `prompt` (cut to the window like every prompt), on the CPU.
+    /// One query head's Q and its key and value head's K and V for `prompt` (cut to the window
+    /// like every prompt), on the CPU.
     pub fn head_qkv(&self, id: u64, prompt: &str, layer: usize, head: usize) -> Result<HeadQkv, RunError> {
         let (ids, _) = self.tokens(prompt)?;
-        let cfg = self.config();
+        let c = self.shape();
         let [q, k, v] = self.model.head_qkv(&ids, layer, head)?;
-        let flat = |a: ndarray::Array2<f32>| a.into_iter().collect();
+        let flat = |a: Array2<f32>| a.into_iter().collect();
         Ok(HeadQkv {
             id,
             tokens: ids.iter().map(|&t| self.token(t)).collect(),
-            layer: layer.min(cfg.n_layer - 1),
-            head: head.min(cfg.n_head - 1),
-            d: cfg.head_dim(),
+            layer: layer.min(c.layers - 1),
+            head: head.min(c.heads - 1),
+            d: c.head_dim,
             q: flat(q),
             k: flat(k),
             v: flat(v),
@@ -302,8 +290,7 @@ impl Session {
     /// cache and the options, to the last position's logits.
     fn logits(
         &self,
-    ) -> impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<ndarray::Array2<f32>, RunError> + '_
-    {
+    ) -> impl AsyncFnMut(&[u32], &[u32], &mut Cache, &ForwardOptions) -> Result<Array2<f32>, RunError> + '_ {
         async |past, new, cache, opts| Ok(self.run(past, new, cache, opts).await?.logits)
     }
 
@@ -311,20 +298,22 @@ impl Session {
     pub async fn start_generation(&self, q: &Query) -> Result<Generation, RunError> {
         let (ids, _) = self.tokens(&q.prompt)?;
         let opts = ForwardOptions { ablate: q.ablate.clone(), ..Default::default() };
-        let cache = self.engine().new_cache(self.config().n_positions);
+        let cache = self.engine().new_cache(self.shape().window);
         Generation::start(ids, cache, opts, q, self.logits()).await
     }
 
     /// Samples one more token and runs it through the model (one row of work with the cache):
     /// returns the token and the whole continuation so far as text. When the window is full
-    /// the oldest tokens are dropped and the cache rebuilt.
+    /// the oldest quarter of the tokens is dropped and the cache rebuilt.
     pub async fn next_token(&self, g: &mut Generation) -> Result<(Token, String), RunError> {
-        let next = g.step(self.config().n_positions, self.logits()).await?;
-        Ok((self.token(next), self.tok.decode(g.continuation())))
+        let next = g.step(self.shape().window, self.logits()).await?;
+        Ok((self.token(next), F::decode(&self.tok, g.continuation())))
     }
 
     /// Samples `steps` tokens after the prompt, calling `emit` with each token and the
-    /// continuation so far as text.
+    /// continuation so far as text: all `steps`, an end-of-text token included (the benchmarks
+    /// time a fixed number; the worker's loop stops at the end of the text,
+    /// [`until_end_of_text`](super::until_end_of_text)).
     pub async fn generate(&self, q: &Query, steps: usize, mut emit: impl FnMut(Token, String)) -> Result<(), RunError> {
         let mut g = self.start_generation(q).await?;
         for _ in 0..steps {
@@ -334,9 +323,6 @@ impl Session {
         Ok(())
     }
 }
-
-/// A GPT-2 generation in progress.
-pub type Generation = super::generation::Generation<ForwardOptions>;
 
 /// Whether every layer's attention weights (L·H·T²) fit in one analysis's buffer.
 pub fn all_layers_fit(n_layer: usize, n_head: usize, t: usize) -> bool {
@@ -359,7 +345,7 @@ pub fn candidates(logits: ndarray::ArrayView1<f32>, q: &Query, text: impl Fn(u32
     if s.temperature.is_nan() || s.temperature <= 0.0 {
         s.temperature = 1.0;
     }
-    let mut dist = super::sample::distribution(logits, &s);
+    let mut dist = distribution(logits, &s);
     dist.truncate(q.top.max(1));
     dist.into_iter().map(|(id, prob)| Candidate { id, text: text(id), prob }).collect()
 }

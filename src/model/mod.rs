@@ -1,0 +1,28 @@
+//! What every model family shares, below the engines (`gpt2`, `llama`) and above the backend
+//! (`gpu`):
+//!
+//! - `forward`: what a forward pass is asked for (`ForwardOptions`: capture, knock-outs, hidden
+//!   states, thumbnails) and what it returns (`ForwardOutput`);
+//! - `cache`: the CPU's KV cache (`KvCache`) and which layers' weights are kept (`Capture`);
+//! - `error`: why a forward pass was refused (`RunError`), in the same words for every family;
+//! - `limits`: the largest sizes a checkpoint's config may give, checked before anything is
+//!   allocated;
+//! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
+//! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
+//! - `engine`: a model on the CPU or the GPU behind one async interface (`Engine`), a GPU failure
+//!   a value the session answers by falling back to the CPU; `readout`: a GPU pass's readback cut
+//!   into its output.
+
+pub mod cache;
+pub mod engine;
+pub mod error;
+pub mod forward;
+pub mod limits;
+pub mod readout;
+pub mod sample;
+pub mod shape;
+
+pub use cache::{Capture, KvCache};
+pub use error::RunError;
+pub use forward::{ForwardOptions, ForwardOutput};
+pub use shape::Shape;

@@ -1,0 +1,36 @@
+//! What a model family gives the session: its CPU model (an engine's, `CpuModel`), its GPU twin
+//! (`GpuModel`), and its tokenizer. Everything else (the GPU attach and self-test, the fallback
+//! to the CPU, analysis, generation) is the session's, the same for every family.
+//!
+//! A family is one implementation of [`ModelFamily`] on its CPU model type: `session::gpt2` for
+//! GPT-2, `session::llama` for the Llama family.
+
+use super::protocol;
+use crate::model::engine::{CpuModel, GpuModel};
+use crate::model::RunError;
+
+pub trait ModelFamily: CpuModel + Sized + 'static {
+    /// The family's name in the worker's replies.
+    const FAMILY: protocol::Family;
+    /// Whether its attention may group query heads over fewer key and value heads (the page
+    /// then shows the KV heads, and the KV cache is counted per KV head).
+    const GROUPED_QUERIES: bool;
+    /// The same model on the GPU.
+    type Gpu: GpuModel<Cpu = Self>;
+    type Tokenizer;
+
+    /// The prompt's tokens, cut from the front to the model's `window`: (kept, dropped). An empty
+    /// prompt starts from the tokenizer's start token, or is refused (`RunError::Empty`).
+    fn tokens(tok: &Self::Tokenizer, prompt: &str, window: usize) -> Result<(Vec<u32>, usize), RunError>;
+
+    /// One token as text (a byte-level token that is part of a character shows its bytes).
+    fn token_text(tok: &Self::Tokenizer, id: u32) -> String;
+
+    /// Tokens decoded to text.
+    fn decode(tok: &Self::Tokenizer, ids: &[u32]) -> String;
+
+    /// The characters a character-vocabulary model reads (GPT-2's own small models), else None.
+    fn char_vocab(_tok: &Self::Tokenizer) -> Option<String> {
+        None
+    }
+}

@@ -1,0 +1,56 @@
+//! A Llama-family model as a session's family: the checkpoint's `tokenizer.json` (its template's
+//! special tokens kept first when a prompt is cut to the window), and an empty prompt started
+//! from the tokenizer's start-of-text token.
+
+use super::family::ModelFamily;
+use super::protocol::Family;
+use super::serve::{cut_to_window, Session};
+use crate::formats::LoadError;
+use crate::llama::gpu::GpuLlama;
+use crate::llama::{Llama, Tokenizer};
+use crate::model::RunError;
+
+/// The token an empty prompt starts from, when the tokenizer has it (SmolLM2's first id).
+pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"];
+
+impl ModelFamily for Llama {
+    const FAMILY: Family = Family::Llama;
+    const GROUPED_QUERIES: bool = true;
+    type Gpu = GpuLlama;
+    type Tokenizer = Tokenizer;
+
+    /// The prompt's tokens in the tokenizer's template, the text cut from the front to fit the
+    /// window (the template's begin-of-text token stays first).
+    fn tokens(tok: &Tokenizer, prompt: &str, window: usize) -> Result<(Vec<u32>, usize), RunError> {
+        let template = tok.template();
+        let mut text = tok.encode_text(prompt);
+        let specials = template.apply_single(&[]).len();
+        let mut dropped = cut_to_window(&mut text, window.saturating_sub(specials).max(1));
+        let mut ids = template.apply_single(&text);
+        if ids.is_empty() {
+            let start = START_TOKENS.iter().find_map(|t| tok.added_id(t)).ok_or(RunError::Empty)?;
+            ids.push(start);
+        }
+        dropped += cut_to_window(&mut ids, window);
+        Ok((ids, dropped))
+    }
+
+    fn token_text(tok: &Tokenizer, id: u32) -> String {
+        tok.token_text(id)
+    }
+
+    fn decode(tok: &Tokenizer, ids: &[u32]) -> String {
+        tok.decode(ids)
+    }
+}
+
+impl Session<Llama> {
+    /// Loads `config.json`, `model.safetensors` and `tokenizer.json`; a tokenizer whose ids do
+    /// not fit the model's vocabulary is refused.
+    pub fn new(config_json: &str, safetensors: &[u8], tokenizer_json: &str) -> Result<Self, LoadError> {
+        let model = Llama::load(config_json, safetensors)?;
+        let tok = Tokenizer::from_json(tokenizer_json).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        tok.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        Ok(Session::from_parts(model, tok))
+    }
+}

@@ -1,0 +1,33 @@
+//! The model service: a loaded model answering the page's questions, for every family, DOM-free
+//! (the compute worker is a thin shell around it, and the native tests run the same code).
+//!
+//! - `serve`: `Session<F>`, one loaded model of family `F`: the GPU attach with its self-test,
+//!   the fallback to the CPU with a notice, analysis (tokens, attention, next-token
+//!   probabilities, knock-outs), one head's Q, K and V, and generation (`generation`);
+//! - `family`: what a family gives the session (`ModelFamily`: its CPU model, GPU twin and
+//!   tokenizer); `gpt2` and `llama` implement it;
+//! - `any`: `ModelSession`, a session of whichever family `config.json` names (the worker's);
+//! - `protocol`: the compute worker's typed messages, the same types on both ends, split by
+//!   concern (models, the training lab, probes);
+//! - `manifest`: where the hub's models live and what their files must be (size and SHA-256);
+//!   `download`: the checks a model download goes through.
+
+pub mod any;
+pub mod download;
+pub mod family;
+pub mod generation;
+pub mod gpt2;
+pub mod llama;
+pub mod manifest;
+pub mod protocol;
+pub mod serve;
+
+pub use any::{family, until_end_of_text, ModelSession, END_OF_TEXT};
+pub use family::ModelFamily;
+pub use generation::Generation;
+pub use serve::Session;
+
+/// A GPT-2 session (`session::gpt2` reads its checkpoint and tokenizer).
+pub type Gpt2Session = Session<crate::gpt2::Gpt2>;
+/// A Llama-family session (`session::llama`).
+pub type LlamaSession = Session<crate::llama::Llama>;
