@@ -2,9 +2,11 @@
 //! benchmark's rows (naive, tiled and, where an adapter exists, GPU) against each other.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
+mod common;
+
 use attention_live::demos::attention_cost::{full, low_rank, window};
 use attention_live::gpu::bench::attention_row;
-use attention_live::gpu::Gpu;
+use attention_live::gpu::GpuError;
 
 #[test]
 fn the_printed_formulas_match_hand_arithmetic() {
@@ -28,10 +30,7 @@ fn the_printed_formulas_match_hand_arithmetic() {
 
 #[test]
 fn benchmark_rows_agree_across_methods() {
-    let gpu = pollster::block_on(Gpu::new());
-    if let Err(e) = &gpu {
-        eprintln!("GPU column skipped: no adapter ({e})");
-    }
+    let gpu = common::gpu().ok_or_else(|| GpuError::NoAdapter("no adapter".into()));
     let start = std::time::Instant::now();
     let now = || start.elapsed().as_secs_f64() * 1e3;
     let row = pollster::block_on(attention_row(gpu.as_ref(), 300, 32, 1, &now));

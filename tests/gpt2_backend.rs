@@ -2,7 +2,8 @@
 //! the GPU, and a GPU failure (a real device error, injected) falls back to the CPU with a
 //! notice while the request still gets its answer, also in the middle of a generation.
 //!
-//! Without an adapter each test says "skipped: no adapter" (CI installs lavapipe).
+//! They run on Mesa's lavapipe here and in CI; the test command fails them without an adapter
+//! (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::rc::Rc;
@@ -20,13 +21,7 @@ fn session() -> Session {
 }
 
 fn gpu() -> Option<Rc<Gpu>> {
-    match block_on(Gpu::new()) {
-        Ok(g) => Some(Rc::new(g)),
-        Err(e) => {
-            eprintln!("skipped: no adapter ({e})");
-            None
-        }
-    }
+    common::gpu().map(Rc::new)
 }
 
 /// The same model twice: on the CPU, and attached to the GPU (its self-test passed).
@@ -146,10 +141,7 @@ fn f16_weights_match_the_rounded_cpu_model() {
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::{ForwardOptions, Gpt2};
     use common::gpu_ops::round_linear_to_f16;
-    let Some(gpu) = gpu() else { return };
-    if !gpu.f16 {
-        return eprintln!("skipped: {} has no shader-f16", gpu.name);
-    }
+    let Some(gpu) = gpu().filter(|g| common::has_f16(g)) else { return };
     let s = session();
     let ids = [1168u32, 569, 50256, 0, 317, 25000, 50000];
     let opts = ForwardOptions { all_logits: true, ..Default::default() };
@@ -203,10 +195,7 @@ fn an_f32_checkpoint_opts_in_to_f16_weights_and_the_change_is_measured() {
     use attention_live::formats::safetensors::{write, Dtype};
     use attention_live::gpt2::weights::Weights;
     use attention_live::gpt2::Config;
-    let Some(gpu) = gpu() else { return };
-    if !gpu.f16 {
-        return eprintln!("skipped: {} has no shader-f16", gpu.name);
-    }
+    let Some(gpu) = gpu().filter(|g| common::has_f16(g)) else { return };
     let (cfg_json, _) = common::checkpoint("static/models/induction");
     let cfg = Config::from_json(&cfg_json).unwrap();
     let bytes = write(&Weights::random(&cfg, 5).named(), Dtype::F32, &[("format", "pt")]);

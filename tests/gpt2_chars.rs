@@ -1,6 +1,8 @@
 //! The training lab's checkpoints in the GPT-2 chapter: a character vocabulary (`char_vocab` in
 //! config.json) read one character per token by the session, and the hand-over's link.
 
+mod common;
+
 use attention_live::demos::gpt2::status::{next, plan_load, Event, Plan, Status};
 use attention_live::demos::gpt2::{trained, Model, Params};
 use attention_live::gpt2::tokenizer::Tokenizer;
@@ -203,13 +205,10 @@ fn the_trained_model_is_read_from_storage_only_and_its_absence_is_said() {
 }
 
 /// The lab's small model (width 16, heads of 8, a 28-token vocabulary) on the GPU backend: the
-/// self-test passes and the page's answers equal the CPU's. Skipped without an adapter.
+/// self-test passes and the page's answers equal the CPU's.
 #[test]
 fn the_lab_model_runs_on_the_gpu_as_on_the_cpu() {
-    let gpu = match block_on(attention_live::gpu::Gpu::new()) {
-        Ok(g) => std::rc::Rc::new(g),
-        Err(e) => return eprintln!("skipped: no adapter ({e})"),
-    };
+    let Some(gpu) = common::gpu().map(std::rc::Rc::new) else { return };
     let (cpu, on_gpu) = (session(), session());
     block_on(on_gpu.attach_gpu(gpu)).expect("the self-test passes");
     let q = Query { ablate: vec![(1, 0)], ..query("^abcdefghabcdefg") };

@@ -4,8 +4,11 @@
 //! asserted here: one submission and one readback of one row of logits per token, nothing per
 //! layer but the dispatches, whose number is a formula in the layers.
 //!
-//! Without an adapter each test says "skipped: no adapter" (CI installs lavapipe).
+//! They run on Mesa's lavapipe here and in CI; the test command fails them without an adapter
+//! (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
+
+mod common;
 
 use std::rc::Rc;
 
@@ -18,13 +21,7 @@ use attention_live::model::sample::argmax;
 use pollster::block_on;
 
 fn gpu() -> Option<Rc<Gpu>> {
-    match block_on(Gpu::new()) {
-        Ok(g) => Some(Rc::new(g)),
-        Err(e) => {
-            eprintln!("skipped: no adapter ({e})");
-            None
-        }
-    }
+    common::gpu().map(Rc::new)
 }
 
 fn tiny(n_layer: usize) -> Rc<Gpt2> {

@@ -2,13 +2,11 @@
 //! CPU twins and on the GPU (Mesa's lavapipe here and in CI), each result checked against the
 //! kernel's definition written out below as plain loops in f64.
 //!
-//! Where no GPU adapter exists the GPU run prints "skipped: no adapter" (CI installs
-//! lavapipe, so there it runs).
+//! The test command fails the GPU run where no adapter exists (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::gpt2::weights::{LayerNorm, Linear};
 mod common;
-use attention_live::gpu::Gpu;
 use attention_live::numerics::rng::Rng;
 use common::gpu_ops::{linear_in, Cpu, Ops};
 use ndarray::{Array1, Array2, Array3};
@@ -239,12 +237,9 @@ fn kernels_match_their_definitions_on_the_cpu() {
 
 #[test]
 fn kernels_match_their_definitions_on_the_gpu() {
-    match pollster::block_on(Gpu::new()) {
-        Ok(gpu) => {
-            eprintln!("GPU: {}", gpu.name);
-            pollster::block_on(kernels_match_their_definitions(&gpu));
-        }
-        Err(e) => eprintln!("skipped: no adapter ({e})"),
+    if let Some(gpu) = common::gpu() {
+        eprintln!("GPU: {}", gpu.name);
+        pollster::block_on(kernels_match_their_definitions(&gpu));
     }
 }
 
@@ -255,13 +250,7 @@ fn kernels_match_their_definitions_on_the_gpu() {
 fn f16_weight_products_match_their_cpu_twin() {
     use attention_live::gpu::Precision;
     use common::gpu_ops::round_linear_to_f16;
-    let gpu = match pollster::block_on(Gpu::new()) {
-        Ok(g) => g,
-        Err(e) => return eprintln!("skipped: no adapter ({e})"),
-    };
-    if !gpu.f16 {
-        return eprintln!("skipped: {} has no shader-f16", gpu.name);
-    }
+    let Some(gpu) = common::gpu().filter(common::has_f16) else { return };
     let mut rng = Rng::new(16);
     for (m, k, n) in [(1, 64, 96), (3, 77, 130), (70, 33, 65)] {
         let x = random(&mut rng, m, k, 1.0);

@@ -3,13 +3,13 @@
 //! 6 heads sharing 2 KV heads, tied output layer; `mqa`, one KV head, head_dim apart from the
 //! width, its own output layer; `gqa_bf16`), to the same tolerance as the CPU.
 //!
-//! Without an adapter each test says "skipped: no adapter" (CI installs lavapipe, so there it
-//! runs).
+//! The test command fails them where no adapter exists (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
+
+mod common;
 
 use std::rc::Rc;
 
-use attention_live::gpu::Gpu;
 use attention_live::llama::gpu::GpuLlama;
 use attention_live::llama::{Capture, ForwardOptions, Llama};
 use serde_json::Value;
@@ -50,15 +50,9 @@ fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {
     ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
 }
 
-/// The fixture's model on the GPU, or None (and "skipped: no adapter") without one.
+/// The fixture's model on the GPU, or None without an adapter (`common::gpu`).
 fn on_gpu(name: &str) -> Option<(Llama, GpuLlama)> {
-    let gpu = match pollster::block_on(Gpu::new()) {
-        Ok(g) => Rc::new(g),
-        Err(e) => {
-            eprintln!("skipped: no adapter ({e})");
-            return None;
-        }
-    };
+    let gpu = Rc::new(common::gpu()?);
     let cpu = model(name);
     let on = pollster::block_on(GpuLlama::upload(gpu, &cpu)).expect("upload to the GPU");
     Some((cpu, on))
@@ -175,10 +169,7 @@ const SCALE: f32 = 3.0;
 fn a_smollm2_shaped_model_runs_on_the_gpu_as_on_the_cpu() {
     use attention_live::llama::weights::Weights;
     use attention_live::llama::Config;
-    let gpu = match pollster::block_on(Gpu::new()) {
-        Ok(g) => Rc::new(g),
-        Err(e) => return eprintln!("skipped: no adapter ({e})"),
-    };
+    let Some(gpu) = common::gpu().map(Rc::new) else { return };
     let config = Config { num_hidden_layers: 2, vocab_size: 1000, ..Config::smollm2_135m() };
     let mut weights = Weights::random(&config, 5).with_layout(false);
     weights.embed_tokens.mapv_inplace(|x| x * SCALE);
@@ -232,10 +223,7 @@ fn tables_in_chunks_give_the_same_logits() {
 fn f16_weights_match_the_rounded_cpu_model() {
     use attention_live::gpu::{round_to_f16, Precision};
     for name in ["gqa", "mqa"] {
-        let Some((cpu, whole)) = on_gpu(name) else { return };
-        if !whole.gpu.f16 {
-            return eprintln!("skipped: {} has no shader-f16", whole.gpu.name);
-        }
+        let Some((cpu, whole)) = on_gpu(name).filter(|(_, g)| common::has_f16(&g.gpu)) else { return };
         let half = pollster::block_on(GpuLlama::upload_with(whole.gpu.clone(), &cpu, Precision::F16)).unwrap();
         assert_eq!(half.precision(), Precision::F16);
         let twin = mapped(&cpu, round_to_f16);
@@ -268,10 +256,7 @@ fn a_decoded_token_costs_one_submission_and_one_row_of_logits() {
     use attention_live::gpu::Precision;
     use attention_live::llama::weights::Weights;
     use attention_live::llama::Config;
-    let gpu = match pollster::block_on(Gpu::new()) {
-        Ok(g) => Rc::new(g),
-        Err(e) => return eprintln!("skipped: no adapter ({e})"),
-    };
+    let Some(gpu) = common::gpu().map(Rc::new) else { return };
     for (layers, chunk_rows, chunks) in [(3, usize::MAX, 1), (2, 40, 3)] {
         let config = Config { num_key_value_heads: 2, ..Config::new(97, 32, 64, layers, 4) };
         let cpu = Llama { weights: Weights::random(&config, 3).with_layout(false), config };

@@ -58,16 +58,14 @@ use attention_live::gpu::Gpu;
 
 /// The backends a model test runs on: the CPU always, in both weight layouts (row-major, as
 /// natively, and packed, as in the browser), and the GPU when an adapter exists (Mesa's
-/// lavapipe here and in CI); otherwise it says "skipped: no adapter".
+/// lavapipe here and in CI; see [`gpu`]).
 #[allow(dead_code)]
 pub fn engines(model: &Rc<Gpt2>) -> Vec<Engine> {
     let packed = Gpt2 { config: model.config.clone(), weights: model.weights.with_layout(true) };
     let mut out = vec![Engine::Cpu(model.clone()), Engine::Cpu(Rc::new(packed))];
-    match pollster::block_on(Gpu::new()) {
-        Ok(gpu) => out.push(Engine::Gpu(Rc::new(
-            pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU"),
-        ))),
-        Err(e) => eprintln!("GPU run skipped: no adapter ({e})"),
+    if let Some(gpu) = gpu() {
+        let on_gpu = pollster::block_on(GpuGpt2::upload(Rc::new(gpu), model)).expect("upload to the GPU");
+        out.push(Engine::Gpu(Rc::new(on_gpu)));
     }
     out
 }
