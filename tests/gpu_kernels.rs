@@ -277,3 +277,44 @@ fn f16_weight_products_match_their_cpu_twin() {
         assert!(gap > 1e-5 && gap < 1e-2, "f16 vs f32 product: {gap}");
     }
 }
+
+/// `(name, type)` of each field of the `struct Params` a WGSL file declares, in order.
+fn wgsl_params(source: &str) -> Option<Vec<(String, String)>> {
+    let body = source.split("struct Params {").nth(1)?.split('}').next()?;
+    let fields = body.split(',').map(str::trim).filter(|f| !f.is_empty());
+    Some(
+        fields
+            .map(|f| {
+                let (name, ty) = f.split_once(':').expect("a field is `name: type`");
+                (name.trim().to_string(), ty.trim().to_string())
+            })
+            .collect(),
+    )
+}
+
+/// Every kernel's typed parameters against its WGSL's `struct Params`: the same names, in the
+/// same order, of the same types, and the Rust struct the size the WGSL one is (4 bytes a field,
+/// no padding between); every WGSL file that declares parameters has its struct.
+#[test]
+fn each_kernels_params_struct_matches_its_wgsl() {
+    use attention_live::gpu::params::ALL;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/gpu/wgsl");
+    let mut covered = Vec::new();
+    for (files, fields, size) in ALL {
+        let ours: Vec<(String, String)> = fields.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+        assert_eq!(*size, 4 * fields.len(), "{files:?}: the struct is padded");
+        for file in *files {
+            let source = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+            let theirs = wgsl_params(&source).unwrap_or_else(|| panic!("{file} declares no struct Params"));
+            assert_eq!(ours, theirs, "{file}: the Rust struct and the WGSL's differ");
+            covered.push(file.to_string());
+        }
+    }
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if wgsl_params(&std::fs::read_to_string(&path).unwrap()).is_some() {
+            assert!(covered.contains(&name), "{name} declares struct Params, but no Rust struct mirrors it");
+        }
+    }
+}

@@ -10,6 +10,7 @@ use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 use crate::gpu::head_size;
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use crate::gpu::params;
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 pub use crate::model::engine::GpuKvCache;
 use crate::model::readout::{Offsets, Sizes};
@@ -246,7 +247,14 @@ impl GpuGpt2 {
                 for ch in &self.wte {
                     b.add(
                         Kernel::Embed,
-                        &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32],
+                        &params::Embed {
+                            t: t as u32,
+                            c: c as u32,
+                            past: past as u32,
+                            v0: ch.v0 as u32,
+                            rows: ch.rows as u32,
+                            ..Default::default()
+                        },
                         &[&sc.ids, &ch.buf, &self.wpe, &sc.x],
                         [groups_for(t * c, 256), 1, 1],
                     );
@@ -256,7 +264,7 @@ impl GpuGpt2 {
                 }
                 let weights = need_weights.then(|| gpu.buffer("attention weights", n_head * t * s_len));
                 let thumb_buf = thumbs.map(|(r, k)| gpu.buffer("thumbnails", cfg.n_layer * n_head * r * k));
-                let scale = (1.0 / (hd as f32).sqrt()).to_bits();
+                let scale = 1.0 / (hd as f32).sqrt();
                 for (l, blk) in self.h.iter().enumerate() {
                     // ln_1, then (T, C) x (C, 3C) -> (T, 3C) = [Q | K | V]
                     self.norm_linear(&mut b, &sc, &blk.ln_1, &blk.c_attn, &sc.qkv, t, Epilogue::Store);
@@ -266,7 +274,16 @@ impl GpuGpt2 {
                     // new keys and values to the cache.
                     b.add(
                         Kernel::Attention,
-                        &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale, 0],
+                        &params::Attention {
+                            t: t as u32,
+                            past: past as u32,
+                            n_head: n_head as u32,
+                            hd: hd as u32,
+                            c: c as u32,
+                            ablate,
+                            scale,
+                            n_kv: 0,
+                        },
                         &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y],
                         [t as u32, n_head as u32, 1],
                     );
@@ -275,13 +292,29 @@ impl GpuGpt2 {
                             // Only when the page draws them: the (H, T, S) weights, explicitly.
                             b.add(
                                 Kernel::Scores,
-                                &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s_len as u32, scale, 0],
+                                &params::Scores {
+                                    t: t as u32,
+                                    past: past as u32,
+                                    n_head: n_head as u32,
+                                    hd: hd as u32,
+                                    c: c as u32,
+                                    s: s_len as u32,
+                                    scale,
+                                    n_kv: 0,
+                                },
                                 &[&sc.qkv, &cache.k[l], w],
                                 [t as u32, n_head as u32, 1],
                             );
                             b.add(
                                 Kernel::Softmax,
-                                &[(n_head * t) as u32, s_len as u32, t as u32, past as u32, 1, 0, 0, 0],
+                                &params::Softmax {
+                                    rows: (n_head * t) as u32,
+                                    n: s_len as u32,
+                                    t: t as u32,
+                                    past: past as u32,
+                                    causal: 1,
+                                    ..Default::default()
+                                },
                                 &[w],
                                 [(n_head * t) as u32, 1, 1],
                             );
@@ -293,7 +326,15 @@ impl GpuGpt2 {
                             let n = n_head * r * k;
                             b.add(
                                 Kernel::Pool,
-                                &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0],
+                                &params::Pool {
+                                    h: n_head as u32,
+                                    t: t as u32,
+                                    s: s_len as u32,
+                                    r: r as u32,
+                                    k: k as u32,
+                                    offset: (l * n) as u32,
+                                    ..Default::default()
+                                },
                                 &[w, tb],
                                 [groups_for(n, 64), 1, 1],
                             );
@@ -314,7 +355,14 @@ impl GpuGpt2 {
                 for ch in &self.wte {
                     b.add(
                         Kernel::Logits,
-                        &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32],
+                        &params::Logits {
+                            m: logit_rows as u32,
+                            v: cfg.vocab_size as u32,
+                            c: c as u32,
+                            v0: ch.v0 as u32,
+                            rows: ch.rows as u32,
+                            ..Default::default()
+                        },
                         &[&sc.h, &ch.buf, &logits_buf],
                         [groups_for(ch.rows, 8), logit_rows as u32, 1],
                     );
@@ -345,10 +393,10 @@ impl GpuGpt2 {
         y: &wgpu::Buffer,
         rows: usize,
     ) {
-        let eps = self.config.layer_norm_epsilon.to_bits();
+        let eps = self.config.layer_norm_epsilon;
         b.add(
             Kernel::LayerNorm,
-            &[rows as u32, self.config.n_embd as u32, eps, row0 as u32],
+            &params::Norm { rows: rows as u32, n: self.config.n_embd as u32, eps, row0: row0 as u32 },
             &[x, &ln.weight, &ln.bias, y],
             [rows as u32, 1, 1],
         );

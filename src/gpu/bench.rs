@@ -11,6 +11,7 @@ use ndarray::{concatenate, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use super::kernels::{Batch, Kernel};
+use super::params;
 use super::{Gpu, GpuError};
 use crate::numerics::flash::{extra_bytes, naive_attention, tiled_attention};
 use crate::numerics::rng::Rng;
@@ -138,7 +139,7 @@ async fn gpu_run(
     let (qb, kb, vb, yb) = g
         .checked(|| (g.upload("qkv", &qkv), g.upload("k", &flat(k)), g.upload("v", &flat(v)), g.buffer("y", n * d)))
         .await?;
-    let scale = (1.0 / (d as f32).sqrt()).to_bits();
+    let scale = 1.0 / (d as f32).sqrt();
     let mut result = (0.0, Vec::new());
     for _ in 0..2 {
         let t = now();
@@ -146,7 +147,16 @@ async fn gpu_run(
             let mut b = Batch::new(g);
             b.add(
                 Kernel::Attention,
-                &[n as u32, 0, 1, d as u32, d as u32, 0, scale, 0],
+                &params::Attention {
+                    t: n as u32,
+                    past: 0,
+                    n_head: 1,
+                    hd: d as u32,
+                    c: d as u32,
+                    ablate: 0,
+                    scale,
+                    n_kv: 0,
+                },
                 &[&qb, &kb, &vb, &yb],
                 [n as u32, 1, 1],
             );

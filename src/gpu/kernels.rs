@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use super::params::{self, KernelParams};
+
 /// The kernels, in `wgsl/`. Each file names its CPU twin in its header; those that reduce over
 /// a workgroup get `wgsl/reduce.wgsl` in front of their source, those that apply GELU
 /// `wgsl/gelu_new.wgsl`. GPT-2's forward pass (`gpt2::gpu`) and the Llama family's
@@ -178,13 +180,13 @@ impl<'g> Batch<'g> {
 
     /// Records `kernel` with its parameter words (f32 fields as `to_bits`) and storage buffers
     /// (bindings 1, 2, … in order) over `groups` workgroups.
-    pub fn add(&mut self, kernel: Kernel, params: &[u32], buffers: &[&wgpu::Buffer], groups: [u32; 3]) {
+    pub fn add<P: KernelParams>(&mut self, kernel: Kernel, params: &P, buffers: &[&wgpu::Buffer], groups: [u32; 3]) {
+        assert!(P::KERNELS.contains(&kernel), "{kernel:?} does not read {}", std::any::type_name::<P>());
+        let bytes = bytemuck::bytes_of(params);
         let align = self.gpu.limits.min_uniform_buffer_offset_alignment.max(PARAMS_BYTES as u32) as usize;
         let offset = self.params.len().div_ceil(align) * align;
         self.params.resize(offset + PARAMS_BYTES as usize, 0);
-        for (i, w) in params.iter().take(8).enumerate() {
-            self.params[offset + 4 * i..offset + 4 * i + 4].copy_from_slice(&w.to_le_bytes());
-        }
+        self.params[offset..offset + bytes.len()].copy_from_slice(bytes);
         self.jobs.push(Job::Dispatch {
             kernel,
             params_offset: offset as u64,
@@ -364,8 +366,8 @@ pub fn linear_with(
     n: usize,
     epilogue: Epilogue,
 ) {
-    let params =
-        [m as u32, n as u32, k as u32, (epilogue == Epilogue::Accumulate) as u32, (epilogue == Epilogue::Gelu) as u32];
+    let (accumulate, gelu) = ((epilogue == Epilogue::Accumulate) as u32, (epilogue == Epilogue::Gelu) as u32);
+    let params = params::Matmul { m: m as u32, n: n as u32, k: k as u32, accumulate, gelu };
     let f16 = w.precision == super::Precision::F16;
     if m <= MATVEC_MAX_ROWS {
         let kernel = if f16 { Kernel::MatvecF16 } else { Kernel::Matvec };
@@ -420,15 +422,15 @@ fn norm_matvec_in(
     (m, k, n): (usize, usize, usize),
     epilogue: Epilogue,
 ) {
-    let params = [
-        m as u32,
-        n as u32,
-        k as u32,
-        (epilogue == Epilogue::Accumulate) as u32,
-        (epilogue == Epilogue::Gelu) as u32,
-        eps,
-        rms as u32,
-    ];
+    let params = params::MatvecLn {
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        accumulate: (epilogue == Epilogue::Accumulate) as u32,
+        gelu: (epilogue == Epilogue::Gelu) as u32,
+        eps: f32::from_bits(eps),
+        rms: rms as u32,
+    };
     let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
     batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);
 }

@@ -13,6 +13,7 @@
 pub mod bench;
 mod counts;
 pub mod kernels;
+pub mod params;
 
 use std::sync::{Arc, Mutex};
 

@@ -10,6 +10,7 @@ use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 use attention_live::gpt2::ops as cpu;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
 use attention_live::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use attention_live::gpu::params;
 use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
 
 /// The kernels' interface. Shapes follow GPT-2: C = heads × head size, qkv rows are [Q | K | V].
@@ -306,7 +307,14 @@ impl Ops for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::Logits,
-                    &[m as u32, v as u32, c as u32, 0, v as u32],
+                    &params::Logits {
+                        m: m as u32,
+                        v: v as u32,
+                        c: c as u32,
+                        v0: 0,
+                        rows: v as u32,
+                        ..Default::default()
+                    },
                     &[&hb, &wb, &ob],
                     [groups_for(v, 8), m as u32, 1],
                 );
@@ -325,7 +333,7 @@ impl Ops for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::LayerNorm,
-                    &[rows as u32, n as u32, eps.to_bits(), 0],
+                    &params::Norm { rows: rows as u32, n: n as u32, eps, row0: 0 },
                     &[&xb, &g, &b, &yb],
                     [rows as u32, 1, 1],
                 );
@@ -341,7 +349,12 @@ impl Ops for Gpu {
             .checked(|| {
                 let xb = self.upload("x", &flat(x));
                 let mut batch = Batch::new(self);
-                batch.add(Kernel::Gelu, &[n as u32, 0, 0, 0], &[&xb], [groups_for(n, 256), 1, 1]);
+                batch.add(
+                    Kernel::Gelu,
+                    &params::Gelu { n: n as u32, ..Default::default() },
+                    &[&xb],
+                    [groups_for(n, 256), 1, 1],
+                );
                 batch.submit();
                 xb
             })
@@ -367,7 +380,14 @@ impl Ops for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::Embed,
-                    &[t as u32, c as u32, past as u32, 0, wte.nrows() as u32],
+                    &params::Embed {
+                        t: t as u32,
+                        c: c as u32,
+                        past: past as u32,
+                        v0: 0,
+                        rows: wte.nrows() as u32,
+                        ..Default::default()
+                    },
                     &[&ib, &tb, &pb, &xb],
                     [groups_for(t * c, 256), 1, 1],
                 );
@@ -392,7 +412,7 @@ impl Ops for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::KvAppend,
-                    &[t as u32, c as u32, past as u32, 0],
+                    &params::KvAppend { t: t as u32, c: c as u32, past: past as u32, ..Default::default() },
                     &[&qb, &kb, &vb],
                     [groups_for(t * c, 256), 1, 1],
                 );
@@ -425,7 +445,16 @@ impl Ops for Gpu {
                 let scale = 1.0 / (hd as f32).sqrt();
                 batch.add(
                     Kernel::Attention,
-                    &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, ablate, scale.to_bits(), 0],
+                    &params::Attention {
+                        t: t as u32,
+                        past: past as u32,
+                        n_head: n_head as u32,
+                        hd: hd as u32,
+                        c: c as u32,
+                        ablate,
+                        scale,
+                        n_kv: 0,
+                    },
                     &[&qb, &kb, &vb, &yb],
                     [t as u32, n_head as u32, 1],
                 );
@@ -455,13 +484,29 @@ impl Ops for Gpu {
                 let scale = 1.0 / (hd as f32).sqrt();
                 batch.add(
                     Kernel::Scores,
-                    &[t as u32, past as u32, n_head as u32, hd as u32, c as u32, s as u32, scale.to_bits(), 0],
+                    &params::Scores {
+                        t: t as u32,
+                        past: past as u32,
+                        n_head: n_head as u32,
+                        hd: hd as u32,
+                        c: c as u32,
+                        s: s as u32,
+                        scale,
+                        n_kv: 0,
+                    },
                     &[&qb, &kb, &wb],
                     [t as u32, n_head as u32, 1],
                 );
                 batch.add(
                     Kernel::Softmax,
-                    &[(n_head * t) as u32, s as u32, t as u32, past as u32, 1, 0, 0, 0],
+                    &params::Softmax {
+                        rows: (n_head * t) as u32,
+                        n: s as u32,
+                        t: t as u32,
+                        past: past as u32,
+                        causal: 1,
+                        ..Default::default()
+                    },
                     &[&wb],
                     [(n_head * t) as u32, 1, 1],
                 );
@@ -481,7 +526,14 @@ impl Ops for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::Softmax,
-                    &[rows as u32, n as u32, t as u32, past as u32, on, 0, 0, 0],
+                    &params::Softmax {
+                        rows: rows as u32,
+                        n: n as u32,
+                        t: t as u32,
+                        past: past as u32,
+                        causal: on,
+                        ..Default::default()
+                    },
                     &[&xb],
                     [rows as u32, 1, 1],
                 );

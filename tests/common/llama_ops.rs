@@ -8,6 +8,7 @@
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
 
 use attention_live::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use attention_live::gpu::params;
 use attention_live::gpu::{Gpu, GpuError, Precision};
 use attention_live::llama::ops::{rms_norm, silu, Rope};
 use attention_live::llama::weights::Linear;
@@ -167,7 +168,7 @@ impl LlamaOps for Gpu {
                 let mut batch = Batch::new(self);
                 batch.add(
                     Kernel::RmsNorm,
-                    &[rows as u32, n as u32, eps.to_bits(), 0],
+                    &params::Norm { rows: rows as u32, n: n as u32, eps, row0: 0 },
                     &[&xb, &wb, &yb],
                     [rows as u32, 1, 1],
                 );
@@ -216,7 +217,7 @@ impl LlamaOps for Gpu {
                 let n = t * heads * d / 2;
                 batch.add(
                     Kernel::Rope,
-                    &[t as u32, width as u32, heads as u32, d as u32],
+                    &params::Rope { t: t as u32, stride: width as u32, heads: heads as u32, hd: d as u32 },
                     &[&tb, &xb],
                     [groups_for(n, 256), 1, 1],
                 );
@@ -232,7 +233,12 @@ impl LlamaOps for Gpu {
             .checked(|| {
                 let (gb, ab) = (self.upload("gu", &flat(gu)), self.buffer("a", t * f));
                 let mut batch = Batch::new(self);
-                batch.add(Kernel::Swiglu, &[t as u32, f as u32, 0, 0], &[&gb, &ab], [groups_for(t * f, 256), 1, 1]);
+                batch.add(
+                    Kernel::Swiglu,
+                    &params::Swiglu { t: t as u32, f: f as u32, ..Default::default() },
+                    &[&gb, &ab],
+                    [groups_for(t * f, 256), 1, 1],
+                );
                 batch.submit();
                 ab
             })
@@ -259,10 +265,19 @@ impl LlamaOps for Gpu {
                     self.buffer("y", t * qw),
                 );
                 let mut batch = Batch::new(self);
-                let scale = (1.0 / (d as f32).sqrt()).to_bits();
+                let scale = 1.0 / (d as f32).sqrt();
                 batch.add(
                     Kernel::Attention,
-                    &[t as u32, past as u32, n_head as u32, d as u32, qw as u32, ablate, scale, n_kv as u32],
+                    &params::Attention {
+                        t: t as u32,
+                        past: past as u32,
+                        n_head: n_head as u32,
+                        hd: d as u32,
+                        c: qw as u32,
+                        ablate,
+                        scale,
+                        n_kv: n_kv as u32,
+                    },
                     &[&qb, &kb, &vb, &yb],
                     [t as u32, n_head as u32, 1],
                 );
@@ -291,16 +306,32 @@ impl LlamaOps for Gpu {
                 let (qb, kb, wb) =
                     (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.buffer("w", n_head * t * s));
                 let mut batch = Batch::new(self);
-                let scale = (1.0 / (d as f32).sqrt()).to_bits();
+                let scale = 1.0 / (d as f32).sqrt();
                 batch.add(
                     Kernel::Scores,
-                    &[t as u32, past as u32, n_head as u32, d as u32, qw as u32, s as u32, scale, n_kv as u32],
+                    &params::Scores {
+                        t: t as u32,
+                        past: past as u32,
+                        n_head: n_head as u32,
+                        hd: d as u32,
+                        c: qw as u32,
+                        s: s as u32,
+                        scale,
+                        n_kv: n_kv as u32,
+                    },
                     &[&qb, &kb, &wb],
                     [t as u32, n_head as u32, 1],
                 );
                 batch.add(
                     Kernel::Softmax,
-                    &[(n_head * t) as u32, s as u32, t as u32, past as u32, 1, 0, 0, 0],
+                    &params::Softmax {
+                        rows: (n_head * t) as u32,
+                        n: s as u32,
+                        t: t as u32,
+                        past: past as u32,
+                        causal: 1,
+                        ..Default::default()
+                    },
                     &[&wb],
                     [(n_head * t) as u32, 1, 1],
                 );

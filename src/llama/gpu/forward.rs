@@ -3,6 +3,7 @@
 
 use super::{GpuKvCache, GpuLinear, GpuLlama, Scratch};
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use crate::gpu::params;
 use crate::gpu::GpuError;
 use crate::llama::ops::Rope;
 use crate::llama::{ForwardOptions, ForwardOutput};
@@ -52,7 +53,15 @@ impl GpuLlama {
                 for ch in &self.embed_tokens {
                     b.add(
                         Kernel::Embed,
-                        &[t as u32, c as u32, past as u32, ch.v0 as u32, ch.rows as u32, 1],
+                        &params::Embed {
+                            t: t as u32,
+                            c: c as u32,
+                            past: past as u32,
+                            v0: ch.v0 as u32,
+                            rows: ch.rows as u32,
+                            no_positions: 1,
+                            ..Default::default()
+                        },
                         &[&sc.ids, &ch.buf, &self.zeros, &sc.x],
                         [groups_for(t * c, 256), 1, 1],
                     );
@@ -76,7 +85,15 @@ impl GpuLlama {
                         let n = n_head * r * k;
                         b.add(
                             Kernel::Pool,
-                            &[n_head as u32, t as u32, s_len as u32, r as u32, k as u32, (l * n) as u32, 0, 0],
+                            &params::Pool {
+                                h: n_head as u32,
+                                t: t as u32,
+                                s: s_len as u32,
+                                r: r as u32,
+                                k: k as u32,
+                                offset: (l * n) as u32,
+                                ..Default::default()
+                            },
                             &[w, tb],
                             [groups_for(n, 64), 1, 1],
                         );
@@ -91,7 +108,14 @@ impl GpuLlama {
                 for ch in self.lm_head.as_ref().unwrap_or(&self.embed_tokens) {
                     b.add(
                         Kernel::Logits,
-                        &[logit_rows as u32, cfg.vocab_size as u32, c as u32, ch.v0 as u32, ch.rows as u32],
+                        &params::Logits {
+                            m: logit_rows as u32,
+                            v: cfg.vocab_size as u32,
+                            c: c as u32,
+                            v0: ch.v0 as u32,
+                            rows: ch.rows as u32,
+                            ..Default::default()
+                        },
                         &[&sc.h, &ch.buf, &logits_buf],
                         [groups_for(ch.rows, 8), logit_rows as u32, 1],
                     );
@@ -133,15 +157,15 @@ impl GpuLlama {
         self.norm_linear(b, sc, &layer.input_layernorm, &layer.qkv_proj, &sc.qkv, t);
         // RoPE turns the H query heads and the KV key heads in place (not the values).
         let (turned, pairs) = (n_head + n_kv, t * (n_head + n_kv) as usize * d / 2);
-        let params = [t as u32, qkv_width as u32, turned, d as u32];
+        let params = params::Rope { t: t as u32, stride: qkv_width as u32, heads: turned, hd: d as u32 };
         b.add(Kernel::Rope, &params, &[&sc.rope, &sc.qkv], [groups_for(pairs, 256), 1, 1]);
         // Grouped-query attention over all S = past + T positions: (T, H·D), query head h
         // reading KV head h / (H / KV); it also appends the new keys and values to the cache.
-        let scale = (1.0 / (d as f32).sqrt()).to_bits();
+        let scale = 1.0 / (d as f32).sqrt();
         let (t32, past32, d32, qw32) = (t as u32, past as u32, d as u32, qw as u32);
         b.add(
             Kernel::Attention,
-            &[t32, past32, n_head, d32, qw32, ablate, scale, n_kv],
+            &params::Attention { t: t32, past: past32, n_head, hd: d32, c: qw32, ablate, scale, n_kv },
             &[&sc.qkv, &cache.k[l], &cache.v[l], &sc.y],
             [t32, n_head, 1],
         );
@@ -150,18 +174,35 @@ impl GpuLlama {
             let s_len = (past + t) as u32;
             b.add(
                 Kernel::Scores,
-                &[t32, past32, n_head, d32, qw32, s_len, scale, n_kv],
+                &params::Scores { t: t32, past: past32, n_head, hd: d32, c: qw32, s: s_len, scale, n_kv },
                 &[&sc.qkv, &cache.k[l], w],
                 [t32, n_head, 1],
             );
-            b.add(Kernel::Softmax, &[n_head * t32, s_len, t32, past32, 1, 0, 0, 0], &[w], [n_head * t32, 1, 1]);
+            b.add(
+                Kernel::Softmax,
+                &params::Softmax {
+                    rows: n_head * t32,
+                    n: s_len,
+                    t: t32,
+                    past: past32,
+                    causal: 1,
+                    ..Default::default()
+                },
+                &[w],
+                [n_head * t32, 1, 1],
+            );
         }
         // x ← x + y W_oᵀ: (T, H·D) x (H·D, C) -> (T, C), added into x
         self.linear(b, &sc.y, &layer.o_proj, &sc.x, t, true);
         // MLP: rms_norm(x): (T, C) x (C, 2F) -> (T, 2F) = [gate | up]
         self.norm_linear(b, sc, &layer.post_attention_layernorm, &layer.gate_up_proj, &sc.gu, t);
         // a = silu(gate) ⊙ up: (T, F)
-        b.add(Kernel::Swiglu, &[t32, f as u32, 0, 0], &[&sc.gu, &sc.a], [groups_for(t * f, 256), 1, 1]);
+        b.add(
+            Kernel::Swiglu,
+            &params::Swiglu { t: t32, f: f as u32, ..Default::default() },
+            &[&sc.gu, &sc.a],
+            [groups_for(t * f, 256), 1, 1],
+        );
         // x ← x + a W_downᵀ: (T, F) x (F, C) -> (T, C), added into x
         self.linear(b, &sc.a, &layer.down_proj, &sc.x, t, true);
     }
@@ -193,10 +234,10 @@ impl GpuLlama {
         y: &wgpu::Buffer,
         rows: usize,
     ) {
-        let eps = self.config.rms_norm_eps.to_bits();
+        let eps = self.config.rms_norm_eps;
         b.add(
             Kernel::RmsNorm,
-            &[rows as u32, self.config.hidden_size as u32, eps, row0 as u32],
+            &params::Norm { rows: rows as u32, n: self.config.hidden_size as u32, eps, row0: row0 as u32 },
             &[x, weight, y],
             [rows as u32, 1, 1],
         );
