@@ -9,7 +9,7 @@ use attention_live::numerics::rng::normal_matrix;
 use attention_live::session::Gpt2Session as Session;
 use ndarray::{arr2, Array2};
 
-mod common;
+use crate::common;
 
 #[test]
 fn svd_matches_hand_values_and_rebuilds_the_matrix() {

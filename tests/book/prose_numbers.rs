@@ -4,7 +4,7 @@
 
 use attention_live::numerics::kv_cache::MODELS;
 
-mod common;
+use crate::common;
 
 fn chapter(name: &str) -> String {
     std::fs::read_to_string(format!("{}/chapters/{name}.md", env!("CARGO_MANIFEST_DIR"))).unwrap()

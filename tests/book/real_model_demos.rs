@@ -6,7 +6,7 @@
 use attention_live::demos::Demo;
 use attention_live::state::Params as _;
 
-mod common;
+use crate::common;
 use common::static_file as read;
 
 fn chapter(name: &str) -> String {

@@ -12,7 +12,7 @@ use attention_live::session::any::{family, ModelSession};
 use attention_live::session::protocol::{Family, Query, Reply, Source};
 use pollster::block_on;
 
-mod common;
+use crate::common;
 
 fn fixture(name: &str) -> (String, Vec<u8>) {
     common::checkpoint(&format!("tests/fixtures/llama/{name}"))

@@ -18,7 +18,7 @@ use attention_live::numerics::rng::Rng;
 use attention_live::session::Gpt2Session as Session;
 use serde_json::{json, Map, Value};
 
-mod common;
+use crate::common;
 
 /// A checkpoint taken apart: its config text, its header's entries and its data section.
 #[derive(Clone)]

@@ -8,7 +8,7 @@
 //! (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
+use crate::common;
 
 use std::rc::Rc;
 

@@ -11,7 +11,7 @@ use attention_live::session::protocol::{
 use attention_live::session::Gpt2Session as Session;
 use ndarray::Array3;
 
-mod common;
+use crate::common;
 
 fn induction() -> Session {
     let (cfg, bytes) = common::checkpoint("static/models/induction");

@@ -2,7 +2,7 @@
 //! benchmark's rows (naive, tiled and, where an adapter exists, GPU) against each other.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
+use crate::common;
 
 use attention_live::demos::attention_cost::{full, low_rank, window};
 use attention_live::gpu::bench::attention_row;

@@ -5,7 +5,7 @@ use attention_live::formats::safetensors::{self, f16_to_f32, f32_to_f16, Dtype, 
 use attention_live::gpt2::{Config, Gpt2, LoadError, RunError};
 use attention_live::numerics::rng::Rng;
 
-mod common;
+use crate::common;
 
 fn fixture() -> (String, Vec<u8>) {
     common::checkpoint("tests/fixtures/gpt2/a")

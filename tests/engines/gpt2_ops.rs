@@ -1,7 +1,7 @@
 //! The CPU kernels the browser uses instead of ndarray's, against ndarray.
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
+use crate::common;
 
 /// The browser's matrix product (weights packed in column panels of 8, rows in blocks of 4, a
 /// lone row apart) equals ndarray's, on row counts that fill blocks exactly (4, 16), leave a

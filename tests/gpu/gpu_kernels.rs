@@ -5,8 +5,8 @@
 //! The test command fails the GPU run where no adapter exists (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
+use crate::common;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
-mod common;
 use attention_live::numerics::rng::Rng;
 use common::gpu_ops::{linear_in, Cpu, Ops};
 use ndarray::{Array1, Array2, Array3};

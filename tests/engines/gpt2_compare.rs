@@ -11,7 +11,7 @@ use attention_live::state::query::parse_query;
 use attention_live::state::{Params as _, Values};
 use pollster::block_on;
 
-mod common;
+use crate::common;
 
 /// The browser test's prompt (tests/browser/gpt2.test.mjs).
 const PROMPT: &str = "My cat Bartholomew is small, cute, and fluffy. She likes";

@@ -13,7 +13,7 @@ use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// Absolute tolerance on logits, attention weights and hidden states (f32 sums in a different
 /// order than PyTorch's, plus the fixture's 6 significant digits).

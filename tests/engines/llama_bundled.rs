@@ -9,7 +9,7 @@ use attention_live::formats::safetensors::{Dtype, SafeTensors};
 use attention_live::llama::{Capture, ForwardOptions, Llama, Tokenizer};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 const DIR: &str = "static/models/stories-llama";
 

@@ -6,7 +6,7 @@
 //! The test command fails them where no adapter exists (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
+use crate::common;
 
 use std::rc::Rc;
 

@@ -6,7 +6,7 @@
 //! The test command fails the GPU run where no adapter exists (`common::gpu`).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
-mod common;
+use crate::common;
 use attention_live::numerics::rng::Rng;
 use common::gpu_ops::Cpu;
 use common::llama_ops::LlamaOps;

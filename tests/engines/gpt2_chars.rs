@@ -1,7 +1,7 @@
 //! The training lab's checkpoints in the GPT-2 chapter: a character vocabulary (`char_vocab` in
 //! config.json) read one character per token by the session, and the hand-over's link.
 
-mod common;
+use crate::common;
 
 use attention_live::demos::gpt2::status::{next, plan_load, Event, Plan, Status};
 use attention_live::demos::gpt2::{trained, Model, Params};

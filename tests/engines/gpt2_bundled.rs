@@ -10,7 +10,7 @@ use attention_live::session::protocol::Query;
 use attention_live::session::Gpt2Session as Session;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn model(name: &str) -> (Session, Value) {
     let d = format!("{}/static/models/{name}", env!("CARGO_MANIFEST_DIR"));

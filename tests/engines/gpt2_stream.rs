@@ -9,7 +9,7 @@ use attention_live::gpt2::stream::StreamLoader;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, Gpt2, LoadError};
 
-mod common;
+use crate::common;
 
 fn fixture() -> (String, Vec<u8>) {
     common::checkpoint("tests/fixtures/gpt2/a")

@@ -13,7 +13,7 @@ use attention_live::session::protocol::Query;
 use attention_live::session::Gpt2Session as Session;
 use pollster::block_on;
 
-mod common;
+use crate::common;
 
 fn session() -> Session {
     let (cfg, bytes) = common::checkpoint("static/models/induction");
