@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use super::family::ModelFamily;
 use super::generation::Generation;
 use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
 use super::serve::Session;
@@ -13,80 +14,102 @@ use crate::gpu::{Gpu, GpuError, Precision};
 use crate::llama::Llama;
 use crate::model::RunError;
 
-/// What the page can load, for the refusal's message.
-pub const SUPPORTED: &str = "GPT-2 (model_type \"gpt2\", GPT2LMHeadModel) and the Llama family \
-    (model_type \"llama\", LlamaForCausalLM)";
+/// The registry of families: one line each, the `ModelSession` variant and the engine's CPU model
+/// (its `ModelFamily` says how `config.json` names it and how it loads). The first is what a
+/// config that names no family is read as (the book's own checkpoints and older files say
+/// nothing). `$d` is `$`, for the `each!` macro this writes.
+macro_rules! families {
+    ($d:tt $($variant:ident($model:ty)),+ $(,)?) => {
+        // A worker holds one session: the variants' sizes (the tokenizer's byte table) do not matter.
+        #[allow(clippy::large_enum_variant)]
+        pub enum ModelSession {
+            $($variant(Session<$model>)),+
+        }
+
+        /// `$body` on the session inside, whatever its family (`$s` names it).
+        macro_rules! each {
+            ($d this:expr, $d s:ident => $d body:expr) => {
+                match $d this {
+                    $(ModelSession::$variant($d s) => $d body),+
+                }
+            };
+        }
+
+        /// Each family: its name in the replies, its `model_type`, its architecture, and how a
+        /// message names it.
+        const FAMILIES: &[(Family, &str, &str, &str)] = &[$((
+            <$model as ModelFamily>::FAMILY,
+            <$model as ModelFamily>::MODEL_TYPE,
+            <$model as ModelFamily>::ARCHITECTURE,
+            <$model as ModelFamily>::NAME,
+        )),+];
+
+        impl ModelSession {
+            /// Loads a checkpoint of the family its `config.json` names, with the tokenizer file
+            /// the family needs (`tokenizer.json` for the Llama family; GPT-2 reads its own BPE).
+            pub fn new(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Self, LoadError> {
+                let family = family(config_json)?;
+                $(if family == <$model as ModelFamily>::FAMILY {
+                    return Ok(ModelSession::$variant(<$model as ModelFamily>::load(config_json, safetensors, tokenizer)?));
+                })+
+                Err(LoadError::Config(format!("the page has no session for {}", family.label())))
+            }
+
+            pub fn family(&self) -> Family {
+                match self {
+                    $(ModelSession::$variant(_) => <$model as ModelFamily>::FAMILY),+
+                }
+            }
+        }
+    };
+}
+
+families!($
+    Gpt2(Gpt2),
+    Llama(Llama),
+);
+
+/// What the page can load, for the refusal's message: "GPT-2 (model_type "gpt2",
+/// GPT2LMHeadModel) and the Llama family (…)".
+pub fn supported() -> String {
+    let each: Vec<String> = FAMILIES
+        .iter()
+        .map(|(_, model_type, arch, name)| format!("{name} (model_type \"{model_type}\", {arch})"))
+        .collect();
+    match each.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => each.concat(),
+    }
+}
 
 /// Which family `config.json` describes: its `model_type`, else its `architectures`; a config
-/// that names neither is read as GPT-2 (the book's own checkpoints and older files say nothing).
+/// that names neither is read as the first family of the registry (GPT-2).
 pub fn family(config_json: &str) -> Result<Family, LoadError> {
     let json: serde_json::Value = serde_json::from_str(config_json)
         .map_err(|e| LoadError::Config(format!("config.json is not valid JSON ({e})")))?;
     let model_type = json.get("model_type").and_then(|v| v.as_str());
     let architectures: Vec<&str> =
         json.get("architectures").and_then(|v| v.as_array()).into_iter().flatten().filter_map(|v| v.as_str()).collect();
-    match model_type {
-        Some("gpt2") => return Ok(Family::Gpt2),
-        Some("llama") => return Ok(Family::Llama),
-        Some(other) => {
-            return Err(LoadError::Config(format!(
-                "its model_type is \"{other}\", which this page does not run: it runs {SUPPORTED}"
-            )))
-        }
-        None => {}
+    if let Some(model_type) = model_type {
+        return FAMILIES.iter().find(|f| f.1 == model_type).map(|f| f.0).ok_or_else(|| {
+            LoadError::Config(format!(
+                "its model_type is \"{model_type}\", which this page does not run: it runs {}",
+                supported()
+            ))
+        });
     }
     match architectures.first() {
-        None | Some(&"GPT2LMHeadModel") => Ok(Family::Gpt2),
-        Some(&"LlamaForCausalLM") => Ok(Family::Llama),
-        Some(other) => Err(LoadError::Config(format!(
-            "its architecture is {other}, which this page does not run: it runs {SUPPORTED}"
-        ))),
+        None => Ok(FAMILIES[0].0),
+        Some(arch) => FAMILIES.iter().find(|f| f.2 == *arch).map(|f| f.0).ok_or_else(|| {
+            LoadError::Config(format!(
+                "its architecture is {arch}, which this page does not run: it runs {}",
+                supported()
+            ))
+        }),
     }
-}
-
-// A worker holds one session: the variants' sizes (the tokenizer's byte table) do not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum ModelSession {
-    Gpt2(Session<Gpt2>),
-    Llama(Session<Llama>),
-}
-
-/// `$body` on the session inside, whatever its family (`$s` names it).
-macro_rules! each {
-    ($self:expr, $s:ident => $body:expr) => {
-        match $self {
-            ModelSession::Gpt2($s) => $body,
-            ModelSession::Llama($s) => $body,
-        }
-    };
 }
 
 impl ModelSession {
-    /// Loads a checkpoint of any family. A Llama-family model needs its `tokenizer.json`
-    /// (`tokenizer`); GPT-2 reads GPT-2's BPE or its config's character vocabulary.
-    pub fn new(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Self, LoadError> {
-        match family(config_json)? {
-            Family::Gpt2 => Ok(ModelSession::Gpt2(Session::<Gpt2>::new(config_json, safetensors)?)),
-            Family::Llama => {
-                let tok = tokenizer.ok_or_else(|| {
-                    LoadError::Tokenizer(
-                        "tokenizer.json is missing: a Llama-family model needs it beside config.json and \
-                         model.safetensors"
-                            .into(),
-                    )
-                })?;
-                Ok(ModelSession::Llama(Session::<Llama>::new(config_json, safetensors, tok)?))
-            }
-        }
-    }
-
-    pub fn family(&self) -> Family {
-        match self {
-            ModelSession::Gpt2(_) => Family::Gpt2,
-            ModelSession::Llama(_) => Family::Llama,
-        }
-    }
-
     pub fn loaded(&self, name: &str, source: Source) -> Reply {
         each!(self, s => s.loaded(name, source))
     }

@@ -6,18 +6,30 @@
 //! GPT-2, `session::llama` for the Llama family.
 
 use super::protocol;
+use super::serve::Session;
+use crate::formats::LoadError;
 use crate::model::engine::{CpuModel, GpuModel};
 use crate::model::RunError;
 
 pub trait ModelFamily: CpuModel + Sized + 'static {
     /// The family's name in the worker's replies.
     const FAMILY: protocol::Family;
+    /// How `config.json` names the family: its `model_type`, and its first `architectures`.
+    const MODEL_TYPE: &'static str;
+    const ARCHITECTURE: &'static str;
+    /// How a message names the family ("GPT-2", "the Llama family").
+    const NAME: &'static str;
     /// Whether its attention may group query heads over fewer key and value heads (the page
     /// then shows the KV heads, and the KV cache is counted per KV head).
     const GROUPED_QUERIES: bool;
     /// The same model on the GPU.
     type Gpu: GpuModel<Cpu = Self>;
     type Tokenizer;
+
+    /// A session on the checkpoint's files: `config.json`'s text, `model.safetensors`' bytes, and
+    /// the tokenizer file the family needs (`tokenizer.json`), refused with a message when it is
+    /// missing or does not fit the model.
+    fn load(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Session<Self>, LoadError>;
 
     /// The prompt's tokens, cut from the front to the model's `window`: (kept, dropped). An empty
     /// prompt starts from the tokenizer's start token, or is refused (`RunError::Empty`).

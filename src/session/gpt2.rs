@@ -12,9 +12,17 @@ use crate::model::RunError;
 
 impl ModelFamily for Gpt2 {
     const FAMILY: Family = Family::Gpt2;
+    const MODEL_TYPE: &'static str = "gpt2";
+    const ARCHITECTURE: &'static str = "GPT2LMHeadModel";
+    const NAME: &'static str = "GPT-2";
     const GROUPED_QUERIES: bool = false;
     type Gpu = GpuGpt2;
     type Tokenizer = Tokenizer;
+
+    /// GPT-2 reads its own BPE, or the character vocabulary its config names: no tokenizer file.
+    fn load(config_json: &str, safetensors: &[u8], _tokenizer: Option<&str>) -> Result<Session<Self>, LoadError> {
+        Session::<Gpt2>::new(config_json, safetensors)
+    }
 
     /// A character-vocabulary model refuses a prompt with a character it has no token for, and
     /// an empty one (it has no `<|endoftext|>` to start from).

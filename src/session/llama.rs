@@ -15,9 +15,22 @@ pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"
 
 impl ModelFamily for Llama {
     const FAMILY: Family = Family::Llama;
+    const MODEL_TYPE: &'static str = "llama";
+    const ARCHITECTURE: &'static str = "LlamaForCausalLM";
+    const NAME: &'static str = "the Llama family";
     const GROUPED_QUERIES: bool = true;
     type Gpu = GpuLlama;
     type Tokenizer = Tokenizer;
+
+    fn load(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Session<Self>, LoadError> {
+        let tok = tokenizer.ok_or_else(|| {
+            LoadError::Tokenizer(
+                "tokenizer.json is missing: a Llama-family model needs it beside config.json and model.safetensors"
+                    .into(),
+            )
+        })?;
+        Session::<Llama>::new(config_json, safetensors, tok)
+    }
 
     /// The prompt's tokens in the tokenizer's template, the text cut from the front to fit the
     /// window (the template's begin-of-text token stays first).
