@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import {
   launch, newPage, openPage, settledUrl, serveBook, closeBook, DESKTOP, gpt2Analysed as analysed,
   gpt2BackendLine as line, gpt2Generate,
-} from "./browser.mjs";
+} from "../browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {

@@ -6,11 +6,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startServer } from "./static-server.mjs";
+import { startServer } from "../static-server.mjs";
 import {
   launchPersistent, newPage, settledUrl, serveBook, closeBook, recordErrors, setValue, ROOT,
   gpt2Status as status, gpt2Ready, gpt2Analysed, gpt2Generated,
-} from "./browser.mjs";
+} from "../browser.mjs";
 
 const models = "/tmp/attention-live-test-models";
 let server, base, hub, browser;

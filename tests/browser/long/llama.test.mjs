@@ -8,11 +8,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startServer } from "./static-server.mjs";
+import { startServer } from "../static-server.mjs";
 import {
   launchPersistent, newPage, settledUrl, serveBook, closeBook, recordErrors, setValue, textOf, untilText, ROOT,
   gpt2Analysed as ready, gpt2Generate,
-} from "./browser.mjs";
+} from "../browser.mjs";
 
 const models = "/tmp/attention-live-test-llama";
 const cases = JSON.parse(fs.readFileSync(`${ROOT}/tests/fixtures/llama/tokenizer/cases.json`, "utf8")).cases;
