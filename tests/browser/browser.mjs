@@ -21,6 +21,7 @@ const ARGS = [
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
 
+/// A headless browser; `extraArgs` add to its flags (`--enable-unsafe-webgpu`: SwiftShader's WebGPU).
 export function launch(extraArgs = []) {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...ARGS, ...extraArgs] });
 }
