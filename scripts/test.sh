@@ -23,4 +23,5 @@ cargo run --locked --quiet --example gpu_info
 echo "== build"
 scripts/build.sh
 echo "== browser tests"
-node --test --test-concurrency=1 tests/browser/*.test.mjs
+# The quick tier, then the long one (tests/browser/README.md); one run each, as node --test sorts its files.
+for tier in tests/browser tests/browser/long; do node --test --test-concurrency=1 "$tier"/*.test.mjs; done

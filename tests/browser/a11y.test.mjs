@@ -4,28 +4,24 @@
 // all of the rules this book once broke (empty table headers included), so none comes back.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import { newPage, serveBook, closeBook, drawn } from "./browser.mjs";
+import { serveBook, closeBook, mainDrawn, ORDER, ROOT } from "./browser.mjs";
 
-const AXE = new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname;
-const ROUTES = ["/", ...fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#")).map((l) => `/${l.split("|")[0].trim()}/`)];
+const AXE = `${ROOT}/node_modules/axe-core/axe.min.js`;
+const ROUTES = ["/", ...ORDER.map((c) => `/${c.slug}/`)];
 // Held to zero whatever axe calls their impact.
 const ALWAYS = ["color-contrast", "label-content-name-mismatch", "scrollable-region-focusable", "nested-interactive",
   "empty-table-header", "aria-allowed-attr", "button-name", "label", "link-name", "image-alt"];
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, browser, open;
+before(async () => ({ server, browser, open } = await serveBook()));
 after(() => closeBook({ server, browser }));
 
 
 /// axe's violations on the page at `route` in `scheme`, as "rule (impact): target — summary" lines.
 async function audit(route, scheme, width) {
   // bypassCSP: axe is injected as an inline script, which the site's policy rightly blocks.
-  const page = await newPage(browser, { viewport: { width, height: 900 }, colorScheme: scheme, bypassCSP: true });
-  await page.goto(base + route);
-  await page.waitForSelector("main");
-  await drawn(page);
+  const opts = { viewport: { width, height: 900 }, colorScheme: scheme, bypassCSP: true };
+  const page = await open(route, opts, mainDrawn);
   // Prose far from the viewport skips rendering (content-visibility: auto); axe's contrast
   // check reads the rendered page, so every run is rendered while it looks.
   await page.addStyleTag({ content: ".chapter > .prose { content-visibility: visible !important; }" });

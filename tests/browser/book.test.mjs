@@ -3,23 +3,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { newPage, paints, waitPaints, settledUrl, serveBook, closeBook } from "./browser.mjs";
+import {
+  newPage, paints, waitPaints, settledUrl, serveBook, closeBook, ORDER, setValue, canvasData, downloadJson,
+} from "./browser.mjs";
 
-const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => { const [slug, title, src] = l.split("|").map((s) => s.trim()); return { slug, title, written: src !== "coming" }; });
-
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, base, browser, open;
+before(async () => ({ server, base, browser, open } = await serveBook()));
 after(() => closeBook({ server, browser }));
-
-async function open(path, opts) {
-  const page = await newPage(browser, opts);
-  await page.goto(base + path);
-  await page.waitForSelector("main");
-  return page;
-}
-const canvasData = (page, sel) => page.$eval(sel, (c) => c.toDataURL());
 
 test("every route loads with zero console errors and no raw LaTeX", async () => {
   const routes = ["/", "/embed/?demo=nw", ...ORDER.map((c) => `/${c.slug}/`)];
@@ -144,11 +134,6 @@ test("bad URL values show a notice and the defaults; the XSS link runs nothing",
   await page.context().close();
 });
 
-async function downloadJson(page, demo) {
-  const [dl] = await Promise.all([page.waitForEvent("download"), page.click(`#${demo} .download-data`)]);
-  return JSON.parse(fs.readFileSync(await dl.path(), "utf8"));
-}
-
 test("Download data (nw): the test recomputes the Nadaraya-Watson estimate from the exported data", async () => {
   const page = await open("/kernel-regression/?nw.sigma=0.3&nw.n=60&nw.q=1.7");
   await page.waitForSelector("#nw canvas");
@@ -216,10 +201,7 @@ test("a link puts a logarithmic slider's thumb where the sender's was, so the ne
     await sender.waitForSelector(`#${id}`);
     const max = Number(await sender.$eval(`#${id}`, (e) => e.max));
     const pos = String(Math.round(at * max));
-    await sender.$eval(`#${id}`, (e, p) => {
-      e.value = p;
-      e.dispatchEvent(new Event("input", { bubbles: true }));
-    }, pos);
+    await setValue(sender, `#${id}`, pos);
     const value = await sender.$eval(`#${id}`, (e) => e.getAttribute("aria-valuetext"));
     await sender.focus(`#${id}`);
     await sender.keyboard.press("ArrowRight");

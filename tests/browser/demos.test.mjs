@@ -3,15 +3,12 @@
 // exported numbers for the scoring and masking demos.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import { newPage, paints, waitPaints, settledUrl, serveBook, closeBook } from "./browser.mjs";
+import {
+  newPage, paints, waitPaints, settledUrl, serveBook, closeBook, WRITTEN, DESKTOP, downloadJson,
+} from "./browser.mjs";
 
-const written = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => l.split("|").map((s) => s.trim())).filter((p) => p[2] !== "coming").map((p) => p[0]);
-
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, browser, open;
+before(async () => ({ server, browser, open } = await serveBook()));
 after(() => closeBook({ server, browser }));
 
 const snapshot = (page, id) => page.$eval(`#${id}`, (d) => ({
@@ -36,10 +33,8 @@ async function settled(page, id) {
 
 test("every demo: a control changes its plot and the URL, and its link restores it elsewhere", async () => {
   let demos = 0;
-  for (const slug of written) {
-    const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-    await page.goto(`${base}/${slug}/`);
-    await page.waitForSelector(".demo canvas");
+  for (const slug of WRITTEN) {
+    const page = await open(`/${slug}/`, DESKTOP, ".demo canvas");
     await page.waitForTimeout(300);
     const ids = await page.$$eval(".demo", (ds) => ds.map((d) => d.id));
     for (const id of ids) {
@@ -96,11 +91,8 @@ test("every demo: a control changes its plot and the URL, and its link restores 
 });
 
 async function data(path, id) {
-  const page = await newPage(browser);
-  await page.goto(base + path);
-  await page.waitForSelector(`#${id} canvas`);
-  const [dl] = await Promise.all([page.waitForEvent("download"), page.click(`#${id} .download-data`)]);
-  const d = JSON.parse(fs.readFileSync(await dl.path(), "utf8"));
+  const page = await open(path, {}, `#${id} canvas`);
+  const d = await downloadJson(page, id);
   await page.context().close();
   return d;
 }

@@ -3,16 +3,16 @@
 // the GPU's output checked against the naive CPU result; without WebGPU it says so.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl } from "./browser.mjs";
+import {
+  launch, newPage, settledUrl, serveBook, closeBook, setValue, textOf, untilText, canvasData,
+} from "./browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  ({ server, base, browser: plainBrowser } = await serveBook());
   gpuBrowser = await launch(["--enable-unsafe-webgpu"]);
-  plainBrowser = await launch();
 });
-after(async () => { await gpuBrowser?.close(); await plainBrowser?.close(); server?.close(); });
+after(async () => { await gpuBrowser?.close(); await closeBook({ server, browser: plainBrowser }); });
 
 async function runBench(browser) {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
@@ -54,11 +54,11 @@ test("without WebGPU the CPU columns run and the page says why there is no GPU c
 test("the cost plot redraws when the window changes, and the link keeps it", async () => {
   const page = await newPage(plainBrowser, { viewport: { width: 390, height: 800 } });
   await page.goto(`${base}/efficient/`);
-  const canvas = () => page.$eval("#attention-cost canvas", (c) => c.toDataURL());
+  const canvas = () => canvasData(page, "#attention-cost canvas");
   await page.waitForSelector("#attention-cost canvas");
   await page.waitForTimeout(300);
   const before = await canvas();
-  await page.$eval("#attention-cost-window", (r) => { r.value = "32"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#attention-cost-window", "32");
   await page.waitForFunction(() => new URL(location.href).searchParams.get("attention-cost.window") === "32");
   await page.waitForTimeout(300);
   assert.notEqual(await canvas(), before, "the sliding-window curve moved");
@@ -79,9 +79,9 @@ test("the KV-cache calculator follows its controls and the link keeps them", asy
   const rows = await page.$$eval("#kv-cache table.numbers tbody tr", (trs) => trs.map((tr) => tr.children[5].textContent));
   assert.ok(rows.includes("2.00 GiB") && rows.includes("512.0 MiB"), rows.join(", "));
   // 4 GiB and more: past a 32-bit usize (the browser's), so the sizes are u64.
-  await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "32"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#kv-cache-kv-heads", "32");
   await page.waitForFunction(() => /= 4\.00 GiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
-  await page.$eval("#kv-cache-kv-heads", (r) => { r.value = "1"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#kv-cache-kv-heads", "1");
   await page.waitForFunction(() => /= 128\.0 MiB/.test(document.querySelector("#kv-cache .kv-readout").textContent));
   assert.equal(new URL(await settledUrl(page)).searchParams.get("kv-cache.kv-heads"), "1");
   const fresh = await newPage(plainBrowser);
@@ -125,7 +125,7 @@ test("the sliding window's reach grows with the layers", async () => {
   await page.waitForSelector("#sliding-window .token-strip");
   assert.match(await readout(), /hears from 4 tokens after 1 layer: L·\(w − 1\) \+ 1 = 1·3 \+ 1 = 4\./);
   assert.equal(await page.$$eval("#sliding-window .tok.reached, #sliding-window .tok.query", (e) => e.length), 4);
-  await page.$eval("#sliding-window-layers", (r) => { r.value = "3"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#sliding-window-layers", "3");
   await page.waitForFunction(() => document.querySelectorAll("#sliding-window .tok.reached, #sliding-window .tok.query").length === 10);
   assert.match(await readout(), /hears from 10 tokens after 3 layers/);
   // Token 10 of 16 (6 back from the query) arrives at layer 2.
@@ -156,24 +156,25 @@ test("the Linformer demo analyses a bundled model's head and follows layer, head
 // property (positional chapter). The numbers are those tests/real_model_demos.rs checks natively.
 test("the real models' cache, the instruction's reach and RoPE's diagonals, computed in the page", async () => {
   const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
-  const text = (sel) => page.$eval(sel, (e) => e.textContent);
-  const until = (sel, re) => page.waitForFunction(([s, r]) => new RegExp(r).test(document.querySelector(s)?.textContent ?? ""), [sel, re.source], { timeout: 60000 });
   await page.goto(`${base}/efficient/`);
-  await until("#kv-cache .kv-measured", /75,776 bytes/);
-  assert.match(await text("#kv-cache .kv-measured"), /read 37 tokens.*2 × 4 layers × 2 KV heads × 32 × 37 positions × 4 bytes: exactly the formula.*151,552 bytes: 2× more/);
-  await until("#instruction-reach .reach-status", /With 8 turns/);
-  assert.match(await text("#instruction-reach .reach-status"), /gives the instruction 81% .* 18% \(layer 3 head 2\), against 20%/);
+  await untilText(page, "#kv-cache .kv-measured", /75,776 bytes/);
+  const formula = /read 37 tokens.*2 × 4 layers × 2 KV heads × 32 × 37 positions × 4 bytes: exactly the formula/;
+  assert.match(await textOf(page, "#kv-cache .kv-measured"), new RegExp(`${formula.source}.*151,552 bytes: 2× more`));
+  await untilText(page, "#instruction-reach .reach-status", /With 8 turns/);
+  assert.match(await textOf(page, "#instruction-reach .reach-status"),
+    /gives the instruction 81% .* 18% \(layer 3 head 2\), against 20%/);
   await page.selectOption("#kv-cache-model", "stories");
-  await until("#kv-cache .kv-measured", /106,496 bytes/);
-  assert.match(await text("#kv-cache .kv-measured"), /its own key-value head/);
+  await untilText(page, "#kv-cache .kv-measured", /106,496 bytes/);
+  assert.match(await textOf(page, "#kv-cache .kv-measured"), /its own key-value head/);
 
   await page.goto(`${base}/positional/`);
-  await until("#rope-model .rope-model-status", /Layer 0 head 0/);
-  assert.match(await text("#rope-model .rope-model-status"), /48 copies of the token “cat”.*every diagonal is one colour/);
+  await untilText(page, "#rope-model .rope-model-status", /Layer 0 head 0/);
+  assert.match(await textOf(page, "#rope-model .rope-model-status"),
+    /48 copies of the token “cat”.*every diagonal is one colour/);
   // The chapter's figures, as the page's build computes them: a spread under 10⁻⁶ of scores
   // spanning 0.73 with RoPE; with GPT-2's wpe, 1.03 (shown to two digits) of 1.9.
   const figures = async () => {
-    const t = await text("#rope-model .rope-model-status");
+    const t = await textOf(page, "#rope-model .rope-model-status");
     const m = t.match(/varies by at most (.+?) \(.+ of the range of all scores, (.+?)\)/);
     assert.ok(m, t);
     const sup = { "⁰": 0, "¹": 1, "²": 2, "³": 3, "⁴": 4, "⁵": 5, "⁶": 6, "⁷": 7, "⁸": 8, "⁹": 9 };
@@ -185,14 +186,14 @@ test("the real models' cache, the instruction's reach and RoPE's diagonals, comp
   assert.ok(rope.spread > 0 && rope.spread < 1e-6, `spread ${rope.shown}`);
   assert.equal(rope.range, "0.73");
   await page.selectOption("#rope-model-model", "stories");
-  await until("#rope-model .rope-model-status", /change colour/);
+  await untilText(page, "#rope-model .rope-model-status", /change colour/);
   const wpe = await figures();
   assert.deepEqual([wpe.shown, wpe.range], ["1", "1.9"]);
   // The sliders end at the loaded model's last layer and head (4 × 4), not SmolLM2's; a link's
   // layer past them moves to the last, with a notice.
   assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.max)).then((m) => m.slice(-2)), ["3", "3"]);
   await page.goto(`${base}/positional/?rope-model.layer=9&rope-model.head=2#rope-model`);
-  await until("#rope-model .rope-model-status", /Layer 3 head 2,/);
+  await untilText(page, "#rope-model .rope-model-status", /Layer 3 head 2,/);
   assert.match(await page.$$eval("#rope-model .notice", (ns) => ns.map((n) => n.textContent).join(" | ")),
     /Ignored rope-model\.layer="9" from the link: this model has layers 0 to 3; showing layer 3/);
   assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.value).slice(-2)), ["3", "2"]);

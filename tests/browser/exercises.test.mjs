@@ -4,28 +4,13 @@
 // contents, and an exercise's link reopening the chapter at it with its demo as it was.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, serveBook, closeBook, settledUrl } from "./browser.mjs";
+import { newPage, serveBook, closeBook, settledUrl, DESKTOP, setValue } from "./browser.mjs";
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, base, browser, open;
+before(async () => ({ server, base, browser, open } = await serveBook({ page: DESKTOP, wait: "main .exercise" })));
 after(() => closeBook({ server, browser }));
 
-async function open(path, opts = { viewport: { width: 1280, height: 900 } }) {
-  const page = await newPage(browser, opts);
-  await page.goto(base + path);
-  await page.waitForSelector("main .exercise");
-  return page;
-}
-
 const verdict = (page, id) => page.innerText(`#ex-${id} .ex-verdict`);
-
-/// Moves a range input to `value` as a reader's drag would (an input event).
-async function slide(page, sel, value) {
-  await page.$eval(sel, (el, v) => {
-    el.value = v;
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  }, String(value));
-}
 
 test("compute: a wrong answer gets its targeted hint, an unreadable one the reason, a right one Right", async () => {
   const page = await open("/scoring/");
@@ -98,10 +83,10 @@ test("make: the goal is met live as the slider moves, and counts as solved", asy
   const page = await open("/scoring/");
   const id = "scoring-sharp-without-cooling";
   assert.match(await page.innerText(`#ex-${id} .ex-goal-state`), /Not yet/);
-  await slide(page, "#temperature-gap", 2.5);
+  await setValue(page, "#temperature-gap", 2.5);
   await page.waitForFunction((i) => /Met/.test(document.querySelector(`#ex-${i} .ex-goal-state`).innerText), id);
   assert.ok(await page.$(`#ex-${id}.solved`), "meeting the goal solves it");
-  await slide(page, "#temperature-gap", 1.5);
+  await setValue(page, "#temperature-gap", 1.5);
   await page.waitForFunction((i) => /Not yet/.test(document.querySelector(`#ex-${i} .ex-goal-state`).innerText), id);
   assert.deepEqual(page.errors, []);
   await page.context().close();
@@ -135,7 +120,7 @@ test("an exercise's link opens the chapter at the exercise, with its demo as it 
   const page = await open("/scoring/");
   const id = "scoring-sharp-without-cooling";
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
-  await slide(page, "#temperature-gap", 1.7);
+  await setValue(page, "#temperature-gap", 1.7);
   await page.click(`#ex-${id} .ex-link`);
   const link = await page.$eval(`#ex-${id} .link-field`, (i) => i.value);
   assert.equal(new URL(link).pathname + new URL(link).search + new URL(link).hash,

@@ -7,10 +7,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl, gpt2Status as status } from "./browser.mjs";
+import {
+  newPage, settledUrl, serveBook, closeBook, ROOT, gpt2Status as status, gpt2Ready, gpt2Analysed, gpt2ChipTexts,
+} from "./browser.mjs";
 
-const root = new URL("../..", import.meta.url).pathname;
 const dir = "/tmp/attention-live-test-models/trained";
 const VOCAB = "0123456789abcdefghijklmnop>^";
 // `trained::probe_prompt(VOCAB, 16)` and the link `trained::link` makes of it (tests/gpt2_chars.rs).
@@ -19,14 +19,13 @@ let server, base, browser;
 
 before(async () => {
   if (!fs.existsSync(`${dir}/model.safetensors`)) {
-    execFileSync("cargo", ["run", "--quiet", "--example", "write_trained_gpt2", "--", dir], { cwd: root, stdio: "inherit" });
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_trained_gpt2", "--", dir],
+      { cwd: ROOT, stdio: "inherit" });
   }
-  ({ server, url: base } = await startServer(`${root}dist`));
-  browser = await launch();
+  ({ server, base, browser } = await serveBook());
 });
-after(async () => { await browser?.close(); server?.close(); });
+after(() => closeBook({ server, browser }));
 
-const chipTexts = (page) => page.$$eval("#gpt2 .chips:not(.compare .chips) .chip .chip-text", (cs) => cs.map((c) => c.textContent));
 const link = `/gpt2-live/?gpt2.model=trained&gpt2.prompt=${encodeURIComponent(PROBE)}&gpt2.compare=&gpt2.head=0&gpt2.token=15#gpt2`;
 
 test("a link to the trained model in a browser that has none says so, with a way to the lab", async () => {
@@ -52,15 +51,12 @@ test("the model the lab stored opens from its link: one chip per character, a re
     await cache.put("/models/trained/model.safetensors", new Response(new Uint8Array(model)));
   }, [config, model]);
   await page.goto(`${base}${link}`);
-  await page.waitForFunction(() => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
-  }, null, { timeout: 30000 });
+  await gpt2Analysed(page, 0, 30000, false);
   const line = await page.$eval("#gpt2 .model-status", (e) => e.textContent);
   assert.match(line, /Your trained model \(from the lab\): GPT-2 · 2 layers × 2 heads/);
   assert.match(line, /Loaded from this browser's storage/);
   assert.ok(line.includes(`It reads the characters “\u2068${VOCAB}\u2069”, one token each`), line);
-  assert.deepEqual(await chipTexts(page), [...PROBE]);
+  assert.deepEqual(await gpt2ChipTexts(page), [...PROBE]);
   // A character the model has no token for is refused in place, naming the ones it reads.
   await page.fill("#gpt2 textarea", "^abZ");
   await page.waitForSelector("#gpt2 .notice.error");
@@ -70,7 +66,7 @@ test("the model the lab stored opens from its link: one chip per character, a re
   await page.fill("#gpt2 textarea", "^abcab");
   await page.waitForFunction(() => !document.querySelector("#gpt2 .notice.error"), null, { timeout: 30000 });
   await page.waitForFunction(() => document.querySelectorAll("#gpt2 .chips:not(.compare .chips) .chip").length === 6);
-  assert.deepEqual(await chipTexts(page), ["^", "a", "b", "c", "a", "b"]);
+  assert.deepEqual(await gpt2ChipTexts(page), ["^", "a", "b", "c", "a", "b"]);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
@@ -78,7 +74,7 @@ test("the model the lab stored opens from its link: one chip per character, a re
 test("the lab's downloaded files load from the picker, and the English prompt gives way to the model's characters", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/gpt2-live/`);
-  await page.waitForFunction(() => document.querySelector("#gpt2 .gpt2")?.dataset.status === "ready", null, { timeout: 30000 });
+  await gpt2Ready(page);
   // The picker shows for the model "local files" only.
   assert.equal(await page.$("#gpt2 input[type=file]"), null);
   await page.selectOption("#gpt2-model", "file");

@@ -4,7 +4,10 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { newPage, settledUrl, serveBook, closeBook, gpt2Analysed as analysed } from "./browser.mjs";
+import {
+  newPage, settledUrl, serveBook, closeBook, recordErrors, setValue, canvasData, gpt2Analysed as analysed,
+  gpt2Generate,
+} from "./browser.mjs";
 
 const card = JSON.parse(fs.readFileSync(new URL("../../static/models/stories/card.json", import.meta.url), "utf8"));
 const hfTokens = JSON.parse(fs.readFileSync(new URL("../fixtures/gpt2/tokenizer.json", import.meta.url), "utf8"));
@@ -69,10 +72,8 @@ test("clicking a head and a token, knocking out a head and generating update the
   // Greedy generation writes its continuation apart from the prompt; "Add to the prompt" appends
   // it, and the URL follows.
   const before = await page.$eval("#gpt2 textarea", (t) => t.value);
-  await page.click("#gpt2 .generate");
-  await page.waitForSelector("#gpt2 .continuation .append:not([disabled])", { timeout: 30000 });
+  const generated = await gpt2Generate(page, 30000, true);
   assert.equal(await page.$eval("#gpt2 textarea", (t) => t.value), before, "the prompt box keeps the reader's text");
-  const generated = await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
   assert.match(await page.$eval("#gpt2 .continuation [role=status]", (e) => e.textContent), /generated/);
   assert.ok(!generated.includes("<|endoftext|>"), generated);
   await page.click("#gpt2 .continuation .append");
@@ -150,7 +151,7 @@ test("two prompts side by side; the head view draws and its head keys select hea
   assert.ok(words[0].includes(" belly") && words[1].includes(" bones") && !words[0].some((w) => words[1].includes(w)), JSON.stringify(words));
   // The head view has one key per head; clicking H2 selects head 2.
   assert.equal(await page.$$eval("#gpt2 .head-key", (k) => k.length), 4);
-  const hv = await page.$eval("#gpt2 .head-view", (c) => c.toDataURL());
+  const hv = await canvasData(page, "#gpt2 .head-view");
   await page.hover("#gpt2 .head-key:nth-child(1)");
   await page.waitForFunction((d) => document.querySelector("#gpt2 .head-view").toDataURL() !== d, hv);
   await page.click("#gpt2 .head-key:nth-child(3)");
@@ -196,8 +197,7 @@ test("two models side by side: GPT-2 and the Llama-family model each draw their 
   assert.equal(url.searchParams.get("gpt2.token"), "1");
   // The link, in another tab: the same two sides and selection.
   const again = await page.context().newPage();
-  again.errors = [];
-  again.on("pageerror", (e) => again.errors.push(String(e)));
+  recordErrors(again, false);
   await again.goto(url.href);
   await both(again);
   const restored = await sides(again);
@@ -242,7 +242,7 @@ test("the positional chapter plots a bundled model's learned wpe; the offset mar
   await page.waitForFunction(() => /Mean cosine similarity of positions 1 apart: 0\.68; 30 apart: 0\.35/.test(document.querySelector("#wpe .readout")?.textContent || ""), null, { timeout: 30000 });
   const canvases = () => page.$$eval("#wpe canvas", (cs) => cs.map((c) => c.toDataURL()));
   const before = await canvases();
-  await page.$eval("#wpe-offset", (r) => { r.value = "60"; r.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#wpe-offset", "60");
   await page.waitForFunction(() => /60 apart: −?-?0\.27/.test(document.querySelector("#wpe .readout").textContent));
   const after = await canvases();
   assert.equal(after[0], before[0], "the table itself does not change");
@@ -301,7 +301,7 @@ test("the layer, head and token sliders end at the loaded model's and prompt's l
   const moved = new URL(await settledUrl(page)).searchParams;
   assert.deepEqual([moved.get("gpt2.layer"), moved.get("gpt2.head")], [null, "2"]);
   // A shorter prompt moves the query token to its last token.
-  await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C"; t.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#gpt2 textarea", "A B C");
   await page.waitForFunction(() => document.querySelector("#gpt2-token").max === "2");
   assert.deepEqual((await ends())[2], ["2", "2"]);
   assert.equal(await page.$eval("#gpt2 .chip.selected .chip-text", (c) => c.textContent), "·C");
@@ -424,7 +424,7 @@ test("each model opens on its own featured head and prompts unless the link says
   let url = new URL(await settledUrl(page));
   assert.deepEqual([...url.searchParams.keys()], ["gpt2.model"]);
   // The reader's own prompt and head stay on a switch; what was the old model's featured follows the new one.
-  await page.$eval("#gpt2 textarea", (t) => { t.value = "A B C A B"; t.dispatchEvent(new Event("input", { bubbles: true })); });
+  await setValue(page, "#gpt2 textarea", "A B C A B");
   await page.selectOption("#gpt2-model", "stories");
   await page.waitForFunction(() => /4 layers × 4 heads/.test(document.querySelector("#gpt2 .model-status")?.textContent ?? ""), null, { timeout: 30000 });
   assert.equal((await state()).prompt, "A B C A B");

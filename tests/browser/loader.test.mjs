@@ -7,14 +7,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import http from "node:http";
 import { startServer } from "./static-server.mjs";
-import { launch, newPage, gpt2Status as status } from "./browser.mjs";
+import { newPage, serveBook, closeBook, ROOT, DIST, gpt2Status as status } from "./browser.mjs";
 
-const root = new URL("../..", import.meta.url).pathname;
-const config = fs.readFileSync(`${root}static/models/induction/config.json`);
-const model = fs.readFileSync(`${root}static/models/induction/model.safetensors`);
-let server, base, host, hostUrl, browser;
+const config = fs.readFileSync(`${ROOT}/static/models/induction/config.json`);
+const model = fs.readFileSync(`${ROOT}/static/models/induction/model.safetensors`);
+let server, base, host, browser;
 
 // Folder -> how model.safetensors is served (config.json is always served well, except for /html/).
 const cors = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" };
@@ -53,8 +51,9 @@ function smallVocab(file, vocab) {
 const small = smallVocab(model, 100);
 const smallConfig = Buffer.from(config.toString().replace(/"vocab_size": *\d+/, '"vocab_size": 100'));
 
-function serve(req, res) {
-  const [, folder, file] = new URL(req.url, "http://x").pathname.split("/");
+// The host's every answer (the shared static server's `respond`: it serves no files of its own).
+function serve(req, res, pathname) {
+  const [, folder, file] = pathname.split("/");
   let body = file === "config.json" ? config : model;
   if (folder === "wrapped" && file !== "config.json") body = wrapped;
   if (folder === "absurd" && file === "config.json") body = absurd;
@@ -82,19 +81,17 @@ function serve(req, res) {
   } else {
     res.writeHead(404, cors).end("not found");
   }
+  return true;
 }
 
 before(async () => {
-  ({ server, url: base } = await startServer(`${root}dist`));
-  host = http.createServer(serve);
-  await new Promise((r) => host.listen(0, "127.0.0.1", r));
-  hostUrl = `http://127.0.0.1:${host.address().port}`;
-  browser = await launch();
+  ({ server, base, browser } = await serveBook());
+  host = await startServer(null, 0, { respond: serve });
 });
-after(async () => { await browser?.close(); server?.close(); host?.close(); });
+after(async () => { await closeBook({ server, browser }); host?.server.close(); });
 
 const link = (folder, extra = "") =>
-  `${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(`${hostUrl}/${folder}/`)}${extra}`;
+  `${base}/gpt2-live/?gpt2.model=url&gpt2.base=${encodeURIComponent(`${host.url}/${folder}/`)}${extra}`;
 const stored = (page) => page.evaluate(async () => {
   if (!(await caches.has("attention-live-models"))) return [];
   const c = await caches.open("attention-live-models");
@@ -210,7 +207,7 @@ test("a link's long prompt keeps its first 4000 characters, and link text is iso
 test("a site file that differs from the build is refused: a bundled model, the worker's wasm", async () => {
   // One byte of the bundled model changed on its way (a stale cache, a proxy, a tampered copy).
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  const tampered = Buffer.from(fs.readFileSync(`${root}static/models/stories/model.safetensors`));
+  const tampered = Buffer.from(fs.readFileSync(`${ROOT}/static/models/stories/model.safetensors`));
   tampered[tampered.length - 5] ^= 1;
   await page.route("**/models/stories/model.safetensors", (r) =>
     r.fulfill({ status: 200, contentType: "application/octet-stream", body: tampered }));
@@ -225,7 +222,7 @@ test("a site file that differs from the build is refused: a bundled model, the w
 
   // The worker's wasm altered: the worker stops and the page says why, instead of waiting for ever.
   const other = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  const wasm = Buffer.from(fs.readFileSync(`${root}dist/gpt2-worker_bg.wasm`));
+  const wasm = Buffer.from(fs.readFileSync(`${DIST}/gpt2-worker_bg.wasm`));
   wasm[wasm.length - 1] ^= 1;
   await other.route("**/gpt2-worker_bg.wasm", (r) => r.fulfill({ status: 200, contentType: "application/wasm", body: wasm }));
   await other.goto(`${base}/gpt2-live/?gpt2.model=stories`);

@@ -8,10 +8,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { launch, newPage, WRITTEN } from "./browser.mjs";
+import { launch, newPage, WRITTEN, DIST, gpt2Analysed } from "./browser.mjs";
 import { startServer } from "./static-server.mjs";
 
-const DIST = new URL("../../dist", import.meta.url).pathname;
 const built = () => JSON.parse(fs.readFileSync(path.join(DIST, "offline.json"), "utf8"));
 
 let browser;
@@ -71,10 +70,7 @@ test("after one visit, with no network, every chapter, a link, an embed and the 
   await page.waitForSelector("#temperature canvas");
   // The bundled GPT-2: its worker, engine and weights all come from the browser's copy.
   await page.goto(`${url}/gpt2-live/`);
-  await page.waitForFunction(() => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g && g.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
-  }, null, { timeout: 60000 });
+  await gpt2Analysed(page, 0, 60000, false);
   assert.match(await page.textContent("#gpt2 .model-status"), /4 layers × 4 heads/);
   assert.ok((await page.$$("#gpt2 .chip")).length > 5, "the prompt's tokens are drawn");
   // Only a download needs the network, and it says so.

@@ -6,26 +6,14 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import zlib from "node:zlib";
-import { newPage, serveBook, closeBook } from "./browser.mjs";
+import { newPage, serveBook, closeBook, ORDER } from "./browser.mjs";
 
-const ORDER = fs.readFileSync(new URL("../../chapters/ORDER", import.meta.url), "utf8")
-  .split("\n").filter((l) => l.trim() && !l.startsWith("#"))
-  .map((l) => {
-    const [slug, title, src] = l.split("|").map((s) => s.trim());
-    return { slug, title, written: src !== "coming" };
-  });
 const written = ORDER.filter((c) => c.written);
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, base, browser, open;
+before(async () => ({ server, base, browser, open } = await serveBook()));
 after(() => closeBook({ server, browser }));
 
-async function open(path, opts) {
-  const page = await newPage(browser, opts);
-  await page.goto(base + path);
-  await page.waitForSelector("main");
-  return page;
-}
 const decode = (s) => s.replace(/&quot;/g, "\"").replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
   .replace(/&amp;/g, "&");
 const meta = (html, attr, name) => {

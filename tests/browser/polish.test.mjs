@@ -3,18 +3,11 @@
 // the actions menu) and reading progress. Run by scripts/test.sh against the release build.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, serveBook, closeBook } from "./browser.mjs";
+import { serveBook, closeBook, DESKTOP } from "./browser.mjs";
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, base, browser, open;
+before(async () => ({ server, base, browser, open } = await serveBook({ page: DESKTOP })));
 after(() => closeBook({ server, browser }));
-
-async function open(path, opts = { viewport: { width: 1280, height: 900 } }) {
-  const page = await newPage(browser, opts);
-  await page.goto(base + path);
-  await page.waitForSelector("main");
-  return page;
-}
 
 /// The y value the heatmap's axis gives at the centre of the marker drawn in `rgb` (canvas
 /// pixels matching the colour), from the axis the heatmap records as it draws it.

@@ -4,7 +4,7 @@
 // A4 pages (7 when every button and control printed).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, serveBook, closeBook, drawn, WRITTEN } from "./browser.mjs";
+import { serveBook, closeBook, mainDrawn, WRITTEN } from "./browser.mjs";
 
 const CHAPTERS = WRITTEN;
 // The printed column: A4 (21 cm) less the 1.4 cm side margins of static/style.css's @page, at
@@ -13,26 +13,19 @@ const PAGE_WIDTH = 688;
 // Scoring printed on 7 pages with its controls; without them, at 10.5 pt, on 6 (measured), and
 // its six exercises (questions and choices, no answers unless asked for) take one page more.
 const SCORING_PAGES = 7;
+const COLUMN = { viewport: { width: PAGE_WIDTH, height: 1000 } };
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+// `open(path, opts)`: a chapter in the printed column's width, once its plots have drawn.
+let server, browser, open;
+before(async () => ({ server, browser, open } = await serveBook({ page: COLUMN, wait: mainDrawn })));
 after(() => closeBook({ server, browser }));
-
-
-async function open(slug, opts = {}) {
-  const page = await newPage(browser, { viewport: { width: PAGE_WIDTH, height: 1000 }, ...opts });
-  await page.goto(`${base}/${slug}/`);
-  await page.waitForSelector("main");
-  await drawn(page);
-  return page;
-}
 
 const shownCanvases = (page) => page.$$eval("main canvas", (cs) => cs.map((c) => c.getClientRects().length > 0));
 
 test("every chapter prints without navigation or controls, with its plots, equations and links", async () => {
   const bad = [];
   for (const slug of CHAPTERS) {
-    const page = await open(slug);
+    const page = await open(`/${slug}/`);
     const onScreen = await shownCanvases(page);
     await page.emulateMedia({ media: "print" });
     await page.waitForTimeout(100);
@@ -70,7 +63,7 @@ test("every chapter prints without navigation or controls, with its plots, equat
 });
 
 test("printed text is dark on white in the dark theme too", async () => {
-  const page = await open("scoring", { colorScheme: "dark" });
+  const page = await open("/scoring/", { ...COLUMN, colorScheme: "dark" });
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
   await page.emulateMedia({ media: "print" });
   const [fg, bg] = await page.$eval(".prose p", (p) =>
@@ -81,7 +74,7 @@ test("printed text is dark on white in the dark theme too", async () => {
 });
 
 test(`Scoring prints on at most ${SCORING_PAGES} A4 pages`, async () => {
-  const page = await open("scoring");
+  const page = await open("/scoring/");
   const pdf = await page.pdf({ format: "A4" });
   // One "/Type /Page" object per page ("/Type /Pages" is the page tree).
   const pages = (pdf.toString("latin1").match(/\/Type\s*\/Page(?!s)/g) || []).length;

@@ -20,12 +20,18 @@ const ISOLATION = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-E
 /// `opts.isolated`: send the cross-origin isolation headers, as a host configured for shared
 /// memory would (the book's service worker adds the same ones: static/sw.js);
 /// `opts.onRequest(path)`: called for every request (to count downloads);
+/// `opts.respond(req, res, path)`: answers a request itself when it returns true, before any file
+/// is looked for (a host that misbehaves on purpose: tests/browser/loader.test.mjs); a `root` of
+/// null serves no files, only what `respond` answers (anything else is a 404);
 /// `opts.tls`: `{ key, cert }` (PEM) to serve HTTPS (a host name mapped to 127.0.0.1).
 export function startServer(root, port = 0, opts = {}) {
-  const base = path.resolve(root);
+  const base = root === null ? null : path.resolve(root);
+  const notFound = (res) => res.writeHead(404, { "Content-Type": "text/plain" }).end("404 not found");
   const handle = (req, res) => {
     const url = new URL(req.url, "http://x");
     opts.onRequest?.(url.pathname);
+    if (opts.respond?.(req, res, url.pathname)) return;
+    if (base === null) { notFound(res); return; }
     let p = path.normalize(path.join(base, decodeURIComponent(url.pathname)));
     if (!p.startsWith(base)) { res.writeHead(403).end(); return; }
     let st = fs.statSync(p, { throwIfNoEntry: false });
@@ -37,7 +43,7 @@ export function startServer(root, port = 0, opts = {}) {
       p = path.join(p, "index.html");
       st = fs.statSync(p, { throwIfNoEntry: false });
     }
-    if (!st || !st.isFile()) { res.writeHead(404, { "Content-Type": "text/plain" }).end("404 not found"); return; }
+    if (!st || !st.isFile()) { notFound(res); return; }
     res.writeHead(200, {
       "Content-Type": TYPES[path.extname(p)] || "application/octet-stream", "Content-Length": st.size,
       ...(opts.cors ? { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "Content-Length" } : {}),

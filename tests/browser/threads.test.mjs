@@ -6,41 +6,31 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
-import { launch, newPage, gpt2Analysed as analysed } from "./browser.mjs";
-import { startServer } from "./static-server.mjs";
+import {
+  newPage, serveBook, closeBook, gpt2Analysed as analysed, gpt2BackendLine as line, gpt2Generate,
+} from "./browser.mjs";
 
-const DIST = new URL("../../dist", import.meta.url).pathname;
-let browser, server, url;
-before(async () => {
-  browser = await launch();
-  ({ server, url } = await startServer(DIST));
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+let server, base, browser;
+before(async () => ({ server, base, browser } = await serveBook()));
+after(() => closeBook({ server, browser }));
 
-/// Waits for an analysis newer than `after` to be drawn.
 /// What the chapter shows of one forward pass: each token's attention weight in the selected
 /// head and the ten next-token probabilities; then a greedy continuation.
 async function outputs(page) {
   await analysed(page);
   const weights = await page.$$eval("#gpt2 .chip", (cs) => cs.map((c) => c.style.getPropertyValue("--w")));
   const probs = await page.$$eval("#gpt2 .next-list:not(.short) li", (rs) => rs.map((r) => r.textContent));
-  await page.click("#gpt2 .generate");
-  await page.waitForSelector("#gpt2 .continuation .append", { timeout: 60000 });
-  const generated = await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
+  const generated = await gpt2Generate(page);
   assert.ok(generated.length > 10, generated);
   return { weights, probs, generated };
 }
 
-const line = (page) => page.$eval("#gpt2 .backend-status", (e) => e.textContent);
 const ADDRESS = "/gpt2-live/?gpt2.backend=cpu&gpt2.temperature=0";
 
 test("isolated by the service worker, GPT-2 runs on every core and gives the one-thread outputs", async () => {
   // No service worker, so no isolation: the single-threaded build.
   const plain = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  await plain.goto(url + ADDRESS);
+  await plain.goto(base + ADDRESS);
   await analysed(plain);
   assert.equal(await plain.evaluate(() => crossOriginIsolated), false);
   assert.match(await line(plain), /CPU \(chosen in the page; 1 thread\)/);
@@ -51,17 +41,17 @@ test("isolated by the service worker, GPT-2 runs on every core and gives the one
   // The first visit installs the service worker; from the next load on the page is isolated and
   // runs the threaded build (with relaxed SIMD's fused multiply-adds, which Chromium has).
   const page = await newPage(browser, { serviceWorkers: "allow", viewport: { width: 1280, height: 900 } });
-  await page.goto(url + ADDRESS);
+  await page.goto(base + ADDRESS);
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60000 });
   // The same build capped at one thread first (the benchmarks' hook), then on every core.
   await page.evaluate(() => localStorage.setItem("attention-live:threads", "1"));
-  await page.goto(url + ADDRESS);
+  await page.goto(base + ADDRESS);
   assert.equal(await page.evaluate(() => crossOriginIsolated), true, "isolated once the service worker answers");
   await analysed(page);
   assert.match(await line(page), /CPU \(chosen in the page; 1 thread: capped by this browser's storage/);
   const one = await outputs(page);
   await page.evaluate(() => localStorage.removeItem("attention-live:threads"));
-  await page.goto(url + ADDRESS);
+  await page.goto(base + ADDRESS);
   await analysed(page);
   const want = Math.min(await page.evaluate(() => navigator.hardwareConcurrency), 8);
   assert.equal(want, Math.min(os.availableParallelism(), 8), "the browser reports this machine's cores");

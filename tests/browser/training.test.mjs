@@ -5,21 +5,18 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { newPage, serveBook, closeBook, settledUrl } from "./browser.mjs";
+import {
+  newPage, serveBook, closeBook, settledUrl, DESKTOP, setValue, gpt2Analysed, gpt2ChipTexts,
+} from "./browser.mjs";
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+// `open(lab(settings))` opens the lab with those settings, once its Train button is there.
+let server, base, browser, open;
+before(async () =>
+  ({ server, base, browser, open } = await serveBook({ page: DESKTOP, wait: ".train-lab .train-main" })));
 after(() => closeBook({ server, browser }));
 
 const SMALL = { task: "copy", n: 4, layers: 2, heads: 2, width: 16, pos: "learned", batch: 8, lr: 0.01 };
-const query = (p) => Object.entries(p).map(([k, v]) => `train-lab.${k}=${v}`).join("&");
-
-async function open(p, opts = { viewport: { width: 1280, height: 900 } }) {
-  const page = await newPage(browser, opts);
-  await page.goto(`${base}/training/?${query(p)}`);
-  await page.waitForSelector(".train-lab .train-main");
-  return page;
-}
+const lab = (p) => "/training/?" + Object.entries(p).map(([k, v]) => `train-lab.${k}=${v}`).join("&");
 
 const status = (page) =>
   page.$eval(".train-status", (e) => ({ ...e.dataset, text: e.textContent, step: Number(e.dataset.step) }));
@@ -27,7 +24,7 @@ const waitPhase = (page, re, timeout = 60000) =>
   page.waitForFunction((r) => new RegExp(r).test(document.querySelector(".train-status")?.dataset.phase), re.source, { timeout });
 
 test("train: the loss falls, the link holds the step, and a fresh browser retrains to the same loss", async () => {
-  const page = await open({ ...SMALL, steps: 80 });
+  const page = await open(lab({ ...SMALL, steps: 80 }));
   // Before training: the untrained model's heads.
   await page.waitForFunction(() => document.querySelector(".train-heads")?.height > 0);
   assert.equal((await status(page)).phase, "idle");
@@ -58,7 +55,7 @@ test("train: the loss falls, the link holds the step, and a fresh browser retrai
 });
 
 test("pause, scrub back to an earlier step's heads, and resume", async () => {
-  const page = await open({ ...SMALL, steps: 3000 });
+  const page = await open(lab({ ...SMALL, steps: 3000 }));
   await page.click(".train-main");
   await page.waitForFunction(() => Number(document.querySelector(".train-status").dataset.step) > 60, null, { timeout: 30000 });
   assert.equal(await page.innerText(".train-main"), "Pause");
@@ -70,10 +67,7 @@ test("pause, scrub back to an earlier step's heads, and resume", async () => {
   assert.equal(await page.innerText(".train-main"), "Resume");
   assert.match(await settledUrl(page), new RegExp(`train-lab\\.step=${paused}\\b`));
   // Snapshots every 30 steps (3000 / 100): step 45 shows the heads of step 30.
-  await page.$eval("#train-lab-step", (el) => {
-    el.value = "45";
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  });
+  await setValue(page, "#train-lab-step", "45");
   await page.waitForFunction(() => /Heads shown at step 30;/.test(document.querySelector(".train-status").textContent));
   await page.click(".train-main");
   await page.waitForFunction((p) => Number(document.querySelector(".train-status").dataset.step) > p, paused, { timeout: 30000 });
@@ -92,7 +86,7 @@ test("Train pressed while the untrained heads are still being prepared trains", 
     await new Promise((done) => setTimeout(done, 1500));
     await r.continue();
   });
-  await page.goto(`${base}/training/?${query({ ...SMALL, steps: 40 })}`);
+  await page.goto(base + lab({ ...SMALL, steps: 40 }));
   await page.waitForSelector(".train-lab .train-main");
   assert.equal((await status(page)).phase, "preparing");
   assert.equal(await page.innerText(".train-main"), "Train");
@@ -104,7 +98,7 @@ test("Train pressed while the untrained heads are still being prepared trains", 
 });
 
 test("a setting that does not fit is refused, naming the constraint", async () => {
-  const page = await open({ ...SMALL, heads: 3, steps: 50 });
+  const page = await open(lab({ ...SMALL, heads: 3, steps: 50 }));
   assert.match(await page.innerText(".train-sizes"), /heads must divide the width: 3 heads do not divide 16/);
   assert.equal(await page.$eval(".train-main", (b) => b.disabled), true);
   assert.deepEqual(page.errors, []);
@@ -112,7 +106,7 @@ test("a setting that does not fit is refused, naming the constraint", async () =
 });
 
 test("the checkpoint downloads as safetensors and the trained model opens in the GPT-2 chapter", async () => {
-  const page = await open({ ...SMALL, steps: 40 });
+  const page = await open(lab({ ...SMALL, steps: 40 }));
   await page.click(".train-main");
   await waitPhase(page, /^done$/);
   const files = {};
@@ -135,11 +129,8 @@ test("the checkpoint downloads as safetensors and the trained model opens in the
 
   await page.click(".train-open");
   await page.waitForURL(/\/gpt2-live\/.*gpt2\.model=trained/, { timeout: 30000 });
-  await page.waitForFunction(() => {
-    const g = document.querySelector("#gpt2 .gpt2");
-    return g?.dataset.status === "ready" && Number(g.dataset.analysis) > 0;
-  }, null, { timeout: 60000 });
-  const probe = await page.$$eval("#gpt2 .chips:not(.compare .chips) .chip .chip-text", (cs) => cs.map((c) => c.textContent).join(""));
+  await gpt2Analysed(page, 0, 60000, false);
+  const probe = (await gpt2ChipTexts(page)).join("");
   assert.equal(probe.length, 8, `the lab's probe as characters: ${probe}`);
   assert.match(probe, /^\^[a-p]{7}$/);
   assert.deepEqual(page.errors, []);

@@ -3,13 +3,11 @@
 // can be recomputed live, and links restore the state.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, settledUrl, serveBook, closeBook } from "./browser.mjs";
+import { newPage, settledUrl, serveBook, closeBook, setValue } from "./browser.mjs";
 
 let server, base, browser;
 before(async () => ({ server, base, browser } = await serveBook()));
 after(() => closeBook({ server, browser }));
-
-const typeInto = (page, sel, text) => page.$eval(sel, (e, t) => { e.value = t; e.dispatchEvent(new Event("input", { bubbles: true })); }, text);
 
 test("both models reverse the reader's word and the alignment is drawn", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
@@ -22,11 +20,11 @@ test("both models reverse the reader's word and the alignment is drawn", async (
   assert.match(fixed, / [✓✗]$/);
   assert.ok(await page.$("#alignment canvas.matrix"));
   // Bad input: explained in place, the rest of the page keeps working.
-  await typeInto(page, "#alignment-text", "abc3");
+  await setValue(page, "#alignment-text", "abc3");
   await page.waitForSelector("#alignment .notice");
   assert.match(await page.$eval("#alignment .notice", (e) => e.textContent), /only the letters a–z; “\u20683\u2069” is not one/);
   // A long word: the link keeps it and the model choice.
-  await typeInto(page, "#alignment-text", "thequickbrownfoxjumpsoverthel");
+  await setValue(page, "#alignment-text", "thequickbrownfoxjumpsoverthel");
   await page.selectOption("#alignment-model", "luong_local");
   await page.waitForFunction(() => /window centres/.test(document.querySelector("#alignment .alignment").textContent));
   [fixed, attention, correct] = await answers();
@@ -60,7 +58,7 @@ test("the RNN's two problems follow the input", async () => {
   await page.goto(`${base}/why-attention/`);
   const readout = () => page.$eval("#rnn-problems .rnn-readout", (e) => e.textContent);
   await page.waitForFunction(() => /29 letters/.test(document.querySelector("#rnn-problems .rnn-readout")?.textContent));
-  await typeInto(page, "#rnn-problems-text", "abcdefghij");
+  await setValue(page, "#rnn-problems-text", "abcdefghij");
   await page.waitForFunction(() => /^10 letters: the last state waits on 10 steps/.test(document.querySelector("#rnn-problems .rnn-readout").textContent));
   assert.match(await readout(), /Changing the first letter moves it by [\d.]+, the last letter by [\d.]+/);
   assert.deepEqual(page.errors, []);

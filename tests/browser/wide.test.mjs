@@ -3,12 +3,12 @@
 // every box that scrolls shows a cue (a shadow at each edge with more beyond it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, serveBook, closeBook, drawn, WRITTEN } from "./browser.mjs";
+import { serveBook, closeBook, drawn, mainDrawn, WRITTEN } from "./browser.mjs";
 
 const CHAPTERS = WRITTEN;
 
-let server, base, browser;
-before(async () => ({ server, base, browser } = await serveBook()));
+let server, browser, open;
+before(async () => ({ server, browser, open } = await serveBook()));
 after(() => closeBook({ server, browser }));
 
 
@@ -72,10 +72,7 @@ for (const width of [1280, 390]) {
   test(`no content cut off or scrolling without a cue, every chapter at ${width} px`, async () => {
     const bad = [];
     for (const slug of CHAPTERS) {
-      const page = await newPage(browser, { viewport: { width, height: 900 } });
-      await page.goto(`${base}/${slug}/`);
-      await page.waitForSelector("main");
-      await drawn(page);
+      const page = await open(`/${slug}/`, { viewport: { width, height: 900 } }, mainDrawn);
       // Prose far from the viewport is not laid out (content-visibility: auto): lay it all out.
       await page.addStyleTag({ content: ".chapter > .prose { content-visibility: visible !important; }" });
       await page.$$eval(".demo .show-numbers", (bs) => bs.forEach((b) => b.click()));

@@ -6,28 +6,24 @@
 // working after the failure.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer } from "./static-server.mjs";
-import { launch, newPage, settledUrl, gpt2Analysed as analysed } from "./browser.mjs";
+import {
+  launch, newPage, openPage, settledUrl, serveBook, closeBook, DESKTOP, gpt2Analysed as analysed,
+  gpt2BackendLine as line, gpt2Generate,
+} from "../browser.mjs";
 
 let server, base, gpuBrowser, plainBrowser;
 before(async () => {
-  ({ server, url: base } = await startServer(new URL("../../dist", import.meta.url).pathname));
+  ({ server, base, browser: plainBrowser } = await serveBook());
   gpuBrowser = await launch(["--enable-unsafe-webgpu"]);
-  plainBrowser = await launch();
 });
-after(async () => { await gpuBrowser?.close(); await plainBrowser?.close(); server?.close(); });
+after(async () => { await gpuBrowser?.close(); await closeBook({ server, browser: plainBrowser }); });
 
-/// Opens the chapter at `query` and waits for an analysis on a known backend.
-async function open(browser, query = "", init) {
-  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  if (init) await page.addInitScript(init);
-  await page.goto(`${base}/gpt2-live/${query}`);
-  await analysed(page);
-  return page;
-}
+/// Opens the chapter at `query` in `browser` (`init` runs first) and waits for an analysis on a
+/// known backend.
+const open = (browser, query = "", init) =>
+  openPage(browser, `${base}/gpt2-live/${query}`, DESKTOP, { wait: (page) => analysed(page), init });
 
 const backend = (page) => page.$eval("#gpt2 .gpt2", (g) => g.dataset.backend);
-const line = (page) => page.$eval("#gpt2 .backend-status", (e) => e.textContent);
 const answer = (page) => page.evaluate(() => ({
   next: [...document.querySelectorAll("#gpt2 .next-list:not(.short) li")].map((li) => li.textContent),
   w: [...document.querySelectorAll("#gpt2 .chip")].map((c) => Number(c.style.getPropertyValue("--w"))),
@@ -51,12 +47,7 @@ test("with WebGPU the model runs on the GPU and answers as the CPU does", async 
   assert.ok(a.w.length > 5 && a.w.some((x) => x > 0.5), "the chips carry the head's weights");
   a.w.forEach((x, i) => assert.ok(Math.abs(x - b.w[i]) < 1e-3, `chip ${i}: ${x} vs ${b.w[i]}`));
   // Greedy generation on both backends writes the same continuation.
-  for (const p of [gpu, cpu]) {
-    await p.click("#gpt2 .generate");
-    await p.waitForSelector("#gpt2 .continuation .append", { timeout: 60000 });
-  }
-  const generated = (p) => p.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
-  const [ta, tb] = [await generated(gpu), await generated(cpu)];
+  const [ta, tb] = [await gpt2Generate(gpu), await gpt2Generate(cpu)];
   assert.ok(ta.length > 15, ta);
   assert.equal(ta, tb);
   assert.deepEqual([...gpu.errors, ...cpu.errors], []);
@@ -117,9 +108,7 @@ test("a GPU failure falls back to the CPU with a notice, and the demo keeps work
   assert.match(await line(page), /CPU \(after a WebGPU failure; 1 thread[^)]*\)/);
   assert.deepEqual((await answer(page)).next, want.next, "the failed request was answered by the CPU");
   // Generation still works.
-  await page.click("#gpt2 .generate");
-  await page.waitForSelector("#gpt2 .continuation .append", { timeout: 60000 });
-  assert.ok((await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent)).length > 10);
+  assert.ok((await gpt2Generate(page)).length > 10);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -8,24 +8,26 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startServer } from "./static-server.mjs";
-import { launch, launchPersistent, newPage, settledUrl, gpt2Analysed as ready } from "./browser.mjs";
+import { startServer } from "../static-server.mjs";
+import {
+  launchPersistent, newPage, settledUrl, serveBook, closeBook, recordErrors, setValue, textOf, untilText, ROOT,
+  gpt2Analysed as ready, gpt2Generate,
+} from "../browser.mjs";
 
-const root = new URL("../..", import.meta.url).pathname;
 const models = "/tmp/attention-live-test-llama";
-const cases = JSON.parse(fs.readFileSync(new URL("../fixtures/llama/tokenizer/cases.json", import.meta.url), "utf8")).cases;
+const cases = JSON.parse(fs.readFileSync(`${ROOT}/tests/fixtures/llama/tokenizer/cases.json`, "utf8")).cases;
 let server, base, hub, browser;
 const requests = [];
 
 before(async () => {
   if (!fs.existsSync(`${models}/random-llama/tokenizer.json`)) {
-    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", `${models}/random-llama`], { cwd: root, stdio: "inherit" });
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", `${models}/random-llama`],
+      { cwd: ROOT, stdio: "inherit" });
   }
-  ({ server, url: base } = await startServer(`${root}dist`));
+  ({ server, base, browser } = await serveBook());
   hub = await startServer(models, 0, { cors: true, onRequest: (p) => requests.push(p) });
-  browser = await launch();
 });
-after(async () => { await browser?.close(); server?.close(); hub?.server.close(); });
+after(async () => { await closeBook({ server, browser }); hub?.server.close(); });
 
 const ids = (page) => page.$$eval("#gpt2 .chips:not(.compare .chips) .chip small", (s) => s.map((x) => Number(x.textContent)));
 
@@ -58,9 +60,7 @@ test("a Llama-family checkpoint from a URL: family and KV heads, HF's tokens, he
   id = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
   // Generation with the KV cache writes a continuation, which the reader adds to the prompt.
   const before = await page.$eval("#gpt2 textarea", (t) => t.value);
-  await page.click("#gpt2 .generate");
-  await page.waitForSelector("#gpt2 .continuation .append:not([disabled])", { timeout: 30000 });
-  const generated = await page.$eval("#gpt2 .continuation .generated", (m) => m.textContent);
+  const generated = await gpt2Generate(page, 30000, true);
   assert.ok(!/<\|endoftext\|>|<\/s>/.test(generated), generated);
   await page.click("#gpt2 .continuation .append");
   await page.waitForFunction((b) => document.querySelector("#gpt2 textarea").value.length > b.length, before);
@@ -74,8 +74,7 @@ test("a Llama-family checkpoint from a URL: family and KV heads, HF's tokens, he
   // The link, in another tab of the same browser: loaded from its storage without asking.
   const downloads = requests.filter((p) => p.endsWith(".safetensors")).length;
   const again = await page.context().newPage();
-  const errors = [];
-  again.on("pageerror", (e) => errors.push(String(e)));
+  recordErrors(again, false);
   await again.goto(url.href);
   await ready(again);
   assert.deepEqual(await ids(again), shown);
@@ -83,7 +82,7 @@ test("a Llama-family checkpoint from a URL: family and KV heads, HF's tokens, he
   assert.ok(await again.$$eval("#gpt2 .next-list:not(.short) .bar.knocked", (b) => b.length) >= 10, "the knock-out is restored");
   assert.equal(requests.filter((p) => p.endsWith(".safetensors")).length, downloads, "no second download");
   assert.deepEqual(page.errors, []);
-  assert.deepEqual(errors, []);
+  assert.deepEqual(again.errors, []);
   await page.context().close();
 });
 
@@ -106,7 +105,7 @@ test("local files: a Llama-family checkpoint loads with its tokenizer.json, and 
 // on the bundled Llama-family model, against transformers' logits for the same prompt
 // (tests/fixtures/llama/stories, written by scripts/llama/train_bundled.py).
 test("the bundled Llama-family model in the page: transformers' ids and next-token probabilities", async () => {
-  const ref = JSON.parse(fs.readFileSync(new URL("../fixtures/llama/stories/reference.json", import.meta.url), "utf8")).cases[0];
+  const ref = JSON.parse(fs.readFileSync(`${ROOT}/tests/fixtures/llama/stories/reference.json`, "utf8")).cases[0];
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/gpt2-live/?gpt2.model=stories-llama&gpt2.prompt=${encodeURIComponent(ref.text)}&gpt2.compare=`);
   await ready(page);
@@ -129,7 +128,8 @@ test("the bundled Llama-family model in the page: transformers' ids and next-tok
 test("SmolLM2-135M's entry: a random model of its shape from a folder given for it (the hub cannot be reached here)", async () => {
   const dir = `${models}/random-smollm2`;
   if (!fs.existsSync(`${dir}/tokenizer.json`)) {
-    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"], { cwd: root, stdio: "inherit" });
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"],
+      { cwd: ROOT, stdio: "inherit" });
   }
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/gpt2-live/?gpt2.model=smollm2&gpt2.base=${encodeURIComponent(hub.url + "/random-smollm2/")}&gpt2.prompt=Hello%20world&gpt2.compare=`);
@@ -148,7 +148,7 @@ test("SmolLM2-135M's entry: a random model of its shape from a folder given for 
     // every other layer as a thumbnail recomputed from the residual stream, so the model view
     // still draws layer 7.
     const before = await page.$eval("#gpt2 .gpt2", (g) => Number(g.dataset.analysis));
-    await page.$eval("#gpt2 textarea", (t) => { t.value = "one two three four five six seven eight nine ten ".repeat(15); t.dispatchEvent(new Event("input", { bubbles: true })); });
+    await setValue(page, "#gpt2 textarea", "one two three four five six seven eight nine ten ".repeat(15));
     const t1 = Date.now();
     await ready(page, before);
     console.log(`# random SmolLM2-135M shape, ${await page.$$eval("#gpt2 .chip", (c) => c.length)}-token prompt analysed in ${Date.now() - t1} ms`);
@@ -175,7 +175,8 @@ test("SmolLM2-135M's entry: a random model of its shape from a folder given for 
 test("SmolLM2-135M, once loaded in the chapter, is what the RoPE, KV-cache and instruction demos read", async () => {
   const dir = `${models}/random-smollm2`;
   if (!fs.existsSync(`${dir}/tokenizer.json`)) {
-    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"], { cwd: root, stdio: "inherit" });
+    execFileSync("cargo", ["run", "--quiet", "--example", "write_random_llama", "--", dir, "smollm2"],
+      { cwd: ROOT, stdio: "inherit" });
   }
   const site = fs.mkdtempSync("/tmp/attention-live-hub-");
   fs.mkdirSync(`${site}/HuggingFaceTB/SmolLM2-135M/resolve`, { recursive: true });
@@ -192,33 +193,28 @@ test("SmolLM2-135M, once loaded in the chapter, is what the RoPE, KV-cache and i
     [`--host-resolver-rules=MAP huggingface.co 127.0.0.1:${port}`, "--ignore-certificate-errors"]);
   try {
     const page = context.pages()[0] || await context.newPage();
-    const errors = [];
-    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-    page.on("pageerror", (e) => errors.push(String(e)));
+    const errors = recordErrors(page);
     await page.goto(`${base}/gpt2-live/?gpt2.model=smollm2&gpt2.prompt=Hello%20world&gpt2.compare=`);
     await page.click("#gpt2 .download-model");
     await ready(page);
     assert.match(await page.$eval("#gpt2 .model-status", (e) => e.textContent), /A copy is kept/);
-    const text = (sel) => page.$eval(sel, (e) => e.textContent);
-    const until = (sel, re) => page.waitForFunction(([s, r]) => new RegExp(r).test(document.querySelector(s)?.textContent ?? ""),
-      [sel, re.source], { timeout: 60000 });
     // RoPE: whatever the weights, with the same token everywhere the first layer's scores
     // depend on the offset alone; the sliders end at SmolLM2's 30 layers and 9 heads.
     await page.goto(`${base}/positional/?rope-model.model=smollm2#rope-model`);
-    await until("#rope-model .rope-model-status", /Layer 0 head 0/);
+    await untilText(page, "#rope-model .rope-model-status", /Layer 0 head 0/);
     // (The random model's small test tokenizer reads " cat" as two tokens: pairs are compared like with like.)
-    assert.match(await text("#rope-model .rope-model-status"), /every diagonal is one colour/);
+    assert.match(await textOf(page, "#rope-model .rope-model-status"), /every diagonal is one colour/);
     assert.deepEqual(await page.$$eval("#rope-model input[type=range]", (r) => r.map((e) => e.max).slice(-2)), ["29", "8"]);
     // Its cache: 2 × 30 layers × 3 KV heads × 64 × T positions × 4 bytes, a third of one KV head per query head.
     await page.goto(`${base}/efficient/?kv-cache.model=smollm2&instruction-reach.model=smollm2&instruction-reach.turns=2`);
-    await until("#kv-cache .kv-measured", /Measured in this page/);
-    const kv = await text("#kv-cache .kv-measured");
+    await untilText(page, "#kv-cache .kv-measured", /Measured in this page/);
+    const kv = await textOf(page, "#kv-cache .kv-measured");
     const m = kv.match(/read (\d+) tokens, and its cache holds ([\d,]+) bytes.*2 × 30 layers × 3 KV heads × 64 × \1 positions × 4 bytes: exactly the formula.*: 3× more/);
     assert.ok(m, kv);
     assert.equal(Number(m[2].replaceAll(",", "")), 2 * 30 * 3 * 64 * Number(m[1]) * 4);
     assert.equal(await page.$eval("#instruction-reach-model", (e) => e.value), "smollm2");
-    await until("#instruction-reach .reach-status", /With 2 turns/);
-    assert.match(await text("#instruction-reach .reach-status"), /\(layer \d+ head [0-8]\)/);
+    await untilText(page, "#instruction-reach .reach-status", /With 2 turns/);
+    assert.match(await textOf(page, "#instruction-reach .reach-status"), /\(layer \d+ head [0-8]\)/);
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
