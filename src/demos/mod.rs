@@ -3,7 +3,7 @@
 //! defaults, from which the controls, link parsing and notices follow); a DOM-free `compute`
 //! from those parameters to its output, tested natively; and its view, drawn with the kit
 //! (`crate::kit`, wasm only). The registry at the end lists them in reading order; the chapters
-//! place them with `{{demo: id}}`. `tests/registry.rs` walks the list.
+//! place them with `{{demo: id}}`. `tests/book/registry.rs` walks the list.
 
 use serde::Serialize;
 
@@ -85,7 +85,7 @@ pub struct DemoSpec {
     pub in_view: &'static [&'static str],
     pub data: fn(&Values) -> Result<serde_json::Value, String>,
     /// Reads the values into the demo's typed parameters and writes them back into fresh values:
-    /// `tests/registry.rs` checks nothing changes, so every field's type fits its control.
+    /// `tests/book/registry.rs` checks nothing changes, so every field's type fits its control.
     pub retype: fn(&Values) -> Values,
     /// [`Demo::baseline`] on values.
     pub baseline: fn(&Values) -> Values,
@@ -175,7 +175,7 @@ fn load<D: Demo>(v: &Values, read: &mut Reader) -> Option<Result<serde_json::Val
 /// In the page's build (feature `split`, `scripts/build_page.sh`) each view is a split point: the
 /// code only one chapter's demos use goes into that chapter's chunk (`split_<chapter>.wasm`), and
 /// code some chapters share into chunks of their own, which the page fetches when such a demo
-/// first appears. `tests/registry.rs` checks each demo's chunk is the chapter that shows it.
+/// first appears. `tests/book/registry.rs` checks each demo's chunk is the chapter that shows it.
 macro_rules! registry {
     ($($module:ident: $demo:ident in $chunk:ident),* $(,)?) => {
         $(pub mod $module;)*

@@ -57,7 +57,7 @@ pub fn compute(d: usize, base: f64, len: usize) -> Sinusoidal {
     // PE(p)·PE(q) = Σᵢ cos(ωᵢ (p − q)) (sin a sin b + cos a cos b = cos(a − b)), and cos is even,
     // so it is Σᵢ cos(ωᵢ |p − q|) = PE(|p − q|)·PE(0): the sum of the cosine columns of row
     // |p − q|. One sum per offset instead of the (len, d) x (d, len) product;
-    // tests/positional_block.rs checks the result against the dot products, and the browser
+    // tests/book/positional_block.rs checks the result against the dot products, and the browser
     // test recomputes them.
     let by_offset: Vec<f64> = (0..len).map(|o| (1..d).step_by(2).map(|j| pe[[o, j]]).sum()).collect();
     let sim = ndarray::Array2::from_shape_fn((len, len), |(p, q)| by_offset[p.abs_diff(q)]);

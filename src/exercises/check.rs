@@ -30,7 +30,7 @@ pub fn check_number(answer: &str, tolerance: Tolerance, mistakes: &[Mistake], te
     };
     let want = match eval_key(answer) {
         Ok(x) => x,
-        // Our fault, not the reader's (tests/exercises.rs evaluates every key).
+        // Our fault, not the reader's (tests/book/exercises.rs evaluates every key).
         Err(e) => return Verdict::Unreadable(format!("the answer key cannot be evaluated: {e}")),
     };
     if tolerance.accepts(got, want) {

@@ -9,7 +9,7 @@
 //! States: the header's 8-byte length, the header's JSON (read by the same checked parser as a
 //! whole file, `safetensors::parse_header`), then the tensors in file order, then done. Every
 //! check of the whole-file path (`Gpt2::load`) holds, so a file is refused here exactly when it
-//! is refused there (tests/gpt2_stream.rs feeds the fuzz corpus both ways): the header's and
+//! is refused there (tests/engines/gpt2_stream.rs feeds the fuzz corpus both ways): the header's and
 //! the config's checks as soon as the header is in, before any weight is allocated; a NaN or an
 //! infinity, and an `lm_head` not tied to `wte`, as the tensor arrives; a file that ends early,
 //! or goes on past its last tensor, at the end.

@@ -1,6 +1,6 @@
 //! What a run asks of the device, counted where it happens: on a real GPU a small model's time
 //! per token goes to these (each submission, readback and bind group costs the driver and the
-//! browser a fixed time), not to arithmetic. `tests/gpu_counts.rs` holds GPT-2's decoding to
+//! browser a fixed time), not to arithmetic. `tests/gpu/gpu_counts.rs` holds GPT-2's decoding to
 //! its budget; the native benchmark prints them.
 
 /// Totals since the device was opened (`Gpu::counts`); `since` gives one run's share.

@@ -1,5 +1,5 @@
 //! Each kernel's parameters as a typed `#[repr(C)]` struct, beside the `struct Params` its WGSL
-//! declares: the same fields, in the same order, of the same types (`tests/gpu_kernels.rs`
+//! declares: the same fields, in the same order, of the same types (`tests/gpu/gpu_kernels.rs`
 //! reads every WGSL file and checks each against its struct, so the two cannot drift). A
 //! dispatch takes its kernel's struct (`Batch::add`), never an array laid out by hand.
 //!

@@ -25,9 +25,9 @@
 //! `weights::Weights::random` makes a model of any shape (SmolLM2-135M's: `Config::smollm2_135m`)
 //! without a download, for benchmarks (`examples/llama_bench.rs`).
 //!
-//! Everything here builds and is tested natively (`tests/llama.rs` and, on the GPU,
-//! `tests/llama_gpu.rs`, against fixtures written by
-//! `scripts/llama/make_fixtures.py` with `transformers`; `tests/llama_tokenizer.rs`, against
+//! Everything here builds and is tested natively (`tests/engines/llama.rs` and, on the GPU,
+//! `tests/gpu/llama_gpu.rs`, against fixtures written by
+//! `scripts/llama/make_fixtures.py` with `transformers`; `tests/engines/llama_tokenizer.rs`, against
 //! `scripts/llama/make_tokenizer_fixture.py`'s).
 
 pub mod config;

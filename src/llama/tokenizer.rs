@@ -1,7 +1,7 @@
 //! The tokenizer of a Llama-family checkpoint, read from its Hugging Face `tokenizer.json`: a
 //! byte-level BPE, as SmolLM2's (vocabulary 49,152; pre-tokenizer `Digits` then `ByteLevel`;
 //! `<|endoftext|>` = 0, `<|im_start|>`, `<|im_end|>`, … as added tokens). The ids are Hugging Face's
-//! own (`tests/llama_tokenizer.rs` checks them against `transformers` on edge cases).
+//! own (`tests/engines/llama_tokenizer.rs` checks them against `transformers` on edge cases).
 //!
 //! Encoding, in Hugging Face's order:
 //! 1. the text is cut at the added tokens (the longest one that starts at the leftmost place);

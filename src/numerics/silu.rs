@@ -6,7 +6,7 @@
 //! software, one value at a time; here e⁻ˣ is GPT-2's GELU's polynomial `gelu::exp`, which has
 //! no branches, so the browser runs it on four lanes (`silu_mul_in_place`), operation for
 //! operation as the scalar `silu`. Against SiLU in f64 the result is within 1.6e-7 relative
-//! (measured on [−80, 80] in steps of 0.001: tests/llama.rs, `silu_matches_its_formula`), under
+//! (measured on [−80, 80] in steps of 0.001: tests/engines/llama.rs, `silu_matches_its_formula`), under
 //! two units in f32's last place.
 //!
 //! Neither end needs a special case: for x ≪ 0, e⁻ˣ is clamped at e^87 ≈ 6e37, and x / 6e37

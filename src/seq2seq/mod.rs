@@ -1,7 +1,7 @@
 //! The "Why attention" chapter's recurrent encoder-decoders (GRU), trained by
 //! `scripts/seq2seq/train.py` to reverse strings of letters, in six variants: a fixed context
 //! vector (Cho et al. 2014), Bahdanau attention, and Luong's dot, general, concat and local-p.
-//! DOM-free; `tests/seq2seq.rs` checks them against the training script's fixtures.
+//! DOM-free; `tests/book/seq2seq.rs` checks them against the training script's fixtures.
 
 pub mod attention;
 pub mod eval;

@@ -1,7 +1,7 @@
 //! A demo's controls, declared once: each `Param` knows its URL key, label, type, range and
 //! default. Values parsed from a URL are validated here; anything malformed or out of range
 //! falls back to the default and produces a `Notice` the page shows. Nothing here panics on
-//! input (see the fuzz-style test in `tests/url_state.rs`).
+//! input (see the fuzz-style test in `tests/book/url_state.rs`).
 
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! a struct whose fields are the values its code reads (`p.sigma`), each beside the [`Param`]
 //! that gives its URL key, label, range and default. From that one table follow the controls,
 //! URL parsing and its notices, "Download data" and the reset. A misspelt field does not
-//! compile; a field whose type does not fit its `Param` fails `tests/registry.rs`, which reads
+//! compile; a field whose type does not fit its `Param` fails `tests/book/registry.rs`, which reads
 //! every demo's defaults back and forth.
 
 use super::params::{format_cells, parse_cells, Kind, Param, Value};

@@ -42,7 +42,7 @@ pub fn reference_page(page: &'static Chapter, prose: Result<super::prose::Prose,
                 part += 1;
                 Some(super::pages::prose_part(&prose, part - 1))
             }
-            // Reference pages embed no demo (tests/site.rs); nothing to place.
+            // Reference pages embed no demo (tests/book/site.rs); nothing to place.
             Segment::Demo(_) | Segment::Exercise(_) | Segment::Bad(_) => None,
         })
         .collect_view();

@@ -153,7 +153,7 @@ test("the Linformer demo analyses a bundled model's head and follows layer, head
 
 // Real models' insides, read by the compute worker in the page: the KV cache measured against the
 // formula, the last turn's attention to an opening instruction (this chapter) and RoPE's offset
-// property (positional chapter). The numbers are those tests/real_model_demos.rs checks natively.
+// property (positional chapter). The numbers are those tests/book/real_model_demos.rs checks natively.
 test("the real models' cache, the instruction's reach and RoPE's diagonals, computed in the page", async () => {
   const page = await newPage(plainBrowser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/efficient/`);

@@ -13,7 +13,7 @@ import {
 
 const dir = "/tmp/attention-live-test-models/trained";
 const VOCAB = "0123456789abcdefghijklmnop>^";
-// `trained::probe_prompt(VOCAB, 16)` and the link `trained::link` makes of it (tests/gpt2_chars.rs).
+// `trained::probe_prompt(VOCAB, 16)` and the link `trained::link` makes of it (tests/engines/gpt2_chars.rs).
 const PROBE = "^afkpejodafkpejo";
 let server, base, browser;
 

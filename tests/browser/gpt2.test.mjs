@@ -146,7 +146,7 @@ test("two prompts side by side; the head view draws and its head keys select hea
     return cs.reduce((a, c) => (c.w > a.w ? c : a)).t;
   }));
   assert.deepEqual(sides, ["·cat", "·dog"], "in both prompts She looks at the animal");
-  // ... and what comes next differs: the cat's words and the dog's (tests/gpt2_bundled.rs).
+  // ... and what comes next differs: the cat's words and the dog's (tests/engines/gpt2_bundled.rs).
   const words = await page.$$eval("#gpt2 .compare-side .next-list", (ls) => ls.map((l) => [...l.querySelectorAll("li")].map((li) => li.dataset.token)));
   assert.ok(words[0].includes(" belly") && words[1].includes(" bones") && !words[0].some((w) => words[1].includes(w)), JSON.stringify(words));
   // The head view has one key per head; clicking H2 selects head 2.
@@ -162,7 +162,7 @@ test("two prompts side by side; the head view draws and its head keys select hea
 
 test("two models side by side: GPT-2 and the Llama-family model each draw their own tokens and bars; a link restores it", async () => {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  // A name neither model was trained on: the two tokenizers split it differently (tests/gpt2_compare.rs).
+  // A name neither model was trained on: the two tokenizers split it differently (tests/engines/gpt2_compare.rs).
   const prompt = "My cat Bartholomew is small, cute, and fluffy. She likes";
   const link = `${base}/gpt2-live/?gpt2.model-b=stories-llama&gpt2.compare=&gpt2.prompt=${encodeURIComponent(prompt)}&gpt2.token=13`;
   const both = (p) => p.waitForFunction(() => [...document.querySelectorAll("#gpt2 .model-side")].length === 2

@@ -1,6 +1,6 @@
 //! For the kernel tests: `Ops` is every GPU kernel as a function of host arrays, and `Cpu`
 //! implements it with the CPU twins. The kernel tests run one test body on each backend
-//! (`tests/gpu_kernels.rs`).
+//! (`tests/gpu/gpu_kernels.rs`).
 //!
 //! On the GPU each call uploads its inputs, runs and reads the result back: right for a test
 //! of one kernel, not for a model (`gpt2::gpu` keeps everything on the device).

@@ -1,6 +1,6 @@
 //! For the Llama-family kernel tests: `LlamaOps` is each of the family's GPU kernels as a
 //! function of host arrays, implemented by `Cpu` with the CPU twins (`llama::ops`,
-//! `numerics::flash`) and by the GPU. One test body runs on both (`tests/gpu_llama_kernels.rs`).
+//! `numerics::flash`) and by the GPU. One test body runs on both (`tests/gpu/gpu_llama_kernels.rs`).
 //!
 //! Shapes follow the Llama family: H query heads and KV key-value heads of width D; rows of
 //! qkv are [Q | K | V], H·D + 2·KV·D wide; the caches are (capacity, KV·D).

@@ -64,7 +64,7 @@ async fn llama_kernels_match_their_definitions<B: LlamaOps>(b: &B) {
 
     // Decoding's RMSNorm inside the product (1 and 3 rows, 67 columns: a partial workgroup of
     // 64): sums of 130 products of normalised values up to about 3, within 1e-4 as the layer
-    // norm's fused product in tests/gpu_kernels.rs.
+    // norm's fused product in tests/gpu/gpu_kernels.rs.
     let proj = random(&mut rng, 130, 67, 0.2);
     for m in [1, 3] {
         let rows = x.slice(ndarray::s![..m, ..]);

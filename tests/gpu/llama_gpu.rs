@@ -1,5 +1,5 @@
 //! The Llama-family engine on the GPU backend (Mesa's lavapipe here and in CI) against Hugging
-//! Face transformers: the fixtures of `tests/llama.rs` (`scripts/llama/make_fixtures.py`: `gqa`,
+//! Face transformers: the fixtures of `tests/engines/llama.rs` (`scripts/llama/make_fixtures.py`: `gqa`,
 //! 6 heads sharing 2 KV heads, tied output layer; `mqa`, one KV head, head_dim apart from the
 //! width, its own output layer; `gqa_bf16`), to the same tolerance as the CPU.
 //!
@@ -14,7 +14,7 @@ use attention_live::llama::gpu::GpuLlama;
 use attention_live::llama::{Capture, ForwardOptions, Llama};
 use serde_json::Value;
 
-/// As `tests/llama.rs`: the kernels sum in f32 in another order than PyTorch (a few ulps, about
+/// As `tests/engines/llama.rs`: the kernels sum in f32 in another order than PyTorch (a few ulps, about
 /// 1e-6 on logits of size up to 5) and the fixture keeps 7 significant digits; 1e-4 leaves room
 /// for both while a real mistake (a wrong RoPE pairing, a head reading the wrong KV head, ε in
 /// the wrong place) moves the numbers by 1e-2 or more.
@@ -243,7 +243,7 @@ fn f16_weights_match_the_rounded_cpu_model() {
 }
 
 /// What a forward pass asks of the device (`gpu::Counts`; on a real GPU a small model's time per
-/// token is these fixed costs, as `tests/gpu_counts.rs` says of GPT-2): one submission and one
+/// token is these fixed costs, as `tests/gpu/gpu_counts.rs` says of GPT-2): one submission and one
 /// readback of one row of logits per token; 3 host writes (the token ids, RoPE's cos and sin of
 /// the new positions, the kernels' parameters); per layer 7 dispatches (RMSNorm and the q, k, v
 /// product, RoPE, the attention, which also appends to the cache, o_proj with the residual,

@@ -61,7 +61,7 @@ impl RunsOn {
 }
 
 /// The prompts the demo opens on: the same story with a different animal, stopped where what
-/// comes next depends on which animal "She" is (the chapter quotes the effect; tests/gpt2_bundled.rs
+/// comes next depends on which animal "She" is (the chapter quotes the effect; tests/engines/gpt2_bundled.rs
 /// checks it).
 pub const DEFAULT_PROMPT: &str = "My cat is small, cute, and fluffy. She likes";
 pub const DEFAULT_COMPARE: &str = "My dog is small, cute, and fluffy. She likes";
@@ -80,7 +80,7 @@ pub struct Featured {
 pub const INDUCTION_PROMPT: &str = "Q F K B Z Q F K B Z";
 
 impl Model {
-    /// What this model opens on, when it has a featured head and prompts (tests/gpt2_bundled.rs
+    /// What this model opens on, when it has a featured head and prompts (tests/engines/gpt2_bundled.rs
     /// checks each bundled model's against its card). The story prompts' query token is " She".
     pub fn featured(self) -> Featured {
         let stories = |head| Featured { prompt: DEFAULT_PROMPT, compare: DEFAULT_COMPARE, head };

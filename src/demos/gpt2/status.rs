@@ -1,5 +1,5 @@
 //! The model's status as the page shows it, and how the worker's replies and the reader's
-//! actions move it: [`next`], a pure function (tested natively in tests/gpt2_demo.rs). Also which
+//! actions move it: [`next`], a pure function (tested natively in tests/book/gpt2_demo.rs). Also which
 //! answers are still wanted ([`Asked`]) and the status line's wording.
 
 use super::{model_base, Model};

@@ -9,7 +9,7 @@ use crate::demos::Demo;
 use crate::state::query::build_query;
 use crate::state::{Params as _, Values};
 
-/// The chapter that embeds the `gpt2` demo (tests/gpt2_chars.rs checks it does).
+/// The chapter that embeds the `gpt2` demo (tests/engines/gpt2_chars.rs checks it does).
 pub const CHAPTER: &str = "gpt2-live";
 
 /// A prompt in the model's vocabulary that fills its window, for when the lab gives none: for
