@@ -50,7 +50,8 @@ macro_rules! families {
             pub fn new(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Self, LoadError> {
                 let family = family(config_json)?;
                 $(if family == <$model as ModelFamily>::FAMILY {
-                    return Ok(ModelSession::$variant(<$model as ModelFamily>::load(config_json, safetensors, tokenizer)?));
+                    let session = <$model as ModelFamily>::load(config_json, safetensors, tokenizer)?;
+                    return Ok(ModelSession::$variant(session));
                 })+
                 Err(LoadError::Config(format!("the page has no session for {}", family.label())))
             }
