@@ -1,16 +1,19 @@
 //! Attention, live: an interactive textbook about the attention mechanism.
 //!
-//! - `numerics`: pure functions on ndarray (no DOM), tested natively;
-//! - `formats`: the safetensors container and the checkpoint load error;
-//! - `state`: demo parameters and their URL form;
-//! - `demos`: the registry of live demos;
-//! - `gpt2`: the GPT-2 engine (loader, forward pass, sampling, tokenizer), DOM-free;
-//! - `llama`: the Llama-family engine (RoPE, grouped-query attention, RMSNorm, SwiGLU), DOM-free;
-//! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin;
+//! The layers, each importing only those below it (`tests/book/layers.rs`):
+//! - `numerics`, `formats`, `state`: pure functions on ndarray (no DOM), the file formats
+//!   (safetensors, strict JSON, the checkpoint load error), demo parameters and their URL form;
+//! - `gpu`: the wgpu compute backend (WebGPU in the browser), each kernel with a CPU twin and
+//!   typed parameters;
+//! - `model`: what every model family shares (forward options and outputs, the KV cache, run
+//!   errors, limits, sampling, the engine over the CPU and the GPU);
+//! - `train`, `seq2seq`, `gpt2`, `llama`: the engines, one per family, DOM-free;
+//! - `session`: one `Session` generic over the families (`ModelFamily`), and the compute
+//!   worker's protocol;
+//! - `kit` (wasm only): what demo views are built from; `demos`: the registry of live demos;
 //! - `exercises`: checked exercises (format, expression evaluator, checker, demo goals), DOM-free;
 //! - `chapters`: the book's chapters, rendered from `chapters/` at build time;
-//! - `ui` (wasm only): the Leptos app;
-//! - `worker` (wasm only): the compute worker around `gpt2::session`, speaking `gpt2::protocol`.
+//! - `ui`, `worker` (wasm only): the Leptos app, and the compute worker around a session.
 
 // The threaded worker build (nightly, scripts/build_threads.sh): its pool threads sleep and wake
 // with wasm's wait and notify instructions (numerics::par::spin).

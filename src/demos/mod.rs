@@ -300,18 +300,18 @@ pub fn find(id: &str) -> Option<&'static DemoSpec> {
 /// (`tokenizer.json` beside a Llama-family model): what a demo's `load` runs natively where the
 /// page asks the worker.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::session::any::ModelSession, String> {
+pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::session::ModelSession, String> {
+    use crate::session::{protocol::Family, ModelSession};
     let dir = format!("models/{name}");
     let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
-    let llama =
-        crate::session::any::family(&config).map_err(|e| e.to_string())? == crate::session::protocol::Family::Llama;
+    let llama = crate::session::family(&config).map_err(|e| e.to_string())? == Family::Llama;
     let tokenizer = if llama {
         Some(String::from_utf8(read(&format!("{dir}/tokenizer.json"))?).map_err(|e| e.to_string())?)
     } else {
         None
     };
     let weights = read(&format!("{dir}/model.safetensors"))?;
-    crate::session::any::ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())
+    ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())
 }
 
 /// The value of a future that needs no waiting: a session on the CPU computes in its first poll

@@ -51,3 +51,15 @@ fn hidden(c: char) -> bool {
     );
     c.is_control() || invisible || combining || (c.is_whitespace() && c != ' ')
 }
+
+/// A token's bytes as text to show on a chip, for every tokenizer: valid UTF-8 as it is, and
+/// bytes that are not (half a character of a byte-level token) as `\xNN` escapes, ASCII kept,
+/// rather than dropped.
+pub fn token_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => {
+            bytes.iter().map(|&b| if b.is_ascii() { (b as char).to_string() } else { format!("\\x{b:02X}") }).collect()
+        }
+    }
+}

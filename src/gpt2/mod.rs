@@ -14,8 +14,8 @@
 //! The session that serves it to the page is `crate::session` (`session::gpt2` names its
 //! tokenizer and start token).
 //!
-//! Everything here builds and is tested natively (`tests/gpt2_*.rs`); the browser runs the same
-//! code in a Web Worker.
+//! Everything here builds and is tested natively (`tests/engines/gpt2_*.rs`, `tests/gpu/`); the
+//! browser runs the same code in a Web Worker.
 
 pub mod config;
 pub mod engine;

@@ -96,13 +96,7 @@ impl Tokenizer {
             }
         };
         let Ok(bytes) = bpe.decode_bytes(&[id]) else { return unknown(id) };
-        match std::str::from_utf8(&bytes) {
-            Ok(s) => s.to_string(),
-            Err(_) => bytes
-                .iter()
-                .map(|&b| if b.is_ascii() { (b as char).to_string() } else { format!("\\x{b:02X}") })
-                .collect(),
-        }
+        crate::formats::echo::token_bytes(&bytes)
     }
 
     /// Decodes ids to text (invalid UTF-8 across the whole sequence becomes U+FFFD).

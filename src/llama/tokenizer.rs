@@ -301,14 +301,7 @@ impl Tokenizer {
     /// A token as text to show on a chip: invalid UTF-8 (half a character) becomes `\xNN`
     /// escapes rather than being dropped; an id the tokenizer has no text for, `<id>`.
     pub fn token_text(&self, id: u32) -> String {
-        let bytes = self.token_bytes(id);
-        match std::str::from_utf8(&bytes) {
-            Ok(s) => s.to_string(),
-            Err(_) => bytes
-                .iter()
-                .map(|&b| if b.is_ascii() { (b as char).to_string() } else { format!("\\x{b:02X}") })
-                .collect(),
-        }
+        crate::formats::echo::token_bytes(&self.token_bytes(id))
     }
 
     /// Decodes ids to text, added tokens included (invalid UTF-8 across the whole sequence
