@@ -1,4 +1,4 @@
-"""Pins SmolLM2-135M's three files for the page: prints `SMOLLM2_PINS` for src/gpt2/manifest.rs.
+"""Pins SmolLM2-135M's three files for the page: prints `SMOLLM2_PINS` for src/session/manifest.rs.
 
 Run where the Hugging Face hub is reachable (it is not on the machine this book is built on):
 
@@ -12,7 +12,7 @@ the file's bytes, which is what the page computes). For config.json and tokenize
 metadata has an LFS hash for them too, it downloads them at that commit and hashes them here (the
 hub's blob ids are git SHA-1s, not SHA-256s). It then downloads nothing else.
 
-Paste the printed lines over `SMOLLM2_PINS` in src/gpt2/manifest.rs, with the commit in its
+Paste the printed lines over `SMOLLM2_PINS` in src/session/manifest.rs, with the commit in its
 comment. The page's download of SmolLM2-135M is then checked against these sizes and hashes (the
 size before downloading, from Content-Length, the SHA-256 after), as GPT-2 small's is.
 """

@@ -301,14 +301,13 @@ pub fn find(id: &str) -> Option<&'static DemoSpec> {
 /// page asks the worker.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn bundled_session(name: &str, read: &mut Reader) -> Result<crate::session::ModelSession, String> {
-    use crate::session::{protocol::Family, ModelSession};
+    use crate::session::ModelSession;
     let dir = format!("models/{name}");
     let config = String::from_utf8(read(&format!("{dir}/config.json"))?).map_err(|e| e.to_string())?;
-    let llama = crate::session::family(&config).map_err(|e| e.to_string())? == Family::Llama;
-    let tokenizer = if llama {
-        Some(String::from_utf8(read(&format!("{dir}/tokenizer.json"))?).map_err(|e| e.to_string())?)
-    } else {
-        None
+    let family = crate::session::family(&config).map_err(|e| e.to_string())?;
+    let tokenizer = match family.tokenizer_file() {
+        Some(file) => Some(String::from_utf8(read(&format!("{dir}/{file}"))?).map_err(|e| e.to_string())?),
+        None => None,
     };
     let weights = read(&format!("{dir}/model.safetensors"))?;
     ModelSession::new(&config, &weights, tokenizer.as_deref()).map_err(|e| e.to_string())

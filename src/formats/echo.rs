@@ -55,7 +55,7 @@ fn hidden(c: char) -> bool {
 /// A token's bytes as text to show on a chip, for every tokenizer: valid UTF-8 as it is, and
 /// bytes that are not (half a character of a byte-level token) as `\xNN` escapes, ASCII kept,
 /// rather than dropped.
-pub fn token_bytes(bytes: &[u8]) -> String {
+pub fn token_chip_text(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(s) => s.to_string(),
         Err(_) => {

@@ -61,9 +61,6 @@ impl GpuModel for GpuGpt2 {
     fn fail_next(&self) {
         GpuGpt2::fail_next(self)
     }
-    fn config(&self) -> &Config {
-        &self.config
-    }
     fn new_cache(&self, capacity: usize) -> GpuKvCache {
         GpuGpt2::new_cache(self, capacity)
     }

@@ -9,8 +9,9 @@ use std::rc::Rc;
 use crate::gpt2::weights::{LayerNorm, Linear};
 use crate::gpt2::{Config, ForwardOptions, ForwardOutput, Gpt2};
 use crate::gpu::head_size;
-use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use crate::gpu::kernels::{self, Batch, Epilogue, Kernel};
 use crate::gpu::params;
+use crate::gpu::table::{self, TableChunk};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 pub use crate::model::engine::GpuKvCache;
 use crate::model::readout::{Offsets, Sizes};
@@ -48,13 +49,6 @@ struct Scratch {
     a: wgpu::Buffer,
     logits: wgpu::Buffer,
     ids: wgpu::Buffer,
-}
-
-/// Rows v0 .. v0 + rows of the embedding table.
-struct TableChunk {
-    buf: wgpu::Buffer,
-    v0: usize,
-    rows: usize,
 }
 
 pub struct GpuGpt2 {
@@ -120,14 +114,7 @@ impl GpuGpt2 {
         head_size(cfg.n_embd, cfg.n_head)?;
         let w = &model.weights;
         // wte (154 MB in GPT-2 small) is split into as few chunks of rows as the limit allows.
-        let row_bytes = (cfg.n_embd * 4) as u64;
-        let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
-        let rows_per_chunk = ((limit / row_bytes) as usize).min(cfg.vocab_size).min(max_rows);
-        if rows_per_chunk == 0 {
-            return Err(GpuError::TooBig { what: "one row of the embedding table".into(), bytes: row_bytes, limit });
-        }
-        let n_chunks = cfg.vocab_size.div_ceil(rows_per_chunk);
-        let rows_per_chunk = cfg.vocab_size.div_ceil(n_chunks);
+        let rows_per_chunk = table::rows_per_chunk(&gpu, cfg.vocab_size, cfg.n_embd, max_rows)?;
         gpu.check_size("the MLP weights (c_fc)", (cfg.n_embd * cfg.n_inner * 4) as u64)?;
         let g = &gpu;
         let (wte, wpe, h, ln_f) = gpu
@@ -157,15 +144,7 @@ impl GpuGpt2 {
                             mlp_c_proj: lin("mlp.c_proj", &b.mlp.c_proj),
                         })
                         .collect::<Vec<_>>();
-                let table = w.wte.as_slice().expect("standard layout");
-                let c = cfg.n_embd;
-                let wte = (0..n_chunks)
-                    .map(|i| {
-                        let v0 = i * rows_per_chunk;
-                        let rows = rows_per_chunk.min(cfg.vocab_size - v0);
-                        TableChunk { buf: g.upload("wte", &table[v0 * c..(v0 + rows) * c]), v0, rows }
-                    })
-                    .collect::<Vec<_>>();
+                let wte = table::upload(g, "wte", &w.wte, rows_per_chunk);
                 let wpe = g.upload("wpe", w.wpe.as_slice().expect("standard layout"));
                 (wte, wpe, blocks, ln("ln_f", &w.ln_f))
             })
@@ -244,21 +223,7 @@ impl GpuGpt2 {
                 let mut at = Offsets::default();
                 gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
-                for ch in &self.wte {
-                    b.add(
-                        Kernel::Embed,
-                        &params::Embed {
-                            t: t as u32,
-                            c: c as u32,
-                            past: past as u32,
-                            v0: ch.v0 as u32,
-                            rows: ch.rows as u32,
-                            ..Default::default()
-                        },
-                        &[&sc.ids, &ch.buf, &self.wpe, &sc.x],
-                        [groups_for(t * c, 256), 1, 1],
-                    );
-                }
+                table::embed(&mut b, &sc.ids, &self.wte, (&self.wpe, true), &sc.x, (t, c, past));
                 if opts.hidden_states {
                     at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
@@ -322,22 +287,8 @@ impl GpuGpt2 {
                         if wants(l) {
                             at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
                         }
-                        if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
-                            let n = n_head * r * k;
-                            b.add(
-                                Kernel::Pool,
-                                &params::Pool {
-                                    h: n_head as u32,
-                                    t: t as u32,
-                                    s: s_len as u32,
-                                    r: r as u32,
-                                    k: k as u32,
-                                    offset: (l * n) as u32,
-                                    ..Default::default()
-                                },
-                                &[w, tb],
-                                [groups_for(n, 64), 1, 1],
-                            );
+                        if let (Some(tb), Some(rk)) = (&thumb_buf, thumbs) {
+                            kernels::pool(&mut b, w, tb, (n_head, t, s_len), rk, l);
                         }
                     }
                     // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
@@ -352,21 +303,7 @@ impl GpuGpt2 {
                 // Only the rows whose logits are wanted go through ln_f and the LM head.
                 self.layer_norm(&mut b, &sc.x, t - logit_rows, &self.ln_f, &sc.h, logit_rows);
                 // (rows, C) x (C, vocab) -> (rows, vocab), against the tied table
-                for ch in &self.wte {
-                    b.add(
-                        Kernel::Logits,
-                        &params::Logits {
-                            m: logit_rows as u32,
-                            v: cfg.vocab_size as u32,
-                            c: c as u32,
-                            v0: ch.v0 as u32,
-                            rows: ch.rows as u32,
-                            ..Default::default()
-                        },
-                        &[&sc.h, &ch.buf, &logits_buf],
-                        [groups_for(ch.rows, 8), logit_rows as u32, 1],
-                    );
-                }
+                table::logits(&mut b, &sc.h, &self.wte, &logits_buf, (logit_rows, cfg.vocab_size, c));
                 at.logits = b.read(&logits_buf, 0, logit_rows * cfg.vocab_size);
                 if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
                     at.thumbnails = Some(b.read(tb, 0, cfg.n_layer * n_head * r * k));

@@ -96,7 +96,7 @@ impl Tokenizer {
             }
         };
         let Ok(bytes) = bpe.decode_bytes(&[id]) else { return unknown(id) };
-        crate::formats::echo::token_bytes(&bytes)
+        crate::formats::echo::token_chip_text(&bytes)
     }
 
     /// Decodes ids to text (invalid UTF-8 across the whole sequence becomes U+FFFD).

@@ -434,3 +434,26 @@ fn norm_matvec_in(
     let kernel = if w.precision == super::Precision::F16 { Kernel::MatvecLnF16 } else { Kernel::MatvecLn };
     batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);
 }
+
+/// Records layer `layer`'s (H, T, S) attention weights `w` max-pooled to (H, r, k), written at
+/// that layer's place in `thumbs` (every layer's thumbnails, one after the other).
+pub fn pool(
+    batch: &mut Batch,
+    w: &wgpu::Buffer,
+    thumbs: &wgpu::Buffer,
+    (heads, t, s): (usize, usize, usize),
+    (r, k): (usize, usize),
+    layer: usize,
+) {
+    let n = heads * r * k;
+    let p = params::Pool {
+        h: heads as u32,
+        t: t as u32,
+        s: s as u32,
+        r: r as u32,
+        k: k as u32,
+        offset: (layer * n) as u32,
+        ..Default::default()
+    };
+    batch.add(Kernel::Pool, &p, &[w, thumbs], [groups_for(n, 64), 1, 1]);
+}

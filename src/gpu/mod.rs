@@ -3,6 +3,9 @@
 //!
 //! - `mod.rs` (here): the device (`Gpu`), its errors (`GpuError`) and buffers;
 //! - `kernels`: the WGSL kernels (`wgsl/*.wgsl`, one file each) and a batch of dispatches;
+//!   `params`: each kernel's parameters as a typed struct, checked against its WGSL;
+//! - `table`: a (vocab, C) table in chunks of rows, and the embedding and logits passes over it;
+//! - `counts`: what the device has been asked to do (dispatches, submissions, readbacks);
 //! - GPT-2's and the Llama family's forward passes on this backend live with the models
 //!   (`gpt2::gpu`, `llama::gpu`): the backend knows buffers and kernels, not models;
 //! - `bench`: the attention benchmark (naive CPU, tiled CPU, fused GPU), DOM-free.
@@ -14,6 +17,7 @@ pub mod bench;
 mod counts;
 pub mod kernels;
 pub mod params;
+pub mod table;
 
 use std::sync::{Arc, Mutex};
 
@@ -63,7 +67,6 @@ impl std::fmt::Display for GpuError {
 
 impl std::error::Error for GpuError {}
 
-/// A device and queue with the kernels compiled.
 /// How the weights of the matrix products are stored on the GPU. Activations, sums, layer
 /// norms, embeddings and the KV cache stay f32 either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,6 +90,7 @@ pub fn round_to_f16(x: f32) -> f32 {
     f16_to_f32(f32_to_f16(x))
 }
 
+/// A device and queue with the kernels compiled.
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,

@@ -1,4 +1,4 @@
-//! The page's view of the models kept in this browser's Cache Storage (`gpt2::manifest::MODEL_CACHE`:
+//! The page's view of the models kept in this browser's Cache Storage (`session::manifest::MODEL_CACHE`:
 //! the worker's downloads and the training lab's model): what each stored file is and its size, and
 //! clearing them all.
 

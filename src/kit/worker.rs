@@ -1,4 +1,4 @@
-//! The page's side of the compute worker (`crate::worker`, speaking `gpt2::protocol`): the one
+//! The page's side of the compute worker (`crate::worker`, speaking `session::protocol`): the one
 //! place that starts it, talks to it and ends it.
 //!
 //! A view makes a [`ComputeWorker`] with the function that hears its [`Event`]s (given the

@@ -61,9 +61,6 @@ impl GpuModel for GpuLlama {
     fn fail_next(&self) {
         GpuLlama::fail_next(self)
     }
-    fn config(&self) -> &Config {
-        &self.config
-    }
     fn new_cache(&self, capacity: usize) -> GpuKvCache {
         GpuLlama::new_cache(self, capacity)
     }

@@ -301,7 +301,7 @@ impl Tokenizer {
     /// A token as text to show on a chip: invalid UTF-8 (half a character) becomes `\xNN`
     /// escapes rather than being dropped; an id the tokenizer has no text for, `<id>`.
     pub fn token_text(&self, id: u32) -> String {
-        crate::formats::echo::token_bytes(&self.token_bytes(id))
+        crate::formats::echo::token_chip_text(&self.token_bytes(id))
     }
 
     /// Decodes ids to text, added tokens included (invalid UTF-8 across the whole sequence

@@ -40,7 +40,6 @@ pub trait GpuModel: Sized {
     fn precision(&self) -> Precision;
     /// Makes the next forward pass fail with a real device error, to show the fallback.
     fn fail_next(&self);
-    fn config(&self) -> &<Self::Cpu as CpuModel>::Config;
     /// A KV cache for `capacity` positions (at most the model's window).
     fn new_cache(&self, capacity: usize) -> GpuKvCache;
     fn forward(
@@ -151,13 +150,6 @@ impl From<RunError> for EngineError {
 }
 
 impl<G: GpuModel> Engine<G> {
-    pub fn config(&self) -> &<G::Cpu as CpuModel>::Config {
-        match self {
-            Engine::Cpu(m) => m.config(),
-            Engine::Gpu(m) => m.config(),
-        }
-    }
-
     /// "cpu" or "webgpu" (the GPU backend, whatever API wgpu uses underneath).
     pub fn backend(&self) -> &'static str {
         match self {
@@ -184,16 +176,11 @@ impl<G: GpuModel> Engine<G> {
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, EngineError> {
         cpu.check_input(tokens, cache.len())?;
-        match (self, cache) {
-            (Engine::Cpu(m), Cache::Cpu(c)) => Ok(m.forward(tokens, c, opts)?),
-            (Engine::Gpu(m), Cache::Gpu(c)) => {
-                let out = m.forward(tokens, c, opts).await.map_err(EngineError::Gpu)?;
-                if out.logits.iter().any(|v| !v.is_finite()) {
-                    return Err(RunError::NotFinite.into());
-                }
-                Ok(out)
-            }
-            _ => Err(EngineError::Gpu(GpuError::Unsupported("a cache from the other backend".into()))),
-        }
+        let out = match (self, cache) {
+            (Engine::Cpu(m), Cache::Cpu(c)) => m.forward(tokens, c, opts)?,
+            (Engine::Gpu(m), Cache::Gpu(c)) => m.forward(tokens, c, opts).await.map_err(EngineError::Gpu)?,
+            _ => return Err(EngineError::Gpu(GpuError::Unsupported("a cache from the other backend".into()))),
+        };
+        Ok(out.finite()?)
     }
 }

@@ -3,7 +3,7 @@
 
 use ndarray::{Array2, Array3};
 
-use super::Capture;
+use super::{Capture, RunError};
 
 #[derive(Debug, Clone, Default)]
 pub struct ForwardOptions {
@@ -30,4 +30,16 @@ pub struct ForwardOutput {
     pub hidden_states: Vec<Array2<f32>>,
     /// Per layer, when asked for: (H, min(T, n), min(S, n)), each head's weights max-pooled.
     pub thumbnails: Vec<Array3<f32>>,
+}
+
+impl ForwardOutput {
+    /// The output, or `RunError::NotFinite` when a logit overflowed: NaN scores would reach the
+    /// page as JSON nulls ("unreadable reply"), so the run is refused with what is wrong.
+    pub fn finite(self) -> Result<Self, RunError> {
+        if self.logits.iter().all(|v| v.is_finite()) {
+            Ok(self)
+        } else {
+            Err(RunError::NotFinite)
+        }
+    }
 }

@@ -35,13 +35,14 @@ macro_rules! families {
             };
         }
 
-        /// Each family: its name in the replies, its `model_type`, its architecture, and how a
-        /// message names it.
-        const FAMILIES: &[(Family, &str, &str, &str)] = &[$((
+        /// Each family: its name in the replies, its `model_type`, its architecture, how a
+        /// message names it, and its tokenizer file.
+        const FAMILIES: &[(Family, &str, &str, &str, Option<&str>)] = &[$((
             <$model as ModelFamily>::FAMILY,
             <$model as ModelFamily>::MODEL_TYPE,
             <$model as ModelFamily>::ARCHITECTURE,
             <$model as ModelFamily>::NAME,
+            <$model as ModelFamily>::TOKENIZER_FILE,
         )),+];
 
         impl ModelSession {
@@ -53,6 +54,7 @@ macro_rules! families {
                     let session = <$model as ModelFamily>::load(config_json, safetensors, tokenizer)?;
                     return Ok(ModelSession::$variant(session));
                 })+
+                // `family` names only the registry's families.
                 Err(LoadError::Config(format!("the page has no session for {}", family.label())))
             }
 
@@ -75,11 +77,18 @@ families!($
 pub fn supported() -> String {
     let each: Vec<String> = FAMILIES
         .iter()
-        .map(|(_, model_type, arch, name)| format!("{name} (model_type \"{model_type}\", {arch})"))
+        .map(|(_, model_type, arch, name, _)| format!("{name} (model_type \"{model_type}\", {arch})"))
         .collect();
     match each.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => each.concat(),
+    }
+}
+
+impl Family {
+    /// The tokenizer file the family reads beside `config.json` (`ModelFamily::TOKENIZER_FILE`).
+    pub fn tokenizer_file(self) -> Option<&'static str> {
+        FAMILIES.iter().find(|f| f.0 == self).and_then(|f| f.4)
     }
 }
 
@@ -172,19 +181,4 @@ impl ModelSession {
     pub async fn generate(&self, q: &Query, steps: usize, emit: impl FnMut(Token, String)) -> Result<(), RunError> {
         each!(self, s => s.generate(q, steps, emit).await)
     }
-}
-
-/// The tokens that end a text in the families' vocabularies: GPT-2's, Llama 1 and 2's, Llama 3's
-/// (base and chat) and the ChatML models' (SmolLM2).
-pub const END_OF_TEXT: [&str; 5] = ["<|endoftext|>", "</s>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>"];
-
-/// The continuation so far, `text`, after the newest `token`: as it is, or, when the token ends
-/// the text, without the token's literal, and `true`: the generation stops there, and the
-/// marker never reaches the page as if the model had written it.
-pub fn until_end_of_text(token: &Token, text: String) -> (String, bool) {
-    if !END_OF_TEXT.contains(&token.text.as_str()) {
-        return (text, false);
-    }
-    let kept = text.strip_suffix(token.text.as_str()).map(str::to_string).unwrap_or(text);
-    (kept, true)
 }

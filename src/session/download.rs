@@ -1,5 +1,5 @@
 //! The checks a model download goes through, DOM-free (the worker's `fetch` calls them; tests
-//! in tests/engines/gpt2_protocol.rs): how much memory to reserve, when a file is too large, when the
+//! in tests/engines/protocol.rs): how much memory to reserve, when a file is too large, when the
 //! server's `Content-Length` and the body disagree, and when the server sent a web page. All
 //! sizes are u64, so the same checks hold in the 32-bit browser build.
 

@@ -19,8 +19,11 @@ pub trait ModelFamily: CpuModel + Sized + 'static {
     const ARCHITECTURE: &'static str;
     /// How a message names the family ("GPT-2", "the Llama family").
     const NAME: &'static str;
-    /// Whether its attention may group query heads over fewer key and value heads (the page
-    /// then shows the KV heads, and the KV cache is counted per KV head).
+    /// The tokenizer file it reads beside `config.json` and `model.safetensors`, if any
+    /// (`tokenizer.json`; GPT-2 has its own BPE).
+    const TOKENIZER_FILE: Option<&'static str>;
+    /// Whether its attention may group query heads over fewer key and value heads: the page then
+    /// shows the KV heads (`Reply::Loaded::n_kv_head`).
     const GROUPED_QUERIES: bool;
     /// The same model on the GPU.
     type Gpu: GpuModel<Cpu = Self>;

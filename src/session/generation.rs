@@ -5,7 +5,7 @@
 
 use ndarray::Array2;
 
-use super::protocol::Query;
+use super::protocol::{Query, Token};
 use crate::model::engine::Cache;
 use crate::model::sample::{sample, Sampling};
 use crate::model::{ForwardOptions, RunError};
@@ -70,4 +70,19 @@ impl Generation {
     pub fn cache_bytes(&self) -> usize {
         self.cache.bytes()
     }
+}
+
+/// The tokens that end a text in the families' vocabularies: GPT-2's, Llama 1 and 2's, Llama 3's
+/// (base and chat) and the ChatML models' (SmolLM2).
+pub const END_OF_TEXT: [&str; 5] = ["<|endoftext|>", "</s>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>"];
+
+/// The continuation so far, `text`, after the newest `token`: as it is, or, when the token ends
+/// the text, without the token's literal, and `true`: the generation stops there, and the
+/// marker never reaches the page as if the model had written it.
+pub fn until_end_of_text(token: &Token, text: String) -> (String, bool) {
+    if !END_OF_TEXT.contains(&token.text.as_str()) {
+        return (text, false);
+    }
+    let kept = text.strip_suffix(token.text.as_str()).map(str::to_string).unwrap_or(text);
+    (kept, true)
 }

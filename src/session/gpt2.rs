@@ -15,6 +15,7 @@ impl ModelFamily for Gpt2 {
     const MODEL_TYPE: &'static str = "gpt2";
     const ARCHITECTURE: &'static str = "GPT2LMHeadModel";
     const NAME: &'static str = "GPT-2";
+    const TOKENIZER_FILE: Option<&'static str> = None;
     const GROUPED_QUERIES: bool = false;
     type Gpu = GpuGpt2;
     type Tokenizer = Tokenizer;

@@ -10,7 +10,7 @@ use crate::llama::gpu::GpuLlama;
 use crate::llama::{Llama, Tokenizer};
 use crate::model::RunError;
 
-/// The token an empty prompt starts from, when the tokenizer has it (SmolLM2's first id).
+/// The tokens an empty prompt may start from, the first the tokenizer has (SmolLM2's first id).
 pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"];
 
 impl ModelFamily for Llama {
@@ -18,6 +18,7 @@ impl ModelFamily for Llama {
     const MODEL_TYPE: &'static str = "llama";
     const ARCHITECTURE: &'static str = "LlamaForCausalLM";
     const NAME: &'static str = "the Llama family";
+    const TOKENIZER_FILE: Option<&'static str> = Some("tokenizer.json");
     const GROUPED_QUERIES: bool = true;
     type Gpu = GpuLlama;
     type Tokenizer = Tokenizer;

@@ -3,7 +3,8 @@
 //!
 //! - `serve`: `Session<F>`, one loaded model of family `F`: the GPU attach with its self-test,
 //!   the fallback to the CPU with a notice, analysis (tokens, attention, next-token
-//!   probabilities, knock-outs), one head's Q, K and V, and generation (`generation`);
+//!   probabilities, knock-outs), one head's Q, K and V, and generation (`generation`, with
+//!   the tokens that end a text);
 //! - `family`: what a family gives the session (`ModelFamily`: its CPU model, GPU twin and
 //!   tokenizer); `gpt2` and `llama` implement it;
 //! - `any`: `ModelSession`, a session of whichever family `config.json` names (the worker's);
@@ -22,9 +23,9 @@ pub mod manifest;
 pub mod protocol;
 pub mod serve;
 
-pub use any::{family, until_end_of_text, ModelSession, END_OF_TEXT};
+pub use any::{family, ModelSession};
 pub use family::ModelFamily;
-pub use generation::Generation;
+pub use generation::{until_end_of_text, Generation, END_OF_TEXT};
 pub use serve::Session;
 
 /// A GPT-2 session (`session::gpt2` reads its checkpoint and tokenizer).

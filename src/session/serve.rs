@@ -19,6 +19,7 @@ use crate::model::{Capture, ForwardOptions, ForwardOutput, RunError, Shape};
 /// Above this many attention weights (L·H·T²) only the selected layer is sent in full, with
 /// every layer's weights shrunk to at most THUMBNAIL × THUMBNAIL per head for the model view.
 pub const ALL_LAYERS_LIMIT: usize = 4 << 20;
+/// The side of each head's thumbnail in the model view of a long prompt.
 pub const THUMBNAIL: usize = 64;
 
 /// Largest difference allowed between the GPU's and the CPU's logits in the self-test, relative
@@ -152,7 +153,8 @@ impl<F: ModelFamily> Session<F> {
 
     /// One forward pass on the current engine. If the GPU fails, the session moves to the CPU
     /// for good (with a notice for the page) and this call is answered by the CPU: `cache` is
-    /// then rebuilt from `history` (the tokens the cache held) plus `tokens`.
+    /// then rebuilt from `history` (the tokens the cache held) plus `tokens`. Logits that
+    /// overflowed are refused on either backend (`Engine::forward`).
     async fn run(
         &self,
         history: &[u32],
@@ -160,23 +162,7 @@ impl<F: ModelFamily> Session<F> {
         cache: &mut Cache,
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, RunError> {
-        let out = self.run_engine(history, tokens, cache, opts).await?;
-        // NaN scores would reach the page as JSON nulls ("unreadable reply"): say what is wrong.
-        if out.logits.iter().any(|x| !x.is_finite()) {
-            return Err(RunError::NotFinite);
-        }
-        Ok(out)
-    }
-
-    async fn run_engine(
-        &self,
-        history: &[u32],
-        tokens: &[u32],
-        cache: &mut Cache,
-        opts: &ForwardOptions,
-    ) -> Result<ForwardOutput, RunError> {
-        let engine = self.engine();
-        match engine.forward(&self.model, tokens, cache, opts).await {
+        match self.engine().forward(&self.model, tokens, cache, opts).await {
             Ok(out) => Ok(out),
             Err(EngineError::Run(e)) => Err(e),
             Err(EngineError::Gpu(e)) => {
@@ -195,7 +181,7 @@ impl<F: ModelFamily> Session<F> {
                     let replay = ForwardOptions { ablate: opts.ablate.clone(), ..Default::default() };
                     self.model.forward(history, &mut cpu_cache, &replay)?;
                 }
-                let out = self.model.forward(tokens, &mut cpu_cache, opts)?;
+                let out = self.model.forward(tokens, &mut cpu_cache, opts)?.finite()?;
                 *cache = Cache::Cpu(cpu_cache);
                 Ok(out)
             }
@@ -325,7 +311,7 @@ impl<F: ModelFamily> Session<F> {
 }
 
 /// Whether every layer's attention weights (L·H·T²) fit in one analysis's buffer.
-pub fn all_layers_fit(n_layer: usize, n_head: usize, t: usize) -> bool {
+fn all_layers_fit(n_layer: usize, n_head: usize, t: usize) -> bool {
     // Saturating: L·H·T² passes a 32-bit usize long before it passes the limit's test.
     [n_head, t, t].iter().fold(n_layer, |a, &b| a.saturating_mul(b)) <= ALL_LAYERS_LIMIT
 }
@@ -340,7 +326,7 @@ pub fn cut_to_window(ids: &mut Vec<u32>, window: usize) -> usize {
 /// The most likely next tokens under the query's sampling settings, named by `text`. Greedy
 /// decoding (temperature 0) always takes the first; the chart then shows the model's own
 /// distribution (τ = 1).
-pub fn candidates(logits: ndarray::ArrayView1<f32>, q: &Query, text: impl Fn(u32) -> String) -> Vec<Candidate> {
+fn candidates(logits: ArrayView1<f32>, q: &Query, text: impl Fn(u32) -> String) -> Vec<Candidate> {
     let mut s = q.sampling();
     if s.temperature.is_nan() || s.temperature <= 0.0 {
         s.temperature = 1.0;
@@ -352,7 +338,7 @@ pub fn candidates(logits: ndarray::ArrayView1<f32>, q: &Query, text: impl Fn(u32
 
 /// The GPU's self-test: its logits against the CPU's, within [`SELF_TEST_TOL`] of the largest
 /// logit ([`F16_SELF_TEST_TOL`] with `rounded` f16 weights). The largest difference, or why not.
-pub fn self_test(cpu: &ndarray::Array2<f32>, gpu: &ndarray::Array2<f32>, rounded: bool) -> Result<f32, GpuError> {
+fn self_test(cpu: &Array2<f32>, gpu: &Array2<f32>, rounded: bool) -> Result<f32, GpuError> {
     let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
     let err = cpu.iter().zip(gpu.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
         if e.is_nan() {

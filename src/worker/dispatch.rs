@@ -203,7 +203,7 @@ impl Worker {
         }
         let (base, expect, use_cache) = from;
         let tokenizer = match family(&files.config_json) {
-            Ok(Family::Llama) => {
+            Ok(f) if f.tokenizer_file().is_some() => {
                 match super::tokenizer_file::fetch(base, expect.and_then(|m| m.tokenizer.as_ref()), use_cache, load)
                     .await
                 {
@@ -282,14 +282,14 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::LoadBytes { name, config, tokenizer, load } => {
             w.latest_load.set(load);
             let file = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b)).ok();
-            // GPT-2 is fed to the streaming loader a piece at a time; a Llama-family file is read whole.
+            // GPT-2 is fed to its streaming loader a piece at a time; another family's file is read whole.
             let session = match family(&config) {
                 Err(e) => Err(e),
-                Ok(Family::Llama) => {
+                Ok(Family::Gpt2) => load_local(&config, file).map(|m| Session::Gpt2(Gpt2Session::with_model(m))),
+                Ok(_) => {
                     let bytes = file.map(|f| f.to_vec()).unwrap_or_default();
                     Session::new(&config, &bytes, tokenizer.as_deref())
                 }
-                Ok(Family::Gpt2) => load_local(&config, file).map(|m| Session::Gpt2(Gpt2Session::with_model(m))),
             };
             match session {
                 Ok(s) => w.loaded(s, &name, Source::File, load).await,
@@ -347,7 +347,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 match next {
                     Ok((token, text)) => {
                         // An end-of-text token ends the generation; its literal is not written.
-                        let (text, ended) = crate::session::any::until_end_of_text(&token, text);
+                        let (text, ended) = crate::session::until_end_of_text(&token, text);
                         post(&Reply::Generated { id: query.id, token, text, done: n == steps || ended, ms }, None);
                         if ended {
                             return;

@@ -1,5 +1,5 @@
 //! Getting a model's files into the worker: downloading them with progress, checking them
-//! against a pinned manifest (and against the limits of `gpt2::download`), and keeping them in
+//! against a pinned manifest (and against the limits of `session::download`), and keeping them in
 //! (and reading them back from) the browser's Cache Storage. `model.safetensors` is never held
 //! whole: each chunk of its body goes into a `StreamLoader`, which writes it into the model's
 //! weights, and (when downloaded) into a stream that Cache Storage reads from as it arrives
@@ -137,7 +137,7 @@ struct Sinks<'a> {
 }
 
 /// Where a model file's bytes go: GPT-2's streaming loader, or (a Llama-family model, whose
-/// loader reads a whole file) one buffer, reserved as `gpt2::download` says.
+/// loader reads a whole file) one buffer, reserved as `session::download` says.
 enum Sink<'a> {
     Gpt2(&'a mut StreamLoader),
     Whole(&'a mut Vec<u8>, Option<u64>),
@@ -167,7 +167,7 @@ pub enum Body {
 }
 
 /// Reads a model file's body chunk by chunk into `sinks` (progress about every 1 MB, the
-/// checks of `gpt2::download` on the declared and received lengths): a reused buffer of one
+/// checks of `session::download` on the declared and received lengths): a reused buffer of one
 /// chunk is all of the file the worker holds. `name` prefixes the loader's refusals.
 async fn stream_model(
     resp: Response,
@@ -395,13 +395,14 @@ async fn model_file(
         check_pinned_length(&resp, url, "model.safetensors", expect)?;
     }
     let declared = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
-    let llama = matches!(family(config), Ok(Family::Llama));
+    // GPT-2 is loaded while it arrives (`gpt2::stream`); another family's file is read whole.
+    let streams = matches!(family(config), Ok(Family::Gpt2));
     let (mut loader, mut whole) = (None, Vec::new());
-    let sink = if llama {
+    let sink = if streams {
+        Sink::Gpt2(loader.insert(StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?))
+    } else {
         whole.reserve_exact(reserve_for(declared));
         Sink::Whole(&mut whole, declared)
-    } else {
-        Sink::Gpt2(loader.insert(StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?))
     };
     let writer = cache.filter(|_| downloaded).and_then(|c| CacheWriter::new(c, url));
     let hash = expect.filter(|_| downloaded).map(|_| Verifier::default());

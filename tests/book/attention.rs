@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 use attention_live::numerics::attention::*;
 use attention_live::numerics::rng::Rng;
 use ndarray::{arr1, arr2, Array2};

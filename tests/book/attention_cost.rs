@@ -1,6 +1,5 @@
 //! The efficient-attention chapter's cost formulas, against hand arithmetic, and the
 //! benchmark's rows (naive, tiled and, where an adapter exists, GPU) against each other.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use crate::common;
 

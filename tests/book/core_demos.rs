@@ -1,5 +1,4 @@
 //! The core chapters' demos' outputs against the equations their chapters print.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::self_attention::Stage;
 use attention_live::demos::{causal, gauss_dot, multi_head, padding, scaling, scorers, self_attention, two_heads};

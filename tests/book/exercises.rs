@@ -2,7 +2,6 @@
 //! evaluates with the book's own computations, the checker takes the right answer in each
 //! form and refuses the recognisable wrong ones, and every goal is met by its witness and not
 //! by the demo's defaults. Also the evaluator's grammar and a fuzz run over random text.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::collections::HashSet;
 

@@ -1,5 +1,4 @@
 //! Tiled attention with the online softmax equals the naive formula.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::numerics::flash::{naive_attention, tiled_attention};
 use attention_live::numerics::rng::Rng;

@@ -1,5 +1,4 @@
 //! The book's number format: one style for ticks, readouts and tables.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::numerics::format::{num, num_sig, tick};
 

@@ -2,7 +2,6 @@
 //! the reader's actions, which next-token rows the chart shows (with and without knock-outs), how
 //! the layer, head and token selection fits a model and a prompt, and how labels are thinned or
 //! clipped so they never run together.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::gpt2::status::{
     cut_text, loading_line, next, plan_load, Asked, Event, Loads, Plan, Prompt, Status, PROMPT_MAX,

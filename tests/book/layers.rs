@@ -14,7 +14,6 @@
 //! ```
 //!
 //! This test reads every source file and fails on an import that points upwards or sideways.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::collections::BTreeMap;
 use std::fs;

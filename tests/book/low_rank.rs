@@ -1,6 +1,5 @@
 //! The Linformer demo's numerics: the SVD against hand values, rank-k errors that never grow
 //! with k, and the demo's matrices from a bundled model against the engine's own attention.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::linformer::{analyze, text_for};
 use attention_live::gpt2::{Capture, ForwardOptions};

@@ -1,7 +1,6 @@
 //! Offline reading (`chapters::offline`): what the service worker keeps, its version, and the
 //! list written into `static/sw.js`; every page links the manifest and the script that
 //! registers the worker.
-#![cfg(not(target_arch = "wasm32"))]
 
 use attention_live::chapters::offline::{fill_sw, precache, precached, Precache, INFO_FILE};
 

@@ -1,5 +1,4 @@
 //! Positional encodings and the transformer block, against closed forms and hand values.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::rope::Method;
 use attention_live::demos::{bank, collapse, pe_shift, rope, sinusoidal};

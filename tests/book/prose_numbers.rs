@@ -1,6 +1,5 @@
 //! Numbers the chapters quote, computed with the book's own functions, and the quoted text
 //! checked against them, so a change to either shows up here.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::numerics::kv_cache::MODELS;
 

@@ -1,7 +1,6 @@
 //! The demos that read a bundled model's insides through the compute worker's session, run
 //! natively on the same files (`Demo::load`), and the numbers the chapters quote from them: RoPE
 //! in a real model (positional), the measured KV cache and the instruction's reach (efficient).
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::Demo;
 use attention_live::state::Params as _;

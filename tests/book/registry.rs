@@ -1,6 +1,5 @@
 //! Walks the demo registry and the chapters: every demo is well-formed, computes from its
 //! defaults, and is embedded somewhere; every directive names a registered demo.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::collections::HashSet;
 

@@ -1,6 +1,5 @@
 //! The built site's defences (`chapters::security`): the CSP hashes of inline scripts, the policy
 //! inserted once, the wasm's integrity moved to where the browser checks it, the worker loader.
-#![cfg(not(target_arch = "wasm32"))]
 
 use attention_live::chapters::security::{
     base64, checked_loader, harden, inline_scripts, page_start, script_hash, split_loader, worker_loader,

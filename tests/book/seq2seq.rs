@@ -1,7 +1,6 @@
 //! The "Why attention" chapter's GRU encoder-decoders against the training script's own
 //! forward pass (tests/fixtures/seq2seq/reference.json, float64 in PyTorch, written by
 //! scripts/seq2seq/train.py), the shipped bottleneck curve, and the live evaluation.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::bottleneck::curve;
 use attention_live::numerics::rng::Rng;

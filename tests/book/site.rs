@@ -1,6 +1,5 @@
 //! The pages around the chapters: plain text and summaries (build time), heading anchors, the
 //! search index and its search, the reference pages, and each chapter's references.
-#![cfg(not(target_arch = "wasm32"))] // the build-time half of the chapters is native only
 
 use std::collections::HashSet;
 

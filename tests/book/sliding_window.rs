@@ -1,6 +1,5 @@
 //! Sliding-window masks and the receptive field of stacked layers, against brute-force
 //! definitions and hand values.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos::sliding_window::compute;
 use attention_live::numerics::window::{first_layer, reachable, receptive_field, window_mask};

@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 use attention_live::numerics::soft_lookup::{bigrams, lookup, similarity, COLOURS};
 
 #[test]

@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 use attention_live::demos::{find, nadaraya_watson as nw, self_attention, DEMOS};
 use attention_live::numerics::rng::Rng;
 use attention_live::state::query::{build_query, decode, encode, parse_query};

@@ -1,6 +1,13 @@
 //! Shared by the model tests: reading a checkpoint folder of this repository, the backends a
 //! model test runs on, and each GPU kernel beside its CPU twin (`gpu_ops`, `llama_ops`).
 
+use std::rc::Rc;
+
+use attention_live::gpt2::engine::{Cache, Engine};
+use attention_live::gpt2::gpu::GpuGpt2;
+use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
+use attention_live::gpu::Gpu;
+
 #[allow(dead_code)] // each test binary uses a part
 pub mod gpu_ops;
 #[allow(dead_code)] // each test binary uses a part
@@ -23,7 +30,7 @@ pub fn static_file(path: &str) -> Result<Vec<u8>, String> {
 }
 
 /// The GPU adapter the GPU tests run on (Mesa's lavapipe here and in CI). The test command
-/// (`scripts/test.sh`) sets `REQUIRE_GPU=1`: there a missing adapter fails the test that asked,
+/// (`scripts/test.sh`) sets `REQUIRE_GPU=f16`: there a missing adapter fails the test that asked,
 /// so no GPU test passes by skipping. Elsewhere it says "skipped: no adapter" and gives None.
 #[allow(dead_code)]
 pub fn gpu() -> Option<Gpu> {
@@ -48,13 +55,6 @@ pub fn has_f16(gpu: &Gpu) -> bool {
     }
     gpu.f16
 }
-
-use std::rc::Rc;
-
-use attention_live::gpt2::engine::{Cache, Engine};
-use attention_live::gpt2::gpu::GpuGpt2;
-use attention_live::gpt2::{ForwardOptions, ForwardOutput, Gpt2};
-use attention_live::gpu::Gpu;
 
 /// The backends a model test runs on: the CPU always, in both weight layouts (row-major, as
 /// natively, and packed, as in the browser), and the GPU when an adapter exists (Mesa's

@@ -5,7 +5,6 @@
 //! panics, and no accepted file may have a tensor outside its data section. Seeded: the same
 //! cases on every run. The browser's 32-bit offset arithmetic is tested natively through
 //! `byte_range::<u32>`.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;

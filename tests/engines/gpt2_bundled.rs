@@ -1,7 +1,6 @@
 //! The models the book ships (static/models/, trained by scripts/gpt2/train_bundled.py), run by
 //! our engine: the heads their cards and the chapter name do what is claimed, and the worker's
 //! `Session` answers the page's questions correctly.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions};

@@ -1,7 +1,6 @@
 //! "Compare two models" in the chapter's demo (`demos::gpt2::compare`): the `model-b` link key,
 //! what the second side runs, and where the shared selection lands in a model whose tokenizer
 //! splits the prompt differently (the bundled GPT-2 against the bundled Llama-family model).
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::demos;
 use attention_live::demos::gpt2::compare::{matching_token, moved_note, side_b_params, side_b_selection, side_title};

@@ -1,5 +1,4 @@
 //! Bad checkpoints are refused with a message that names the problem, never a panic.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::formats::safetensors::{self, f16_to_f32, f32_to_f16, Dtype, SafeTensors};
 use attention_live::gpt2::{Config, Gpt2, LoadError, RunError};

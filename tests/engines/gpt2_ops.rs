@@ -1,5 +1,4 @@
 //! The CPU kernels the browser uses instead of ndarray's, against ndarray.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use crate::common;
 

@@ -1,7 +1,6 @@
 //! The GPT-2 engine against Hugging Face transformers: fixtures made by
 //! `scripts/gpt2/make_fixtures.py` (versions and seeds in that file) from two small random
 //! models, one F32 with the `transformer.` prefix, one F16 laid out like the public checkpoint.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 //!
 //! Every test body runs on each backend (`common::engines`): the CPU with row-major weights and

@@ -1,5 +1,4 @@
 //! Sampling: temperature, top-k, top-p and greedy, against hand arithmetic.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::model::sample::Sampling;
 use attention_live::model::sample::{argmax, distribution, sample};

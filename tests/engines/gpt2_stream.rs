@@ -2,7 +2,6 @@
 //! (inside the 8-byte length, inside the header, inside a value, across tensors) loads the
 //! same weights as the whole file, in both layouts; a file that ends early, goes on past its
 //! last tensor, or contradicts its announced length is refused as the whole-file path refuses it.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::formats::safetensors::{self, Dtype, SafeTensors};
 use attention_live::gpt2::stream::StreamLoader;

@@ -4,7 +4,6 @@
 //! (one KV head, head_dim set apart from the width, its own output layer) and `gqa_bf16`
 //! (`gqa` saved in BF16). Every comparison runs in both CPU weight layouts: row-major, as
 //! natively, and packed, as in the browser.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::formats::safetensors::{self, Dtype, SafeTensors};
 use attention_live::formats::LoadError;

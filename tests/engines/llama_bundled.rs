@@ -3,7 +3,6 @@
 //! engine and tokenizer: the ids, logits and greedy continuations `transformers` computes on the
 //! shipped files (tests/fixtures/llama/stories, written by the same script), and the card's
 //! numbers against the files.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::formats::safetensors::{Dtype, SafeTensors};
 use attention_live::llama::{Capture, ForwardOptions, Llama, Tokenizer};

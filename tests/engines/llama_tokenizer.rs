@@ -3,7 +3,6 @@
 //! `transformers` gives on edge cases; post-processor templates that add a begin-of-text token
 //! (saved by `transformers`, `scripts/llama/make_template_fixtures.py`); refusals; no panic on
 //! broken files.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -1,7 +1,6 @@
 //! The training lab's engine against PyTorch (fixtures written by scripts/train/make_fixtures.py:
 //! loss, every gradient, and the parameters after three AdamW steps), finite differences,
 //! determinism, refusals, divergence, and the exported checkpoint.
-#![cfg(not(target_arch = "wasm32"))]
 
 use attention_live::formats::safetensors::SafeTensors;
 use attention_live::train::adamw::{clip_grad_norm, AdamW};

@@ -6,7 +6,6 @@
 //!
 //! They run on Mesa's lavapipe here and in CI; the test command fails them without an adapter
 //! (`common::gpu`).
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use crate::common;
 

@@ -3,7 +3,6 @@
 //! kernel's definition written out below as plain loops in f64.
 //!
 //! The test command fails the GPU run where no adapter exists (`common::gpu`).
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use crate::common;
 use attention_live::gpt2::weights::{LayerNorm, Linear};

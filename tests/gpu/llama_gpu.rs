@@ -4,7 +4,6 @@
 //! width, its own output layer; `gqa_bf16`), to the same tolerance as the CPU.
 //!
 //! The test command fails them where no adapter exists (`common::gpu`).
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use crate::common;
 

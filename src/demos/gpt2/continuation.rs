@@ -2,7 +2,7 @@
 //! (the reader's text) until the reader adds it, and why it ended.
 
 use super::status::{cut_text, PROMPT_MAX};
-use crate::session::any::END_OF_TEXT;
+use crate::session::END_OF_TEXT;
 
 /// Tokens one press of "Generate" asks for.
 pub const STEPS: usize = 20;

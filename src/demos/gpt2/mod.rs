@@ -1,5 +1,5 @@
 //! Demo `gpt2`: a GPT-2 model running in the reader's browser (chapter "gpt2-live"). The
-//! numbers come from the model in a Web Worker (`gpt2::session`); `data` here returns the query
+//! numbers come from the model in a Web Worker (`session::Session`); `data` here returns the query
 //! the page sends, and the view adds the worker's answer to "Download data".
 
 use super::{spec, to_json, Demo, DemoSpec};
@@ -40,7 +40,7 @@ impl Model {
 }
 
 crate::options! {
-    /// Where the model runs (`gpt2::protocol::BackendChoice`).
+    /// Where the model runs (`session::protocol::BackendChoice`).
     pub enum RunsOn {
         Auto = ("auto", "Automatic: WebGPU if this browser has it"),
         Webgpu = ("webgpu", "WebGPU (GPU)"),

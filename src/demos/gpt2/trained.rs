@@ -1,6 +1,6 @@
 //! The training lab's model in the GPT-2 chapter. The lab's page stores the checkpoint (its
 //! `config.json` and `model.safetensors`) in this browser's Cache Storage under
-//! `gpt2::manifest::TRAINED_BASE`, where the worker reads stored models from, and opens the GPT-2 chapter
+//! `session::manifest::TRAINED_BASE`, where the worker reads stored models from, and opens the GPT-2 chapter
 //! with the model choice "trained" ([`link`]): the demo then loads it like any stored model.
 //! A link naming the trained model in another browser finds nothing stored, and the demo says so.
 

@@ -4,6 +4,7 @@
 use super::{GpuKvCache, GpuLinear, GpuLlama, Scratch};
 use crate::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
 use crate::gpu::params;
+use crate::gpu::table;
 use crate::gpu::GpuError;
 use crate::llama::ops::Rope;
 use crate::llama::{ForwardOptions, ForwardOutput};
@@ -50,22 +51,7 @@ impl GpuLlama {
                 gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 gpu.write(&sc.rope, 0, bytemuck::cast_slice(rope.as_slice().expect("standard layout")));
                 // x₀ = embed_tokens[token]: (T, C), one dispatch per chunk, no positions added
-                for ch in &self.embed_tokens {
-                    b.add(
-                        Kernel::Embed,
-                        &params::Embed {
-                            t: t as u32,
-                            c: c as u32,
-                            past: past as u32,
-                            v0: ch.v0 as u32,
-                            rows: ch.rows as u32,
-                            no_positions: 1,
-                            ..Default::default()
-                        },
-                        &[&sc.ids, &ch.buf, &self.zeros, &sc.x],
-                        [groups_for(t * c, 256), 1, 1],
-                    );
-                }
+                table::embed(&mut b, &sc.ids, &self.embed_tokens, (&self.zeros, false), &sc.x, (t, c, past));
                 if opts.hidden_states {
                     at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
@@ -81,22 +67,8 @@ impl GpuLlama {
                         at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
                     }
                     // Every layer's (H, T, S) weights max-pooled on the device to (H, rows, cols).
-                    if let (Some(w), Some(tb), Some((r, k))) = (capture, &thumb_buf, thumbs) {
-                        let n = n_head * r * k;
-                        b.add(
-                            Kernel::Pool,
-                            &params::Pool {
-                                h: n_head as u32,
-                                t: t as u32,
-                                s: s_len as u32,
-                                r: r as u32,
-                                k: k as u32,
-                                offset: (l * n) as u32,
-                                ..Default::default()
-                            },
-                            &[w, tb],
-                            [groups_for(n, 64), 1, 1],
-                        );
+                    if let (Some(w), Some(tb), Some(rk)) = (capture, &thumb_buf, thumbs) {
+                        kernels::pool(&mut b, w, tb, (n_head, t, s_len), rk, l);
                     }
                     if opts.hidden_states {
                         at.hidden.push(b.read(&sc.x, 0, t * c));
@@ -105,21 +77,8 @@ impl GpuLlama {
                 // Only the rows whose logits are wanted go through the final norm and the output layer.
                 self.rms_norm(&mut b, &sc.x, t - logit_rows, &self.norm, &sc.h, logit_rows);
                 // (rows, C) x (C, vocab) -> (rows, vocab), against lm_head (vocab, C) or the tied table
-                for ch in self.lm_head.as_ref().unwrap_or(&self.embed_tokens) {
-                    b.add(
-                        Kernel::Logits,
-                        &params::Logits {
-                            m: logit_rows as u32,
-                            v: cfg.vocab_size as u32,
-                            c: c as u32,
-                            v0: ch.v0 as u32,
-                            rows: ch.rows as u32,
-                            ..Default::default()
-                        },
-                        &[&sc.h, &ch.buf, &logits_buf],
-                        [groups_for(ch.rows, 8), logit_rows as u32, 1],
-                    );
-                }
+                let head = self.lm_head.as_ref().unwrap_or(&self.embed_tokens);
+                table::logits(&mut b, &sc.h, head, &logits_buf, (logit_rows, cfg.vocab_size, c));
                 at.logits = b.read(&logits_buf, 0, logit_rows * cfg.vocab_size);
                 if let (Some(tb), Some((r, k))) = (&thumb_buf, thumbs) {
                     at.thumbnails = Some(b.read(tb, 0, n_layer * n_head * r * k));

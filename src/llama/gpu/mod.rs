@@ -22,6 +22,7 @@ use ndarray::{concatenate, Array2, Axis};
 
 use super::weights::Linear;
 use super::{Config, Llama};
+use crate::gpu::table::{self, TableChunk};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 pub use crate::model::engine::GpuKvCache;
 
@@ -69,13 +70,6 @@ struct Scratch {
     /// (1, vocab); more rows only with `all_logits`.
     logits: wgpu::Buffer,
     ids: wgpu::Buffer,
-}
-
-/// Rows v0 .. v0 + rows of a (vocab, C) table.
-struct TableChunk {
-    buf: wgpu::Buffer,
-    v0: usize,
-    rows: usize,
 }
 
 pub struct GpuLlama {
@@ -138,7 +132,7 @@ impl GpuLlama {
         let qkv_width = cfg.q_width() + 2 * cfg.kv_width();
         gpu.check_size("the q, k and v projections", (c * qkv_width * 4) as u64)?;
         gpu.check_size("the gate and up projections", (c * 2 * f * 4) as u64)?;
-        let rows = rows_per_chunk(&gpu, cfg.vocab_size, c, max_rows)?;
+        let rows = table::rows_per_chunk(&gpu, cfg.vocab_size, c, max_rows)?;
         let w = &model.weights;
         let g = &gpu;
         let (embed_tokens, lm_head, layers, norm, zeros) = gpu
@@ -164,8 +158,8 @@ impl GpuLlama {
                         }
                     })
                     .collect::<Vec<_>>();
-                let embed_tokens = chunks(g, "embed_tokens", &w.embed_tokens, rows);
-                let lm_head = w.lm_head.as_ref().map(|t| chunks(g, "lm_head", t, rows));
+                let embed_tokens = table::upload(g, "embed_tokens", &w.embed_tokens, rows);
+                let lm_head = w.lm_head.as_ref().map(|t| table::upload(g, "lm_head", t, rows));
                 let widest = qkv_width.max(2 * f).max(c);
                 (embed_tokens, lm_head, layers, g.upload("norm", &w.norm.to_vec()), g.buffer("zeros", widest))
             })
@@ -237,28 +231,4 @@ impl GpuLlama {
         *slot = Some(s.clone());
         s
     }
-}
-
-/// Rows per chunk of a (vocab, C) table: as few chunks of at most `max_rows` as the adapter's
-/// binding limit allows, of about equal size.
-fn rows_per_chunk(gpu: &Gpu, vocab: usize, c: usize, max_rows: usize) -> Result<usize, GpuError> {
-    let row_bytes = (c * 4) as u64;
-    let limit = gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
-    let rows = ((limit / row_bytes) as usize).min(vocab).min(max_rows);
-    if rows == 0 {
-        return Err(GpuError::TooBig { what: "one row of the embedding table".into(), bytes: row_bytes, limit });
-    }
-    Ok(vocab.div_ceil(vocab.div_ceil(rows)))
-}
-
-fn chunks(gpu: &Gpu, name: &str, table: &Array2<f32>, rows: usize) -> Vec<TableChunk> {
-    let (v, c) = table.dim();
-    let data = table.as_slice().expect("standard layout");
-    (0..v.div_ceil(rows))
-        .map(|i| {
-            let v0 = i * rows;
-            let n = rows.min(v - v0);
-            TableChunk { buf: gpu.upload(name, &data[v0 * c..(v0 + n) * c]), v0, rows: n }
-        })
-        .collect()
 }

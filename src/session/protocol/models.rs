@@ -179,14 +179,6 @@ pub enum Family {
 }
 
 impl Family {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Gpt2 => "gpt2",
-            Family::Llama => "llama",
-        }
-    }
-
     /// How the page names it ("GPT-2", "Llama family").
     pub fn label(self) -> &'static str {
         match self {

@@ -2,7 +2,6 @@
 //! page's questions with what its engine computes (tokens, attention per query head, next-token
 //! probabilities, knock-outs, generation with the KV cache), in the replies GPT-2's session
 //! sends; the family comes from config.json, and what cannot load is refused with a message.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::rc::Rc;
 

@@ -1,7 +1,6 @@
-//! The compute worker's messages (`gpt2::protocol`): their JSON wire form, which the page and
+//! The compute worker's messages (`session::protocol`): their JSON wire form, which the page and
 //! the worker must read alike, and the packed attention buffer, encoded as the worker sends it
 //! and decoded as the page reads it.
-#![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions};
@@ -257,8 +256,8 @@ fn download_checks_refuse_oversized_short_long_and_web_page_bodies() {
 /// A generation stops at an end-of-text token, and its literal never reaches the prompt.
 #[test]
 fn generation_stops_at_end_of_text_without_writing_it() {
-    use attention_live::session::any::until_end_of_text;
     use attention_live::session::protocol::Token;
+    use attention_live::session::until_end_of_text;
     let token = |id: u32, text: &str| Token { id, text: text.into() };
     assert_eq!(until_end_of_text(&token(13, "."), " a cat.".into()), (" a cat.".into(), false));
     for end in ["<|endoftext|>", "</s>", "<|eot_id|>", "<|im_end|>"] {
