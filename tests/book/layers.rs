@@ -19,44 +19,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-/// What each top-level module may import besides itself.
-fn allowed(module: &str) -> Option<&'static [&'static str]> {
-    Some(match module {
-        "numerics" | "formats" | "state" => &[],
-        "gpu" => &["numerics", "formats"],
-        "model" => &["numerics", "formats", "gpu"],
-        "train" | "seq2seq" => &["numerics", "formats"],
-        "gpt2" | "llama" => &["numerics", "formats", "gpu", "model"],
-        "session" => &["numerics", "formats", "gpu", "model", "train", "seq2seq", "gpt2", "llama"],
-        "kit" => &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session"],
-        "demos" => {
-            &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session", "kit"]
-        }
-        "exercises" => {
-            &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session", "demos"]
-        }
-        "chapters" => &["numerics", "formats", "state", "demos", "exercises"],
-        "ui" => &[
-            "numerics",
-            "formats",
-            "state",
-            "gpu",
-            "model",
-            "gpt2",
-            "llama",
-            "seq2seq",
-            "train",
-            "session",
-            "kit",
-            "demos",
-            "exercises",
-            "chapters",
-        ],
-        "worker" => &["numerics", "formats", "state", "gpu", "model", "gpt2", "llama", "seq2seq", "train", "session"],
-        _ => return None,
-    })
-}
-
+/// The top-level modules, in the order of the layers above.
 const MODULES: [&str; 16] = [
     "numerics",
     "formats",
@@ -75,6 +38,30 @@ const MODULES: [&str; 16] = [
     "ui",
     "worker",
 ];
+
+/// Every module from the first to `last`, in layer order.
+fn up_to(last: &str) -> Vec<&'static str> {
+    let end = MODULES.iter().position(|m| *m == last).expect("a module");
+    MODULES[..=end].to_vec()
+}
+
+/// What each top-level module may import besides itself.
+fn allowed(module: &str) -> Option<Vec<&'static str>> {
+    Some(match module {
+        "numerics" | "formats" | "state" => vec![],
+        "gpu" => vec!["numerics", "formats"],
+        "model" => vec!["numerics", "formats", "gpu"],
+        "train" | "seq2seq" => vec!["numerics", "formats"],
+        "gpt2" | "llama" => vec!["numerics", "formats", "gpu", "model"],
+        "session" => vec!["numerics", "formats", "gpu", "model", "train", "seq2seq", "gpt2", "llama"],
+        "kit" | "worker" => up_to("session"),
+        "demos" => up_to("kit"),
+        "exercises" => [up_to("session"), vec!["demos"]].concat(),
+        "chapters" => vec!["numerics", "formats", "state", "demos", "exercises"],
+        "ui" => up_to("chapters"),
+        _ => return None,
+    })
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
