@@ -2,6 +2,7 @@
 //! forward pass (tests/fixtures/seq2seq/reference.json, float64 in PyTorch, written by
 //! scripts/seq2seq/train.py), the shipped bottleneck curve, and the live evaluation.
 
+use crate::common::floats;
 use attention_live::demos::bottleneck::curve;
 use attention_live::numerics::rng::Rng;
 use attention_live::seq2seq::eval::{accuracy, random_source, sensitivity, target};
@@ -14,10 +15,6 @@ fn root(p: &str) -> String {
 
 fn models() -> Models {
     Models::load(&std::fs::read(root("static/models/seq2seq/model.safetensors")).unwrap()).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
 }
 
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {

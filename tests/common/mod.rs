@@ -23,6 +23,26 @@ pub fn checkpoint(folder: &str) -> (String, Vec<u8>) {
     )
 }
 
+/// A fixture's list of numbers (a reference script's JSON) as f32.
+#[allow(dead_code)]
+pub fn floats(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+}
+
+/// A fixture's list of token ids.
+#[allow(dead_code)]
+pub fn ids(v: &serde_json::Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+/// The largest difference between our values and a reference's, of the same length.
+#[allow(dead_code)]
+pub fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {
+    let ours: Vec<f32> = ours.into_iter().copied().collect();
+    assert_eq!(ours.len(), theirs.len(), "sizes differ");
+    ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
+}
+
 /// A file under `static/`, as the page would fetch it (a demo's `Reader`).
 #[allow(dead_code)] // each test binary uses a part
 pub fn static_file(path: &str) -> Result<Vec<u8>, String> {

@@ -12,7 +12,7 @@ use attention_live::gpt2::tokenizer::Tokenizer;
 use attention_live::gpt2::{Capture, ForwardOptions, Gpt2};
 use serde_json::Value;
 
-use crate::common;
+use crate::common::{self, floats, ids, max_err};
 
 /// Absolute tolerance on logits, attention weights and hidden states (f32 sums in a different
 /// order than PyTorch's, plus the fixture's 6 significant digits).
@@ -28,20 +28,6 @@ fn load(name: &str) -> (Rc<Gpt2>, Value) {
     let reference: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{d}/reference.json")).unwrap()).unwrap();
     (Rc::new(Gpt2::load(&cfg, &bytes).unwrap()), reference)
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
-}
-
-fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {
-    let ours: Vec<f32> = ours.into_iter().copied().collect();
-    assert_eq!(ours.len(), theirs.len(), "sizes differ");
-    ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
 }
 
 fn full_pass_matches(name: &str) {

@@ -5,6 +5,7 @@
 //! (`gqa` saved in BF16). Every comparison runs in both CPU weight layouts: row-major, as
 //! natively, and packed, as in the browser.
 
+use crate::common::{floats, ids, max_err};
 use attention_live::formats::safetensors::{self, Dtype, SafeTensors};
 use attention_live::formats::LoadError;
 use attention_live::llama::ops::Rope;
@@ -44,20 +45,6 @@ fn models(name: &str) -> [Llama; 2] {
     let plain = Llama::load(&cfg, &bytes).unwrap();
     let packed = Llama { config: plain.config.clone(), weights: plain.weights.with_layout(true) };
     [plain, packed]
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
-}
-
-fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {
-    let ours: Vec<f32> = ours.into_iter().copied().collect();
-    assert_eq!(ours.len(), theirs.len(), "sizes differ");
-    ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
 }
 
 #[test]

@@ -8,7 +8,7 @@ use attention_live::formats::safetensors::{Dtype, SafeTensors};
 use attention_live::llama::{Capture, ForwardOptions, Llama, Tokenizer};
 use serde_json::Value;
 
-use crate::common;
+use crate::common::{self, ids};
 
 const DIR: &str = "static/models/stories-llama";
 
@@ -37,10 +37,6 @@ fn bundled() -> ([Llama; 2], Tokenizer, Value) {
     let tok = Tokenizer::from_json(&read("tokenizer.json")).unwrap();
     tok.check_vocab(plain.config.vocab_size).unwrap();
     ([plain, packed], tok, json(&read("card.json")))
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
 }
 
 fn reference() -> Vec<Value> {

@@ -5,7 +5,7 @@
 //!
 //! The test command fails them where no adapter exists (`common::gpu`).
 
-use crate::common;
+use crate::common::{self, floats, ids, max_err};
 
 use std::rc::Rc;
 
@@ -33,20 +33,6 @@ fn model(name: &str) -> Llama {
 
 fn reference(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(format!("{}/reference.json", folder(name))).unwrap()).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
-}
-
-fn ids(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
-}
-
-fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {
-    let ours: Vec<f32> = ours.into_iter().copied().collect();
-    assert_eq!(ours.len(), theirs.len(), "sizes differ");
-    ours.iter().zip(theirs).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max)
 }
 
 /// The fixture's model on the GPU, or None without an adapter (`common::gpu`).
