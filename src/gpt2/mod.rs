@@ -8,7 +8,7 @@
 //! - `gpu`: the forward pass on the GPU backend (`crate::gpu`), weights and cache on the device;
 //! - `engine`: that forward pass on the CPU or on the GPU, one interface (`crate::model::engine`);
 //! - `stream`: a checkpoint loaded while it downloads, each tensor written straight into its
-//!   final buffer (the file is never held whole);
+//!   final buffer (the file is never held whole; `model::stream` reads the bytes);
 //! - `tokenizer`: GPT-2's byte-level BPE (ids identical to Hugging Face's).
 //!
 //! The session that serves it to the page is `crate::session` (`session::gpt2` names its

@@ -30,8 +30,7 @@ pub enum LinearWeight {
     Packed(PackedMatrix),
 }
 
-/// Whether `Linear::new` packs: in the browser's wasm build.
-pub const PACK_WEIGHTS: bool = cfg!(target_arch = "wasm32");
+pub use crate::model::stream::PACK_WEIGHTS;
 
 impl Linear {
     /// A layer in this build's layout (`PACK_WEIGHTS`).

@@ -13,6 +13,8 @@
 //!   `transformers` layouts), refusing what the engine does not run with a message naming it;
 //! - `weights`: the checkpoint's tensors under their checkpoint names (`model.layers.N.…`),
 //!   from F32, F16 or BF16 safetensors;
+//! - `stream`: a checkpoint loaded while it downloads, each tensor written straight into its final
+//!   buffer (the file is never held whole; `model::stream` reads the bytes);
 //! - `ops`: the CPU kernels (RMSNorm, RoPE in Hugging Face's `rotate_half` convention, SiLU,
 //!   the output layer);
 //! - `model`: the forward pass with a KV cache per KV head, attention capture per query head,
@@ -35,6 +37,7 @@ pub mod engine;
 pub mod gpu;
 pub mod model;
 pub mod ops;
+pub mod stream;
 pub mod tokenizer;
 pub mod weights;
 

@@ -14,8 +14,7 @@ use crate::formats::safetensors::{SafeTensors, TensorInfo};
 use crate::formats::LoadError;
 use crate::numerics::packed::PackedMatrix;
 
-/// Whether the loader packs the projections: in the browser's wasm build (see `numerics::packed`).
-pub const PACK_WEIGHTS: bool = cfg!(target_arch = "wasm32");
+pub use crate::model::stream::PACK_WEIGHTS;
 
 /// A projection without bias, y = x Wᵀ, stored the way its CPU kernel reads fastest.
 #[derive(Debug, Clone, PartialEq)]

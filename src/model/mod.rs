@@ -9,6 +9,8 @@
 //!   allocated;
 //! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
 //! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
+//! - `stream`: a checkpoint loaded while it downloads, for every family (`Streamed`: each
+//!   engine's plan of where its tensors go), the file never held whole;
 //! - `engine`: a model on the CPU or the GPU behind one async interface (`Engine`), a GPU failure
 //!   a value the session answers by falling back to the CPU; `readout`: a GPU pass's readback cut
 //!   into its output.
@@ -21,6 +23,7 @@ pub mod limits;
 pub mod readout;
 pub mod sample;
 pub mod shape;
+pub mod stream;
 
 pub use cache::{Capture, KvCache};
 pub use error::RunError;

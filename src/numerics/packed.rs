@@ -90,6 +90,28 @@ impl PackedMatrix {
         }
     }
 
+    /// Writes `values` at the row-major flat indices `at ..` of Wᵀ (out, in), the layout
+    /// nn.Linear stores (a loader writes each piece of the file as it arrives); values past its
+    /// end are dropped.
+    pub fn write_transposed(&mut self, at: usize, values: &[f32]) {
+        let (rows, cols) = (self.rows, self.cols);
+        if rows == 0 {
+            return;
+        }
+        // Wᵀ[j, kk] = W[kk, j]: each value lands in column j's panel, row kk.
+        let (mut j, mut kk) = (at / rows, at % rows);
+        for &x in values {
+            if j >= cols {
+                break;
+            }
+            self.panels[((j / PANEL) * rows + kk) * PANEL + j % PANEL] = x;
+            kk += 1;
+            if kk == rows {
+                (j, kk) = (j + 1, 0);
+            }
+        }
+    }
+
     /// (in, out)
     pub fn dim(&self) -> (usize, usize) {
         (self.rows, self.cols)

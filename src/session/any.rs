@@ -12,6 +12,7 @@ use crate::formats::LoadError;
 use crate::gpt2::Gpt2;
 use crate::gpu::{Gpu, GpuError, Precision};
 use crate::llama::Llama;
+use crate::model::stream::StreamLoader;
 use crate::model::RunError;
 
 /// The registry of families: one line each, the `ModelSession` variant and the engine's CPU model
@@ -61,6 +62,40 @@ macro_rules! families {
             pub fn family(&self) -> Family {
                 match self {
                     $(ModelSession::$variant(_) => <$model as ModelFamily>::FAMILY),+
+                }
+            }
+        }
+
+        /// A checkpoint of any family being loaded while it downloads (`model::stream`).
+        pub enum ModelLoader {
+            $($variant(StreamLoader<$model>)),+
+        }
+
+        impl ModelLoader {
+            /// A loader for the family its `config.json` names, for a file of `declared` bytes
+            /// when that is known.
+            pub fn new(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError> {
+                let family = family(config_json)?;
+                $(if family == <$model as ModelFamily>::FAMILY {
+                    return Ok(ModelLoader::$variant(StreamLoader::new(config_json, declared)?));
+                })+
+                Err(LoadError::Config(format!("the page has no session for {}", family.label())))
+            }
+
+            /// Takes the next bytes of the file; an error ends the load.
+            pub fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+                match self {
+                    $(ModelLoader::$variant(l) => l.feed(bytes)),+
+                }
+            }
+
+            /// The session, once every byte has been fed, with the tokenizer file the family
+            /// needs (`Family::tokenizer_file`).
+            pub fn finish(self, tokenizer: Option<&str>) -> Result<ModelSession, LoadError> {
+                match self {
+                    $(ModelLoader::$variant(l) => {
+                        Ok(ModelSession::$variant(<$model as ModelFamily>::with_model(l.finish()?, tokenizer)?))
+                    }),+
                 }
             }
         }

@@ -1,5 +1,5 @@
-//! What a model family gives the session: its CPU model (an engine's, `CpuModel`), its GPU twin
-//! (`GpuModel`), and its tokenizer. Everything else (the GPU attach and self-test, the fallback
+//! What a model family gives the session: its CPU model (an engine's, `CpuModel`, which also
+//! loads as it downloads, `Streamed`), its GPU twin (`GpuModel`), and its tokenizer. Everything else (the GPU attach and self-test, the fallback
 //! to the CPU, analysis, generation) is the session's, the same for every family.
 //!
 //! A family is one implementation of [`ModelFamily`] on its CPU model type: `session::gpt2` for
@@ -9,9 +9,10 @@ use super::protocol;
 use super::serve::Session;
 use crate::formats::LoadError;
 use crate::model::engine::{CpuModel, GpuModel};
+use crate::model::stream::Streamed;
 use crate::model::RunError;
 
-pub trait ModelFamily: CpuModel + Sized + 'static {
+pub trait ModelFamily: CpuModel + Streamed + Sized + 'static {
     /// The family's name in the worker's replies.
     const FAMILY: protocol::Family;
     /// How `config.json` names the family: its `model_type`, and its first `architectures`.
@@ -33,6 +34,10 @@ pub trait ModelFamily: CpuModel + Sized + 'static {
     /// the tokenizer file the family needs (`tokenizer.json`), refused with a message when it is
     /// missing or does not fit the model.
     fn load(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Session<Self>, LoadError>;
+
+    /// A session on a model already loaded (by `model::stream::StreamLoader`, as it downloaded),
+    /// with the tokenizer file the family needs, refused as `load` refuses it.
+    fn with_model(model: Self, tokenizer: Option<&str>) -> Result<Session<Self>, LoadError>;
 
     /// The prompt's tokens, cut from the front to the model's `window`: (kept, dropped). An empty
     /// prompt starts from the tokenizer's start token, or is refused (`RunError::Empty`).

@@ -25,6 +25,14 @@ impl ModelFamily for Gpt2 {
         Session::<Gpt2>::new(config_json, safetensors)
     }
 
+    fn with_model(model: Gpt2, _tokenizer: Option<&str>) -> Result<Session<Self>, LoadError> {
+        let tok = match &model.config.char_vocab {
+            Some(vocab) => Tokenizer::chars(vocab),
+            None => Tokenizer::gpt2(),
+        };
+        Ok(Session::from_parts(model, tok))
+    }
+
     /// A character-vocabulary model refuses a prompt with a character it has no token for, and
     /// an empty one (it has no `<|endoftext|>` to start from).
     fn tokens(tok: &Tokenizer, prompt: &str, window: usize) -> Result<(Vec<u32>, usize), RunError> {
@@ -56,15 +64,6 @@ impl Session<Gpt2> {
     /// Loads a checkpoint. Its tokenizer is GPT-2's BPE, or the character vocabulary its
     /// `config.json` names (`char_vocab`).
     pub fn new(config_json: &str, safetensors: &[u8]) -> Result<Self, LoadError> {
-        Ok(Session::with_model(Gpt2::load(config_json, safetensors)?))
-    }
-
-    /// A session on a model already loaded (`gpt2::stream::StreamLoader`).
-    pub fn with_model(model: Gpt2) -> Self {
-        let tok = match &model.config.char_vocab {
-            Some(vocab) => Tokenizer::chars(vocab),
-            None => Tokenizer::gpt2(),
-        };
-        Session::from_parts(model, tok)
+        <Gpt2 as ModelFamily>::with_model(Gpt2::load(config_json, safetensors)?, None)
     }
 }

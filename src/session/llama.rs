@@ -24,13 +24,16 @@ impl ModelFamily for Llama {
     type Tokenizer = Tokenizer;
 
     fn load(config_json: &str, safetensors: &[u8], tokenizer: Option<&str>) -> Result<Session<Self>, LoadError> {
-        let tok = tokenizer.ok_or_else(|| {
-            LoadError::Tokenizer(
-                "tokenizer.json is missing: a Llama-family model needs it beside config.json and model.safetensors"
-                    .into(),
-            )
-        })?;
+        let tok = tokenizer.ok_or_else(missing_tokenizer)?;
         Session::<Llama>::new(config_json, safetensors, tok)
+    }
+
+    /// A tokenizer whose ids do not fit the model's vocabulary is refused.
+    fn with_model(model: Llama, tokenizer: Option<&str>) -> Result<Session<Self>, LoadError> {
+        let json = tokenizer.ok_or_else(missing_tokenizer)?;
+        let tok = Tokenizer::from_json(json).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        tok.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
+        Ok(Session::from_parts(model, tok))
     }
 
     /// The prompt's tokens in the tokenizer's template, the text cut from the front to fit the
@@ -62,9 +65,12 @@ impl Session<Llama> {
     /// Loads `config.json`, `model.safetensors` and `tokenizer.json`; a tokenizer whose ids do
     /// not fit the model's vocabulary is refused.
     pub fn new(config_json: &str, safetensors: &[u8], tokenizer_json: &str) -> Result<Self, LoadError> {
-        let model = Llama::load(config_json, safetensors)?;
-        let tok = Tokenizer::from_json(tokenizer_json).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
-        tok.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
-        Ok(Session::from_parts(model, tok))
+        <Llama as ModelFamily>::with_model(Llama::load(config_json, safetensors)?, Some(tokenizer_json))
     }
+}
+
+fn missing_tokenizer() -> LoadError {
+    LoadError::Tokenizer(
+        "tokenizer.json is missing: a Llama-family model needs it beside config.json and model.safetensors".into(),
+    )
 }

@@ -10,12 +10,11 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{error, fetch, post, scope};
+use crate::formats::LoadError;
 use crate::gpu::{Gpu, GpuError};
-use crate::session::any::{family, ModelSession as Session};
+use crate::session::any::{family, ModelLoader, ModelSession as Session};
 use crate::session::manifest::Manifest;
-use crate::session::protocol::Family;
 use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
-use crate::session::Gpt2Session;
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled), after a
 /// timer's wait: what the polling loops (a turn, a full cache writer) use, paced by the timer.
@@ -193,8 +192,8 @@ impl Worker {
         post(&reply, None);
     }
 
-    /// Installs a model from fetched files (GPT-2's loaded while it downloaded; a Llama-family
-    /// model's read now, with `tokenizer.json` from `base`); on success keeps the downloaded
+    /// Installs a model from fetched files (loaded while they downloaded), with `tokenizer.json`
+    /// from `base` for a family that reads one; on success keeps the downloaded
     /// files in Cache Storage, on failure removes the stored ones (a file that does not load is
     /// never kept; a superseded load's files are dropped, which stores nothing).
     async fn load_files(&self, name: &str, mut files: fetch::Files, from: (&str, Option<&Manifest>, bool), load: u64) {
@@ -220,11 +219,10 @@ impl Worker {
             return;
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-        let session = match std::mem::replace(&mut files.model, fetch::Body::Whole(Vec::new())) {
-            fetch::Body::Gpt2(model) => Ok(Session::Gpt2(Gpt2Session::with_model(model))),
-            fetch::Body::Whole(bytes) => {
-                Session::new(&files.config_json, &bytes, tokenizer.as_ref().map(|t| t.text.as_str()))
-            }
+        let tokenizer_text = tokenizer.as_ref().map(|t| t.text.as_str());
+        let session = match files.model.take() {
+            Some(loader) => loader.finish(tokenizer_text),
+            None => Err(LoadError::Checkpoint("the model file was already used".into())),
         };
         match session {
             Ok(s) => {
@@ -249,10 +247,10 @@ impl Worker {
 }
 
 /// A local file (the page's ArrayBuffer) loaded a megabyte at a time, so the wasm memory never
-/// holds it whole.
-fn load_local(config: &str, file: Option<Uint8Array>) -> Result<crate::gpt2::Gpt2, crate::gpt2::LoadError> {
+/// holds it whole, with the tokenizer file its family needs.
+fn load_local(config: &str, file: Option<Uint8Array>, tokenizer: Option<&str>) -> Result<Session, LoadError> {
     let file = file.unwrap_or_else(|| Uint8Array::new_with_length(0));
-    let mut loader = crate::gpt2::stream::StreamLoader::new(config, Some(u64::from(file.length())))?;
+    let mut loader = ModelLoader::new(config, Some(u64::from(file.length())))?;
     let mut chunk = Vec::new();
     let step = 1 << 20;
     for at in (0..file.length()).step_by(step) {
@@ -261,7 +259,7 @@ fn load_local(config: &str, file: Option<Uint8Array>) -> Result<crate::gpt2::Gpt
         piece.copy_to(&mut chunk);
         loader.feed(&chunk)?;
     }
-    loader.finish()
+    loader.finish(tokenizer)
 }
 
 /// A load failed: the page shows `message` unless a later load superseded this one.
@@ -282,16 +280,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         Request::LoadBytes { name, config, tokenizer, load } => {
             w.latest_load.set(load);
             let file = data.dyn_into::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(&b)).ok();
-            // GPT-2 is fed to its streaming loader a piece at a time; another family's file is read whole.
-            let session = match family(&config) {
-                Err(e) => Err(e),
-                Ok(Family::Gpt2) => load_local(&config, file).map(|m| Session::Gpt2(Gpt2Session::with_model(m))),
-                Ok(_) => {
-                    let bytes = file.map(|f| f.to_vec()).unwrap_or_default();
-                    Session::new(&config, &bytes, tokenizer.as_deref())
-                }
-            };
-            match session {
+            match load_local(&config, file, tokenizer.as_deref()) {
                 Ok(s) => w.loaded(s, &name, Source::File, load).await,
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }

@@ -1,8 +1,9 @@
 //! Getting a model's files into the worker: downloading them with progress, checking them
 //! against a pinned manifest (and against the limits of `session::download`), and keeping them in
 //! (and reading them back from) the browser's Cache Storage. `model.safetensors` is never held
-//! whole: each chunk of its body goes into a `StreamLoader`, which writes it into the model's
-//! weights, and (when downloaded) into a stream that Cache Storage reads from as it arrives
+//! whole: each chunk of its body goes into a `ModelLoader` (`model::stream`, any family), which
+//! writes it into the model's weights, and (when downloaded) into a stream that Cache Storage
+//! reads from as it arrives
 //! ([`CacheWriter`]). A file is kept only once the model it belongs to has loaded
 //! ([`Files::keep`] ends that stream; until then the entry does not exist, and a load that fails
 //! or is superseded ends it as failed), and a kept file that fails to load is removed: a bad
@@ -15,14 +16,11 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::{js_err, post, scope};
-use crate::gpt2::stream::StreamLoader;
-use crate::gpt2::Gpt2;
-use crate::session::any::family;
+use crate::session::any::ModelLoader;
 use crate::session::download::{
     check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
 };
 use crate::session::manifest::{verify, FileCheck, Manifest, Verifier, MODEL_CACHE};
-use crate::session::protocol::Family;
 use crate::session::protocol::{Phase, Reply, Source};
 
 async fn fetch(url: &str) -> Result<Response, String> {
@@ -129,41 +127,11 @@ const CACHE_LAG_CHUNKS: f64 = 64.0;
 
 /// Where a model file's body goes while it arrives, besides the loader.
 struct Sinks<'a> {
-    loader: Sink<'a>,
+    loader: &'a mut ModelLoader,
     /// The pinned file's size and hash, when there is one.
     hash: Option<Verifier>,
     /// Cache Storage's copy, for a download.
     cache: Option<&'a CacheWriter>,
-}
-
-/// Where a model file's bytes go: GPT-2's streaming loader, or (a Llama-family model, whose
-/// loader reads a whole file) one buffer, reserved as `session::download` says.
-enum Sink<'a> {
-    Gpt2(&'a mut StreamLoader),
-    Whole(&'a mut Vec<u8>, Option<u64>),
-}
-
-impl Sink<'_> {
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), String> {
-        match self {
-            Sink::Gpt2(loader) => loader.feed(chunk).map_err(|e| e.to_string()),
-            Sink::Whole(bytes, declared) => {
-                if bytes.len() + chunk.len() > bytes.capacity() {
-                    let want = grow_to(*declared, bytes.len(), chunk.len());
-                    bytes.reserve_exact(want - bytes.len());
-                }
-                bytes.extend_from_slice(chunk);
-                Ok(())
-            }
-        }
-    }
-}
-
-/// What a model file became: GPT-2 loaded while it arrived; a Llama-family file's bytes, loaded
-/// once its `tokenizer.json` is in.
-pub enum Body {
-    Gpt2(Gpt2),
-    Whole(Vec<u8>),
 }
 
 /// Reads a model file's body chunk by chunk into `sinks` (progress about every 1 MB, the
@@ -373,7 +341,7 @@ fn check_pinned_length(resp: &Response, url: &str, name: &str, expect: Option<&F
     Ok(())
 }
 
-/// `model.safetensors` loaded into a model for `config` (a Llama-family one read whole): from the
+/// `model.safetensors` loaded into a model for `config`, while it arrives: from the
 /// cached copy `stored` if there is one, else downloaded (verified against `expect` when given),
 /// and then written into Cache Storage as it arrives when `cache` is open. The model, and the
 /// pending cache entry.
@@ -385,7 +353,7 @@ async fn model_file(
     stored: Option<Response>,
     cache: Option<&Cache>,
     load: u64,
-) -> Result<(Body, Option<CacheWriter>), String> {
+) -> Result<(ModelLoader, Option<CacheWriter>), String> {
     let (resp, phase) = match stored {
         Some(resp) => (resp, Phase::Cache),
         None => (fetch(url).await?, Phase::Download),
@@ -395,33 +363,23 @@ async fn model_file(
         check_pinned_length(&resp, url, "model.safetensors", expect)?;
     }
     let declared = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
-    // GPT-2 is loaded while it arrives (`gpt2::stream`); another family's file is read whole.
-    let streams = matches!(family(config), Ok(Family::Gpt2));
-    let (mut loader, mut whole) = (None, Vec::new());
-    let sink = if streams {
-        Sink::Gpt2(loader.insert(StreamLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?))
-    } else {
-        whole.reserve_exact(reserve_for(declared));
-        Sink::Whole(&mut whole, declared)
-    };
+    let mut loader = ModelLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?;
     let writer = cache.filter(|_| downloaded).and_then(|c| CacheWriter::new(c, url));
     let hash = expect.filter(|_| downloaded).map(|_| Verifier::default());
-    let mut sinks = Sinks { loader: sink, hash, cache: writer.as_ref() };
+    let mut sinks = Sinks { loader: &mut loader, hash, cache: writer.as_ref() };
     stream_model(resp, url, name, phase, load, &mut sinks).await?;
     if let (Some(h), Some(want)) = (sinks.hash.take(), expect) {
         post(&Reply::Progress { phase: Phase::Verify, loaded: 0, total: None, load }, None);
         h.check("model.safetensors", want)?;
     }
-    let body = match loader {
-        Some(loader) => Body::Gpt2(loader.finish().map_err(|e| format!("{name}: {e}"))?),
-        None => Body::Whole(whole),
-    };
-    Ok((body, writer))
+    Ok((loader, writer))
 }
 
 /// A model loaded from its files, not yet kept.
 pub struct Files {
-    pub model: Body,
+    /// The model, every byte fed: taken and finished (with a tokenizer, for a family that needs
+    /// one) by the dispatcher.
+    pub model: Option<ModelLoader>,
     /// `config.json`'s text.
     pub config_json: String,
     /// Where the model file came from (`Network`: to be kept with [`Files::keep`], when
@@ -508,7 +466,7 @@ pub async fn model_files(
             model_file(&urls[1], name, &config, expect.map(|m| &m.model), stored_model, cache.as_ref(), load).await?;
         let from = if model_cached { Source::Cache } else { Source::Network };
         Ok::<_, String>(Files {
-            model,
+            model: Some(model),
             from,
             cache: None,
             config_json: config.clone(),

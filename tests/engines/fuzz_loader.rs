@@ -10,9 +10,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use attention_live::formats::safetensors::{self, byte_range, Dtype, SafeTensors};
-use attention_live::gpt2::stream::StreamLoader;
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, Gpt2, LoadError};
+use attention_live::llama::Llama;
+use attention_live::model::stream::{StreamLoader, Streamed};
 use attention_live::numerics::rng::Rng;
 use attention_live::session::Gpt2Session as Session;
 use serde_json::{json, Map, Value};
@@ -343,10 +344,16 @@ fn mutated_checkpoints_never_panic_nor_read_outside_the_data() {
     assert!(accepted > 0 && accepted < CASES / 2, "the mutations should mostly break the file: {accepted}");
 }
 
-/// `file` fed to the streaming loader in chunks of random sizes (1 byte to all of it), with or
-/// without its length announced.
-fn streamed(rng: &mut Rng, config: &str, file: &[u8], declared: bool, packed: bool) -> Result<Gpt2, LoadError> {
-    let mut loader = StreamLoader::with_layout(config, declared.then_some(file.len() as u64), packed)?;
+/// `file` fed to a family's streaming loader in chunks of random sizes (1 byte to all of it), with
+/// or without its length announced.
+fn streamed<M: Streamed>(
+    rng: &mut Rng,
+    config: &str,
+    file: &[u8],
+    declared: bool,
+    packed: bool,
+) -> Result<M, LoadError> {
+    let mut loader = StreamLoader::<M>::with_layout(config, declared.then_some(file.len() as u64), packed)?;
     let mut at = 0;
     while at < file.len() {
         let n = pick(rng, &[1usize, 2, 3, 5, 8, 13, 64, 1000, 4096, file.len()]).min(file.len() - at);
@@ -356,20 +363,33 @@ fn streamed(rng: &mut Rng, config: &str, file: &[u8], declared: bool, packed: bo
     loader.finish()
 }
 
-/// The download path refuses exactly what the whole-file path refuses, and what it accepts
-/// holds the same weights: the fuzz corpus, fed in chunks.
-#[test]
-fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
-    const CASES: usize = 3000;
-    let bases = bases();
+/// The Llama family's checkpoints to mutate: tied (F32, BF16) and untied output layers.
+fn llama_bases() -> Vec<Parts> {
+    ["gqa", "gqa_bf16", "mqa"]
+        .iter()
+        .map(|f| {
+            let (config, file) = common::checkpoint(&format!("tests/fixtures/llama/{f}"));
+            Parts::of(config, &file)
+        })
+        .collect()
+}
+
+/// The fuzz corpus of `bases` loaded whole (`whole`) and streamed: both refuse, or both load the
+/// same tensors (`named`, in the plain layout).
+fn stream_like_whole<M: Streamed>(
+    bases: &[Parts],
+    cases: usize,
+    whole: impl Fn(&str, &[u8]) -> Result<M, LoadError>,
+    named: impl Fn(&M, bool) -> Vec<(String, Vec<usize>, Vec<f32>)>,
+) {
     let mut rng = Rng::new(7);
     let (mut accepted, mut failures) = (0, Vec::new());
-    for i in 0..CASES {
+    for i in 0..cases {
         let (what, config, file) = mutate(&mut rng, &bases[i % bases.len()]);
-        let whole = Gpt2::load(&config, &file);
+        let whole = whole(&config, &file);
         for declared in [true, false] {
             let packed = i % 4 == 0;
-            let outcome = catch_unwind(AssertUnwindSafe(|| streamed(&mut rng, &config, &file, declared, packed)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| streamed::<M>(&mut rng, &config, &file, declared, packed)));
             let Ok(stream) = outcome else {
                 failures.push(format!("case {i} ({what}) panicked"));
                 continue;
@@ -377,8 +397,7 @@ fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
             match (&whole, stream) {
                 (Ok(a), Ok(b)) => {
                     accepted += 1;
-                    let b = b.weights.with_layout(false);
-                    if a.weights.named() != b.named() {
+                    if named(a, false) != named(&b, true) {
                         failures.push(format!("case {i} ({what}): other weights when streamed"));
                     }
                 }
@@ -391,9 +410,25 @@ fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
             }
         }
     }
-    println!("{CASES} mutated checkpoints streamed: {accepted} accepted");
+    println!("{cases} mutated checkpoints streamed: {accepted} accepted");
     assert!(failures.is_empty(), "{} failures, first: {:#?}", failures.len(), &failures[..failures.len().min(10)]);
     assert!(accepted > 0, "some cases load");
+}
+
+/// The download path refuses exactly what the whole-file path refuses, and what it accepts
+/// holds the same weights: the fuzz corpus, fed in chunks, for each family.
+#[test]
+fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
+    let named = |m: &Gpt2, relayout: bool| match relayout {
+        true => m.weights.with_layout(false).named(),
+        false => m.weights.named(),
+    };
+    stream_like_whole(&bases(), 3000, Gpt2::load, named);
+    let named = |m: &Llama, relayout: bool| match relayout {
+        true => m.weights.with_layout(false).named(),
+        false => m.weights.named(),
+    };
+    stream_like_whole(&llama_bases(), 1500, Llama::load, named);
 }
 
 /// The worker's entry, `Session::new`, on a few of the same cases (it also builds the tokenizer).

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use attention_live::llama::gpu::GpuLlama;
 use attention_live::llama::{Capture, ForwardOptions, Llama, Tokenizer};
-use attention_live::session::any::{family, ModelSession};
+use attention_live::session::any::{family, ModelLoader, ModelSession};
 use attention_live::session::protocol::{Family, Query, Reply, Source};
 use pollster::block_on;
 
@@ -161,6 +161,34 @@ fn what_cannot_load_is_refused_with_a_message() {
     let mistral = cfg.replace("\"llama\"", "\"mistral\"");
     let e = err(ModelSession::new(&mistral, &bytes, Some(&tokenizer300())));
     assert!(e.contains("mistral") && e.contains("Llama family"), "{e}");
+}
+
+/// The worker's path: any family's file fed to `ModelLoader` as it downloads, then finished with
+/// the tokenizer file the family needs, answers as the session loaded from the whole file, and
+/// refuses what that session refuses.
+#[test]
+fn a_model_loaded_while_it_downloads_answers_as_the_whole_file_does() {
+    let streamed = |cfg: &str, bytes: &[u8], tok: Option<&str>| {
+        let mut loader = ModelLoader::new(cfg, Some(bytes.len() as u64))?;
+        for piece in bytes.chunks(777) {
+            loader.feed(piece)?;
+        }
+        loader.finish(tok)
+    };
+    let (cfg, bytes) = fixture("gqa");
+    let tok = tokenizer300();
+    let s = streamed(&cfg, &bytes, Some(&tok)).unwrap();
+    assert_eq!(s.family(), Family::Llama);
+    let (a, _) = block_on(s.analyze(&query("the cat sat"))).unwrap();
+    let (b, _) = block_on(llama("gqa").analyze(&query("the cat sat"))).unwrap();
+    assert_eq!((&a.tokens, &a.next), (&b.tokens, &b.next));
+    let e = streamed(&cfg, &bytes, None).err().unwrap();
+    assert!(e.to_string().starts_with("tokenizer.json is missing"), "{e}");
+    let (cfg, bytes) = common::checkpoint("tests/fixtures/gpt2/a");
+    let s = streamed(&cfg, &bytes, None).unwrap();
+    assert_eq!(s.family(), Family::Gpt2);
+    let e = streamed(&cfg.replace("\"gpt2\"", "\"bert\""), &bytes, None).err().unwrap();
+    assert!(e.to_string().contains("bert"), "{e}");
 }
 
 #[test]

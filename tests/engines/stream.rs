@@ -1,7 +1,10 @@
-//! The streaming loader (`gpt2::stream`): a checkpoint fed in chunks cut at every awkward place
-//! (inside the 8-byte length, inside the header, inside a value, across tensors) loads the
-//! same weights as the whole file, in both layouts; a file that ends early, goes on past its
-//! last tensor, or contradicts its announced length is refused as the whole-file path refuses it.
+//! The streaming loader (`model::stream`, with `gpt2::stream`'s and `llama::stream`'s plans): a
+//! checkpoint fed in chunks cut at every awkward place (inside the 8-byte length, inside the
+//! header, inside a value, across tensors) loads the same weights as the whole file, in both
+//! layouts; a file that ends early, goes on past its last tensor, or contradicts its announced
+//! length is refused as the whole-file path refuses it. GPT-2's cases first, then the Llama
+//! family's (projections stored (out, in), written transposed into packed matrices; an output
+//! layer tied or not).
 
 use attention_live::formats::safetensors::{self, Dtype, SafeTensors};
 use attention_live::gpt2::stream::StreamLoader;
@@ -208,5 +211,128 @@ fn a_packed_matrix_written_piece_by_piece_equals_one_packed_whole() {
             }
             assert_eq!(p, PackedMatrix::pack(w.view()), "{rows} x {cols} in pieces of {step}");
         }
+    }
+}
+
+#[test]
+fn a_packed_matrix_written_transposed_piece_by_piece_equals_the_packed_transpose() {
+    use attention_live::numerics::packed::PackedMatrix;
+    use ndarray::Array2;
+    for (out, inp) in [(5, 3), (7, 8), (9, 21), (16, 4)] {
+        // W (out, in) as nn.Linear stores it; the packed matrix holds Wᵀ (in, out).
+        let w = Array2::from_shape_fn((out, inp), |(i, j)| (i * 100 + j) as f32);
+        let flat = w.as_slice().unwrap();
+        for step in [1, 3, 8, 11, out * inp] {
+            let mut p = PackedMatrix::zeros(inp, out);
+            for (k, piece) in flat.chunks(step).enumerate() {
+                p.write_transposed(k * step, piece);
+            }
+            assert_eq!(p, PackedMatrix::pack(w.t()), "{out} x {inp} in pieces of {step}");
+        }
+    }
+}
+
+mod llama {
+    use super::boundaries;
+    use crate::common;
+    use attention_live::formats::safetensors::{self, Dtype, SafeTensors};
+    use attention_live::formats::LoadError;
+    use attention_live::llama::stream::StreamLoader;
+    use attention_live::llama::Llama;
+
+    fn fed(config: &str, file: &[u8], cuts: &[usize], packed: bool) -> Result<Llama, LoadError> {
+        let mut loader = StreamLoader::with_layout(config, Some(file.len() as u64), packed)?;
+        let mut from = 0;
+        for &to in cuts.iter().chain([&file.len()]) {
+            loader.feed(&file[from..to])?;
+            from = to;
+        }
+        loader.finish()
+    }
+
+    fn same(a: &Llama, b: &Llama) -> bool {
+        a.config == b.config && a.weights.named() == b.weights.with_layout(false).named()
+    }
+
+    /// Tied (F32, BF16) and untied output layers, cut around every tensor and inside values.
+    #[test]
+    fn every_cut_around_each_tensor_loads_the_same_weights_tied_or_not() {
+        for fixture in ["gqa", "gqa_bf16", "mqa"] {
+            let (config, file) = common::checkpoint(&format!("tests/fixtures/llama/{fixture}"));
+            let whole = Llama::load(&config, &file).unwrap();
+            let mut cuts: Vec<usize> = (0..12).collect();
+            for b in boundaries(&file) {
+                cuts.extend(b.saturating_sub(3)..(b + 4).min(file.len()));
+            }
+            for &k in &cuts {
+                for packed in [false, true] {
+                    let m = fed(&config, &file, &[k], packed).unwrap_or_else(|e| panic!("{fixture}, cut at {k}: {e}"));
+                    assert!(same(&whole, &m), "{fixture}, cut at {k}, packed {packed}: other weights");
+                }
+            }
+            // In the browser's layout the projections are packed, read back as stored.
+            let m = fed(&config, &file, &[], true).unwrap();
+            let q = &m.weights.layers[1].self_attn.q_proj;
+            assert!(matches!(q, attention_live::llama::weights::Linear::Packed(_)));
+            assert_eq!(q.weight(), whole.weights.layers[1].self_attn.q_proj.weight());
+        }
+    }
+
+    /// A tied fixture with an `lm_head.weight` placed before or after the embeddings, equal to
+    /// them or one value off.
+    #[test]
+    fn a_tied_lm_head_before_or_after_the_embeddings_is_compared_with_them() {
+        let (config, file) = common::checkpoint("tests/fixtures/llama/gqa");
+        let named = Llama::load(&config, &file).unwrap().weights.named();
+        for first in [true, false] {
+            for off in [false, true] {
+                let (_, shape, mut values) = named[0].clone();
+                if off {
+                    values[7] += 0.5;
+                }
+                let mut with = named.clone();
+                let tie = ("lm_head.weight".to_string(), shape, values);
+                if first {
+                    with.insert(0, tie);
+                } else {
+                    with.push(tie);
+                }
+                let bytes = safetensors::write(&with, Dtype::F32, &[]);
+                let whole = Llama::load(&config, &bytes);
+                let streamed = fed(&config, &bytes, &[9, 1001, 5003], true);
+                match (whole, streamed) {
+                    (Ok(a), Ok(b)) => assert!(!off && same(&a, &b), "first {first}, off {off}"),
+                    (Err(a), Err(b)) => {
+                        assert!(off, "first {first}: refused");
+                        assert_eq!(a, b);
+                        assert!(b.to_string().contains("tie_word_embeddings is true"), "{b}");
+                    }
+                    (a, b) => panic!("first {first}, off {off}: whole {:?}, streamed {:?}", a.err(), b.err()),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_problem_as_the_whole_file_path_does() {
+        let (config, file) = common::checkpoint("tests/fixtures/llama/gqa");
+        let st = SafeTensors::parse(&file).unwrap();
+        let t = &st.tensors["model.layers.1.mlp.up_proj.weight"];
+        let mut bad = file.clone();
+        let at = t.start + 4 * 37;
+        bad[at..at + 4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+        let whole = Llama::load(&config, &bad).err().unwrap();
+        let streamed = fed(&config, &bad, &[at + 2], true).err().unwrap();
+        assert_eq!(whole, streamed);
+        assert!(streamed.to_string().contains("model.layers.1.mlp.up_proj.weight"), "{streamed}");
+        // A config with fewer layers than the file: refused from the header, as the whole file is.
+        let other = config.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1");
+        assert_ne!(other, config, "the fixture's config names num_hidden_layers");
+        let mut loader = StreamLoader::new(&other, None).unwrap();
+        let e = loader.feed(&file[..boundaries(&file)[0]]).unwrap_err();
+        assert_eq!(e, Llama::load(&other, &file).err().unwrap());
+        // A file cut short.
+        let e = fed(&config, &file[..file.len() - 3], &[], true).err().unwrap();
+        assert!(matches!(e, LoadError::Truncated { .. }), "{e}");
     }
 }
