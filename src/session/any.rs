@@ -4,9 +4,11 @@
 
 use std::rc::Rc;
 
+use serde::{Deserialize, Serialize};
+
 use super::family::ModelFamily;
 use super::generation::Generation;
-use super::protocol::{Analysis, Attention, Family, HeadQkv, Query, Reply, Source, Token};
+use super::protocol::{Analysis, Attention, HeadQkv, Query, Reply, Source, Token};
 use super::serve::Session;
 use crate::formats::LoadError;
 use crate::gpt2::Gpt2;
@@ -21,6 +23,27 @@ use crate::model::RunError;
 /// nothing). `$d` is `$`, for the `each!` macro this writes.
 macro_rules! families {
     ($d:tt $($variant:ident($model:ty)),+ $(,)?) => {
+        /// A model's family: one variant per line of the registry (see `protocol::Family`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Family {
+            $($variant),+
+        }
+
+        impl Family {
+            /// How the page names it ("GPT-2", "Llama family").
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Family::$variant => <$model as ModelFamily>::LABEL),+
+                }
+            }
+        }
+
+        /// Whether `token` ends a text in some family's vocabulary (`ModelFamily::END_OF_TEXT`).
+        pub fn ends_text(token: &str) -> bool {
+            [$(<$model as ModelFamily>::END_OF_TEXT),+].iter().any(|ends| ends.contains(&token))
+        }
+
         // A worker holds one session: the variants' sizes (the tokenizer's byte table) do not matter.
         #[allow(clippy::large_enum_variant)]
         pub enum ModelSession {
@@ -117,6 +140,13 @@ pub fn supported() -> String {
     match each.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => each.concat(),
+    }
+}
+
+/// A config that names no family is read as the first of the registry's (GPT-2).
+impl Default for Family {
+    fn default() -> Self {
+        FAMILIES[0].0
     }
 }
 

@@ -5,7 +5,7 @@
 
 /// The largest file the page loads: a browser's WebAssembly memory is at most 4 GiB, and a model's
 /// weights, widened to f32, must fit in it (GPT-2 medium, 1.52 GB, fits; large does not). The
-/// model file itself is never held whole (`gpt2::stream`): only `config.json` is read into one
+/// model file itself is never held whole (`model::stream`): only `config.json` is read into one
 /// buffer, with [`reserve_for`] and [`grow_to`].
 pub const MAX_FILE_BYTES: u64 = 1_600_000_000;
 

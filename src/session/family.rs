@@ -1,6 +1,7 @@
 //! What a model family gives the session: its CPU model (an engine's, `CpuModel`, which also
-//! loads as it downloads, `Streamed`), its GPU twin (`GpuModel`), and its tokenizer. Everything else (the GPU attach and self-test, the fallback
-//! to the CPU, analysis, generation) is the session's, the same for every family.
+//! loads as it downloads, `Streamed`), its GPU twin (`GpuModel`), and its tokenizer. Everything
+//! else (the GPU attach and self-test, the fallback to the CPU, analysis, generation) is the
+//! session's, the same for every family.
 //!
 //! A family is one implementation of [`ModelFamily`] on its CPU model type: `session::gpt2` for
 //! GPT-2, `session::llama` for the Llama family.
@@ -13,13 +14,18 @@ use crate::model::stream::Streamed;
 use crate::model::RunError;
 
 pub trait ModelFamily: CpuModel + Streamed + Sized + 'static {
-    /// The family's name in the worker's replies.
+    /// The family's name in the worker's replies (its variant of `Family`, which the registry
+    /// of families in `session::any` writes).
     const FAMILY: protocol::Family;
     /// How `config.json` names the family: its `model_type`, and its first `architectures`.
     const MODEL_TYPE: &'static str;
     const ARCHITECTURE: &'static str;
-    /// How a message names the family ("GPT-2", "the Llama family").
+    /// How a message names the family ("GPT-2", "the Llama family"), and how the page's status
+    /// line labels a loaded model ("GPT-2", "Llama family").
     const NAME: &'static str;
+    const LABEL: &'static str;
+    /// The tokens that end a text in the family's vocabularies: generation stops at one.
+    const END_OF_TEXT: &'static [&'static str];
     /// The tokenizer file it reads beside `config.json` and `model.safetensors`, if any
     /// (`tokenizer.json`; GPT-2 has its own BPE).
     const TOKENIZER_FILE: Option<&'static str>;

@@ -72,15 +72,11 @@ impl Generation {
     }
 }
 
-/// The tokens that end a text in the families' vocabularies: GPT-2's, Llama 1 and 2's, Llama 3's
-/// (base and chat) and the ChatML models' (SmolLM2).
-pub const END_OF_TEXT: [&str; 5] = ["<|endoftext|>", "</s>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>"];
-
 /// The continuation so far, `text`, after the newest `token`: as it is, or, when the token ends
-/// the text, without the token's literal, and `true`: the generation stops there, and the
+/// the text (`any::ends_text`), without the token's literal, and `true`: the generation stops there, and the
 /// marker never reaches the page as if the model had written it.
 pub fn until_end_of_text(token: &Token, text: String) -> (String, bool) {
-    if !END_OF_TEXT.contains(&token.text.as_str()) {
+    if !super::any::ends_text(&token.text) {
         return (text, false);
     }
     let kept = text.strip_suffix(token.text.as_str()).map(str::to_string).unwrap_or(text);

@@ -10,11 +10,14 @@ use crate::gpt2::tokenizer::{Tokenizer, END_OF_TEXT};
 use crate::gpt2::Gpt2;
 use crate::model::RunError;
 
+/// GPT-2: learned positions, one key and value per head, LayerNorm, GELU.
 impl ModelFamily for Gpt2 {
     const FAMILY: Family = Family::Gpt2;
     const MODEL_TYPE: &'static str = "gpt2";
     const ARCHITECTURE: &'static str = "GPT2LMHeadModel";
     const NAME: &'static str = "GPT-2";
+    const LABEL: &'static str = "GPT-2";
+    const END_OF_TEXT: &'static [&'static str] = &["<|endoftext|>"];
     const TOKENIZER_FILE: Option<&'static str> = None;
     const GROUPED_QUERIES: bool = false;
     type Gpu = GpuGpt2;

@@ -13,11 +13,17 @@ use crate::model::RunError;
 /// The tokens an empty prompt may start from, the first the tokenizer has (SmolLM2's first id).
 pub const START_TOKENS: [&str; 3] = ["<|endoftext|>", "<|begin_of_text|>", "<s>"];
 
+/// Llama's: RoPE, grouped-query attention, RMSNorm, SwiGLU (Llama 2 and 3, SmolLM2, …).
 impl ModelFamily for Llama {
     const FAMILY: Family = Family::Llama;
     const MODEL_TYPE: &'static str = "llama";
     const ARCHITECTURE: &'static str = "LlamaForCausalLM";
     const NAME: &'static str = "the Llama family";
+    const LABEL: &'static str = "Llama family";
+    /// Llama 1 and 2's, Llama 3's (base and chat), and the ChatML models' (SmolLM2, whose
+    /// `<|endoftext|>` is GPT-2's).
+    const END_OF_TEXT: &'static [&'static str] =
+        &["<|endoftext|>", "</s>", "<|end_of_text|>", "<|eot_id|>", "<|im_end|>"];
     const TOKENIZER_FILE: Option<&'static str> = Some("tokenizer.json");
     const GROUPED_QUERIES: bool = true;
     type Gpu = GpuLlama;

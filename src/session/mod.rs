@@ -23,9 +23,9 @@ pub mod manifest;
 pub mod protocol;
 pub mod serve;
 
-pub use any::{family, ModelSession};
+pub use any::{ends_text, family, ModelSession};
 pub use family::ModelFamily;
-pub use generation::{until_end_of_text, Generation, END_OF_TEXT};
+pub use generation::{until_end_of_text, Generation};
 pub use serve::Session;
 
 /// A GPT-2 session (`session::gpt2` reads its checkpoint and tokenizer).

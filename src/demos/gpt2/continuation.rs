@@ -2,7 +2,7 @@
 //! (the reader's text) until the reader adds it, and why it ended.
 
 use super::status::{cut_text, PROMPT_MAX};
-use crate::session::END_OF_TEXT;
+use crate::session::ends_text;
 
 /// Tokens one press of "Generate" asks for.
 pub const STEPS: usize = 20;
@@ -37,7 +37,7 @@ impl Continuation {
     /// far without an end-of-text literal, and whether it was the last one asked for.
     pub fn step(&mut self, token: &str, text: String, last: bool) {
         self.text = text;
-        let ended = END_OF_TEXT.contains(&token);
+        let ended = ends_text(token);
         if !ended {
             self.tokens += 1;
         }

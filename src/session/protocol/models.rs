@@ -167,26 +167,10 @@ impl Phase {
     }
 }
 
-/// A model's architecture, read from its `config.json` (`model_type`, `architectures`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Family {
-    /// GPT-2: learned positions, one key and value per head, LayerNorm, GELU.
-    #[default]
-    Gpt2,
-    /// Llama's: RoPE, grouped-query attention, RMSNorm, SwiGLU (Llama 2 and 3, SmolLM2, …).
-    Llama,
-}
-
-impl Family {
-    /// How the page names it ("GPT-2", "Llama family").
-    pub fn label(self) -> &'static str {
-        match self {
-            Family::Gpt2 => "GPT-2",
-            Family::Llama => "Llama family",
-        }
-    }
-}
+/// A model's family, read from its `config.json` (`model_type`, `architectures`): one variant per
+/// line of the registry of families (`families!` in `session::any`), its wire name the variant's
+/// in snake_case, its label `ModelFamily::LABEL`.
+pub use crate::session::any::Family;
 
 /// Where a loaded model came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
