@@ -255,34 +255,17 @@ impl GpuGpt2 {
                     if let Some(w) = &weights {
                         if wants(l) || thumb_buf.is_some() {
                             // Only when the page draws them: the (H, T, S) weights, explicitly.
-                            b.add(
-                                Kernel::Scores,
-                                &params::Scores {
-                                    t: t as u32,
-                                    past: past as u32,
-                                    n_head: n_head as u32,
-                                    hd: hd as u32,
-                                    c: c as u32,
-                                    s: s_len as u32,
-                                    scale,
-                                    n_kv: 0,
-                                },
-                                &[&sc.qkv, &cache.k[l], w],
-                                [t as u32, n_head as u32, 1],
-                            );
-                            b.add(
-                                Kernel::Softmax,
-                                &params::Softmax {
-                                    rows: (n_head * t) as u32,
-                                    n: s_len as u32,
-                                    t: t as u32,
-                                    past: past as u32,
-                                    causal: 1,
-                                    ..Default::default()
-                                },
-                                &[w],
-                                [(n_head * t) as u32, 1, 1],
-                            );
+                            let p = params::Scores {
+                                t: t as u32,
+                                past: past as u32,
+                                n_head: n_head as u32,
+                                hd: hd as u32,
+                                c: c as u32,
+                                s: s_len as u32,
+                                scale,
+                                n_kv: 0,
+                            };
+                            kernels::attention_weights(&mut b, p, &sc.qkv, &cache.k[l], w);
                         }
                         if wants(l) {
                             at.captured.push((l, b.read(w, 0, n_head * t * s_len)));

@@ -435,6 +435,16 @@ fn norm_matvec_in(
     batch.add(kernel, &params, &[x, &w.buf, b, y, gamma, beta], [groups_for(n, 64), m as u32, 1]);
 }
 
+/// Records the (H, T, S) causal attention weights `w` of queries `qkv` (T rows, the query heads
+/// first) over the keys `k` (S = past + T rows of the cache, `n_kv` heads; 0: one per query head):
+/// the scaled scores (`scores.wgsl`), then their causal softmax in place (`softmax.wgsl`).
+pub fn attention_weights(batch: &mut Batch, p: params::Scores, qkv: &wgpu::Buffer, k: &wgpu::Buffer, w: &wgpu::Buffer) {
+    let rows = p.n_head * p.t;
+    batch.add(Kernel::Scores, &p, &[qkv, k, w], [p.t, p.n_head, 1]);
+    let softmax = params::Softmax { rows, n: p.s, t: p.t, past: p.past, causal: 1, ..Default::default() };
+    batch.add(Kernel::Softmax, &softmax, &[w], [rows, 1, 1]);
+}
+
 /// Records layer `layer`'s (H, T, S) attention weights `w` max-pooled to (H, r, k), written at
 /// that layer's place in `thumbs` (every layer's thumbnails, one after the other).
 pub fn pool(

@@ -482,34 +482,17 @@ impl Ops for Gpu {
                 );
                 let mut batch = Batch::new(self);
                 let scale = 1.0 / (hd as f32).sqrt();
-                batch.add(
-                    Kernel::Scores,
-                    &params::Scores {
-                        t: t as u32,
-                        past: past as u32,
-                        n_head: n_head as u32,
-                        hd: hd as u32,
-                        c: c as u32,
-                        s: s as u32,
-                        scale,
-                        n_kv: 0,
-                    },
-                    &[&qb, &kb, &wb],
-                    [t as u32, n_head as u32, 1],
-                );
-                batch.add(
-                    Kernel::Softmax,
-                    &params::Softmax {
-                        rows: (n_head * t) as u32,
-                        n: s as u32,
-                        t: t as u32,
-                        past: past as u32,
-                        causal: 1,
-                        ..Default::default()
-                    },
-                    &[&wb],
-                    [(n_head * t) as u32, 1, 1],
-                );
+                let p = params::Scores {
+                    t: t as u32,
+                    past: past as u32,
+                    n_head: n_head as u32,
+                    hd: hd as u32,
+                    c: c as u32,
+                    s: s as u32,
+                    scale,
+                    n_kv: 0,
+                };
+                kernels::attention_weights(&mut batch, p, &qb, &kb, &wb);
                 batch.submit();
                 wb
             })

@@ -131,25 +131,8 @@ impl GpuLlama {
         if let Some(w) = capture {
             // Only when asked: the (H, T, S) weights, explicitly.
             let s_len = (past + t) as u32;
-            b.add(
-                Kernel::Scores,
-                &params::Scores { t: t32, past: past32, n_head, hd: d32, c: qw32, s: s_len, scale, n_kv },
-                &[&sc.qkv, &cache.k[l], w],
-                [t32, n_head, 1],
-            );
-            b.add(
-                Kernel::Softmax,
-                &params::Softmax {
-                    rows: n_head * t32,
-                    n: s_len,
-                    t: t32,
-                    past: past32,
-                    causal: 1,
-                    ..Default::default()
-                },
-                &[w],
-                [n_head * t32, 1, 1],
-            );
+            let p = params::Scores { t: t32, past: past32, n_head, hd: d32, c: qw32, s: s_len, scale, n_kv };
+            kernels::attention_weights(b, p, &sc.qkv, &cache.k[l], w);
         }
         // x ← x + y W_oᵀ: (T, H·D) x (H·D, C) -> (T, C), added into x
         self.linear(b, &sc.y, &layer.o_proj, &sc.x, t, true);
