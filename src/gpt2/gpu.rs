@@ -82,19 +82,8 @@ impl GpuGpt2 {
     /// the device has `shader-f16` and every matrix-product weight is exactly an f16 value (a
     /// checkpoint shipped in F16, like the bundled models), else f32.
     pub fn lossless_precision(gpu: &Gpu, model: &Gpt2) -> Precision {
-        let exact = |l: &Linear| l.stored_weights().iter().all(|&x| crate::gpu::round_to_f16(x) == x);
-        // Without shader-f16 the answer is f32 whatever the weights: skip the scan (85M values in GPT-2 small).
-        let all =
-            || {
-                model.weights.h.iter().all(|b| {
-                    exact(&b.attn.c_attn) && exact(&b.attn.c_proj) && exact(&b.mlp.c_fc) && exact(&b.mlp.c_proj)
-                })
-            };
-        if gpu.f16 && all() {
-            Precision::F16
-        } else {
-            Precision::F32
-        }
+        let linears = model.weights.h.iter().flat_map(|b| [&b.attn.c_attn, &b.attn.c_proj, &b.mlp.c_fc, &b.mlp.c_proj]);
+        crate::gpu::lossless_precision(gpu, linears.map(Linear::stored_weights))
     }
 
     /// The precision the weights of the matrix products ended up in.

@@ -53,6 +53,14 @@ impl Linear {
         }
     }
 
+    /// Every stored weight value, in memory order (packed panels may end in padding zeros).
+    pub fn stored(&self) -> &[f32] {
+        match self {
+            Linear::Plain(w) => w.as_slice_memory_order().expect("a weight is one contiguous array"),
+            Linear::Packed(p) => p.stored(),
+        }
+    }
+
     /// y = x Wᵀ: (T, in) x (in, out) -> (T, out).
     pub fn apply(&self, x: ArrayView2<f32>) -> Array2<f32> {
         let w = match self {

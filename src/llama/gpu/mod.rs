@@ -172,21 +172,11 @@ impl GpuLlama {
     /// the device has `shader-f16` and every projection's weight is exactly an f16 value (a
     /// checkpoint shipped in F16), else f32 (as `GpuGpt2::lossless_precision`).
     pub fn lossless_precision(gpu: &Gpu, model: &Llama) -> Precision {
-        let exact = |l: &Linear| l.weight().iter().all(|&x| crate::gpu::round_to_f16(x) == x);
-        // Without shader-f16 the answer is f32 whatever the weights: skip the scan.
-        let all = || {
-            model.weights.layers.iter().all(|l| {
-                let (a, m) = (&l.self_attn, &l.mlp);
-                [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &m.gate_proj, &m.up_proj, &m.down_proj]
-                    .into_iter()
-                    .all(exact)
-            })
-        };
-        if gpu.f16 && all() {
-            Precision::F16
-        } else {
-            Precision::F32
-        }
+        let projections = model.weights.layers.iter().flat_map(|l| {
+            let (a, m) = (&l.self_attn, &l.mlp);
+            [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &m.gate_proj, &m.up_proj, &m.down_proj]
+        });
+        crate::gpu::lossless_precision(gpu, projections.map(Linear::stored))
     }
 
     /// The precision the weights of the matrix products ended up in.
