@@ -26,6 +26,7 @@ pub mod formats;
 pub mod gpt2;
 pub mod gpu;
 pub mod llama;
+pub mod marian;
 pub mod model;
 pub mod numerics;
 pub mod seq2seq;

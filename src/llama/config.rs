@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::formats::LoadError;
+use crate::model::fields::Fields;
 use crate::model::limits::{
     check_params, check_sizes, MAX_FFN, MAX_HEADS, MAX_HEAD_DIM, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH,
 };
@@ -98,11 +99,7 @@ impl Config {
     /// Reads `config.json`. Unknown keys are ignored; what the engine cannot run is refused,
     /// naming what it runs, and so is a key written twice (two readers could take different ones).
     pub fn from_json(text: &str) -> Result<Self, LoadError> {
-        let json = crate::formats::json::parse_strict(text, 10_000)
-            .map_err(|e| LoadError::Config(format!("not valid JSON ({e})")))?;
-        let Value::Object(raw) = json else {
-            return Err(LoadError::Config("it is not a JSON object".into()));
-        };
+        let raw = Fields::object(text)?;
         let r = Fields(&raw);
         match r.text("model_type")? {
             Some("llama") => {}
@@ -217,46 +214,6 @@ impl Config {
         let layer = attn.checked_add(c.checked_mul(f)?.checked_mul(3)?)?.checked_add(c.checked_mul(2)?)?;
         let tables = if self.tie_word_embeddings { 1 } else { 2 };
         v.checked_mul(c)?.checked_mul(tables)?.checked_add(l.checked_mul(layer)?)?.checked_add(c)
-    }
-}
-
-/// Typed reads of the fields of a `config.json` object, each error naming the field.
-struct Fields<'a>(&'a Map<String, Value>);
-
-impl Fields<'_> {
-    fn text(&self, key: &str) -> Result<Option<&str>, LoadError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(LoadError::Config(format!("`{key}` must be a string, not {other}"))),
-        }
-    }
-    fn flag(&self, key: &str) -> Result<Option<bool>, LoadError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(LoadError::Config(format!("`{key}` must be true or false, not {other}"))),
-        }
-    }
-    fn number(&self, key: &str) -> Result<Option<f64>, LoadError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => {
-                v.as_f64().map(Some).ok_or_else(|| LoadError::Config(format!("`{key}` must be a number, not {v}")))
-            }
-        }
-    }
-    /// A size: a whole number from 1 to its limit (sizes past the limits are refused here,
-    /// before anything is allocated from them or multiplied by them).
-    fn size(&self, key: &str, max: usize) -> Result<Option<usize>, LoadError> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64() {
-                Some(0) => Err(LoadError::Config(format!("`{key}` must be positive"))),
-                Some(n) if n <= max as u64 => Ok(Some(n as usize)),
-                _ => Err(LoadError::Config(format!("`{key}` must be a whole number from 1 to at most {max}, not {v}"))),
-            },
-        }
     }
 }
 

@@ -6,7 +6,8 @@
 //! - `cache`: the CPU's KV cache (`KvCache`) and which layers' weights are kept (`Capture`);
 //! - `error`: why a forward pass was refused (`RunError`), in the same words for every family;
 //! - `limits`: the largest sizes a checkpoint's config may give, checked before anything is
-//!   allocated;
+//!   allocated; `fields`: typed reads of `config.json`, each refusal naming the field;
+//! - `linear`: a projection stored (out, in) as nn.Linear does, packed for the browser's kernel;
 //! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
 //! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
 //! - `stream`: a checkpoint loaded while it downloads, for every family (`Streamed`: each
@@ -18,8 +19,10 @@
 pub mod cache;
 pub mod engine;
 pub mod error;
+pub mod fields;
 pub mod forward;
 pub mod limits;
+pub mod linear;
 pub mod readout;
 pub mod sample;
 pub mod shape;

@@ -144,12 +144,29 @@ pub fn causal_attention(
     v: ArrayView2<f32>,
     past: usize,
 ) -> (Array2<f32>, Array2<f32>) {
+    masked_attention(q, k, v, |i| past + i + 1)
+}
+
+/// Attention of one head without a mask: every query sees all S keys (an encoder's
+/// self-attention, a decoder's cross-attention). Returns the output (T, d) and the weights (T, S).
+pub fn full_attention(q: ArrayView2<f32>, k: ArrayView2<f32>, v: ArrayView2<f32>) -> (Array2<f32>, Array2<f32>) {
+    let s = k.nrows();
+    masked_attention(q, k, v, |_| s)
+}
+
+/// Query i attends to keys 0 .. visible(i).
+fn masked_attention(
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    visible: impl Fn(usize) -> usize,
+) -> (Array2<f32>, Array2<f32>) {
     let d = q.ncols();
     let scale = 1.0 / (d as f32).sqrt();
     // (T, d) x (d, S) -> (T, S)
     let mut w = matmul(q, k.t()) * scale;
     for (i, mut row) in w.axis_iter_mut(Axis(0)).enumerate() {
-        let visible = past + i + 1;
+        let visible = visible(i);
         // Masking: future keys get weight exactly 0. Setting them to −∞ before exp does the same;
         // here we simply skip them. The row max is subtracted before exp so no score overflows.
         let max = row.slice(s![..visible]).fold(f32::NEG_INFINITY, |m, &x| m.max(x));

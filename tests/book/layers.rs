@@ -22,8 +22,9 @@ use std::path::Path;
 
 /// The layers below the engines, in order.
 const BELOW: [&str; 5] = ["numerics", "formats", "state", "gpu", "model"];
-/// The engines that are not model families: the training lab's and the opening chapter's.
-const OTHER_ENGINES: [&str; 2] = ["seq2seq", "train"];
+/// The engines without a session family: the training lab's, the opening chapter's toy models,
+/// and the translation models'.
+const OTHER_ENGINES: [&str; 3] = ["seq2seq", "train", "marian"];
 /// The layers above the engines, in order.
 const ABOVE: [&str; 7] = ["session", "kit", "demos", "exercises", "chapters", "ui", "worker"];
 
@@ -68,7 +69,8 @@ fn allowed(module: &str) -> Option<Vec<String>> {
         "gpu" => names(&["numerics", "formats"]),
         "model" => names(&["numerics", "formats", "gpu"]),
         "train" | "seq2seq" => names(&["numerics", "formats"]),
-        "session" => [names(&["numerics", "formats", "gpu", "model", "train", "seq2seq"]), families].concat(),
+        "marian" => names(&["numerics", "formats", "gpu", "model"]),
+        "session" => [names(&["numerics", "formats", "gpu", "model", "train", "seq2seq", "marian"]), families].concat(),
         "kit" | "worker" => up_to("session"),
         "demos" => up_to("kit"),
         "exercises" => [up_to("session"), names(&["demos"])].concat(),

@@ -20,6 +20,7 @@ mod gpt2_sampling;
 mod llama;
 mod llama_bundled;
 mod llama_tokenizer;
+mod marian;
 mod protocol;
 mod session;
 mod stream;

@@ -1,0 +1,134 @@
+//! The Marian engine against Hugging Face transformers: fixtures made by
+//! `scripts/marian/make_fixtures.py` (versions and seeds in that file) from small random
+//! `MarianMTModel`s: `tied` (swish, embeddings scaled, the output layer the shared table) and
+//! `untied` (relu, unscaled, an encoder with more layers and heads than the decoder, separate
+//! tables). Every comparison runs in both CPU weight layouts: row-major, as natively, and packed,
+//! as in the browser.
+
+use crate::common::{floats, ids, max_err};
+use attention_live::formats::safetensors::SafeTensors;
+use attention_live::marian::weights::Weights;
+use attention_live::marian::{BeamSettings, Config, Marian, Options};
+use serde_json::Value;
+
+/// Absolute tolerance on logits, attention weights and hidden states: the engine sums in f32 in
+/// another order than PyTorch (a few ulps) and the fixture keeps 7 significant digits; any real
+/// mistake (positions interleaved, a norm before instead of after, a missing bias) moves the
+/// numbers by 1e-2 or more.
+const TOL: f32 = 1e-4;
+
+const NAMES: [&str; 2] = ["tied", "untied"];
+
+fn fixture(name: &str) -> (String, Vec<u8>, Value) {
+    let d = format!("{}/tests/fixtures/marian/{name}", env!("CARGO_MANIFEST_DIR"));
+    let reference = std::fs::read_to_string(format!("{d}/reference.json")).unwrap();
+    (
+        std::fs::read_to_string(format!("{d}/config.json")).unwrap(),
+        std::fs::read(format!("{d}/model.safetensors")).unwrap(),
+        serde_json::from_str(&reference).unwrap(),
+    )
+}
+
+/// The fixture's model in each CPU layout.
+fn models(name: &str) -> Vec<Marian> {
+    let (config, bytes, _) = fixture(name);
+    let cfg = Config::from_json(&config).unwrap();
+    let st = SafeTensors::parse(&bytes).unwrap();
+    [false, true]
+        .map(|packed| Marian::new(cfg.clone(), Weights::from_safetensors_in(&st, &cfg, packed).unwrap()))
+        .into()
+}
+
+fn each_layer<'a>(ours: impl IntoIterator<Item = &'a [f32]>, theirs: &Value, what: &str) {
+    let theirs = theirs.as_array().unwrap();
+    let ours: Vec<&[f32]> = ours.into_iter().collect();
+    assert_eq!(ours.len(), theirs.len(), "{what}: layers");
+    for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
+        let err = max_err(o.iter(), &floats(t));
+        assert!(err < TOL, "{what} {l}: {err}");
+    }
+}
+
+#[test]
+fn the_encoder_and_the_decoder_match_transformers_with_every_attention() {
+    for name in NAMES {
+        let (_, _, r) = fixture(name);
+        for m in models(name) {
+            let opts = Options { attentions: true, hidden_states: true, all_logits: true, ..Default::default() };
+            let enc = m.encode(&ids(&r["source"]), &opts).unwrap();
+            each_layer(enc.hidden_states.iter().map(|h| h.as_slice().unwrap()), &r["encoder_hidden_states"], name);
+            each_layer(enc.attentions.iter().map(|a| a.as_slice().unwrap()), &r["encoder_attentions"], name);
+            let mut cache = m.new_cache(&enc);
+            let dec = m.decode(&ids(&r["target"]), &mut cache, &opts).unwrap();
+            each_layer(dec.hidden_states.iter().map(|h| h.as_slice().unwrap()), &r["decoder_hidden_states"], name);
+            each_layer(dec.self_attentions.iter().map(|a| a.as_slice().unwrap()), &r["decoder_attentions"], name);
+            each_layer(dec.cross_attentions.iter().map(|a| a.as_slice().unwrap()), &r["cross_attentions"], name);
+            let err = max_err(dec.logits.iter(), &floats(&r["logits"]));
+            assert!(err < TOL, "{name} logits: {err}");
+        }
+    }
+}
+
+#[test]
+fn decoding_a_token_at_a_time_with_the_cache_gives_the_same_logits() {
+    let (_, _, r) = fixture("tied");
+    let m = &models("tied")[1];
+    let enc = m.encode(&ids(&r["source"]), &Options::default()).unwrap();
+    let target = ids(&r["target"]);
+    let whole = m.decode(&target, &mut m.new_cache(&enc), &Options { all_logits: true, ..Default::default() }).unwrap();
+    let mut cache = m.new_cache(&enc);
+    for (i, &tok) in target.iter().enumerate() {
+        let step = m.decode(&[tok], &mut cache, &Options::default()).unwrap();
+        let err = max_err(step.logits.iter(), whole.logits.row(i).as_slice().unwrap());
+        assert!(err < 1e-5, "position {i}: {err}");
+    }
+}
+
+#[test]
+fn greedy_decoding_and_beam_search_are_generates() {
+    for name in NAMES {
+        let (_, _, r) = fixture(name);
+        let source = ids(&r["source"]);
+        for m in models(name) {
+            assert_eq!(m.greedy(&source, 10).unwrap(), ids(&r["greedy"]), "{name} greedy");
+            let set = BeamSettings { beams: 4, max_new: 10, length_penalty: 1.0 };
+            let (hyps, steps) = m.beam_search(&source, set).unwrap();
+            let want = r["beam"].as_array().unwrap();
+            assert_eq!(hyps.len(), want.len(), "{name}: hypotheses");
+            for (i, (h, w)) in hyps.iter().zip(want).enumerate() {
+                assert_eq!(h.tokens, ids(&w["tokens"]), "{name} hypothesis {i}");
+                let score = w["score"].as_f64().unwrap() as f32;
+                assert!((h.score - score).abs() < TOL, "{name} hypothesis {i}: {} against {score}", h.score);
+            }
+            assert!(!steps.is_empty() && steps.len() <= 10, "{name}: {} steps", steps.len());
+        }
+    }
+}
+
+#[test]
+fn the_positions_are_marians_sines_then_cosines() {
+    // Hand arithmetic: position 1 of width 4: angles 1 / 10000^(0/4) = 1 and 1 / 10000^(2/4) = 0.01.
+    let p = attention_live::marian::model::sinusoidal_positions(3, 4);
+    let want = [0f32, 0.0, 1.0, 1.0, 1f32.sin(), 0.01f32.sin(), 1f32.cos(), 0.01f32.cos()];
+    assert_eq!(p.slice(ndarray::s![..2, ..]).iter().copied().collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn what_the_engine_does_not_run_is_refused_naming_the_field() {
+    let (config, bytes, _) = fixture("tied");
+    let refused = |c: &str| Marian::load(c, &bytes).err().map(|e| e.to_string()).unwrap_or_default();
+    let e = refused(&config.replace("\"swish\"", "\"tanh\""));
+    assert!(e.contains("activation_function \"tanh\""), "{e}");
+    let e = refused(
+        &config.replace("\"share_encoder_decoder_embeddings\": true", "\"share_encoder_decoder_embeddings\": false"),
+    );
+    assert!(e.contains("share_encoder_decoder_embeddings"), "{e}");
+    let e = refused(&config.replace("\"decoder_attention_heads\": 4", "\"decoder_attention_heads\": 5"));
+    assert!(e.contains("decoder_attention_heads = 5"), "{e}");
+    let e = refused(&config.replace("\"encoder_layers\": 2", "\"encoder_layers\": 1"));
+    assert!(e.contains("encoder_layers = 1 but the checkpoint has a layer 1"), "{e}");
+    let e = refused(&config.replace("\"pad_token_id\": 119", "\"pad_token_id\": 120"));
+    assert!(e.contains("pad_token_id"), "{e}");
+    let e = refused(&config.replace("\"marian\"", "\"bart\""));
+    assert!(e.contains("\"bart\""), "{e}");
+}
