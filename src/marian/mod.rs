@@ -17,17 +17,22 @@
 //!   safetensors;
 //! - `model`: the encoder, the decoder with its cache, every attention captured, knock-outs per
 //!   head and kind, greedy decoding and beam search (`beam`), as `transformers`' `generate` does
-//!   them.
+//!   them;
+//! - `tokenizer`: the checkpoint's `source.spm`, `target.spm` and `vocab.json`, with
+//!   `MarianTokenizer`'s ids.
 //!
 //! Everything here builds and is tested natively (`tests/engines/marian.rs`, against fixtures
-//! written by `scripts/marian/make_fixtures.py` with `transformers`).
+//! written by `scripts/marian/make_fixtures.py` and `make_tokenizer_fixture.py` with
+//! `transformers`).
 
 pub mod beam;
 pub mod config;
 pub mod model;
+pub mod tokenizer;
 pub mod weights;
 
 pub use crate::model::RunError;
 pub use beam::{BeamSettings, Step};
 pub use config::Config;
 pub use model::{Decoded, DecoderCache, Encoded, Hypothesis, Kind, Marian, Options};
+pub use tokenizer::{Tokenizer, TokenizerError};

@@ -132,3 +132,48 @@ fn what_the_engine_does_not_run_is_refused_naming_the_field() {
     let e = refused(&config.replace("\"marian\"", "\"bart\""));
     assert!(e.contains("\"bart\""), "{e}");
 }
+
+mod tokenizer {
+    use crate::common::ids;
+    use attention_live::marian::Tokenizer;
+    use serde_json::Value;
+
+    fn tokenizer() -> (Tokenizer, Value) {
+        let d = format!("{}/tests/fixtures/marian/tokenizer", env!("CARGO_MANIFEST_DIR"));
+        let read = |f: &str| std::fs::read(format!("{d}/{f}")).unwrap();
+        let vocab = String::from_utf8(read("vocab.json")).unwrap();
+        let tok = Tokenizer::from_files(&read("source.spm"), &read("target.spm"), &vocab).unwrap();
+        (tok, serde_json::from_slice(&read("cases.json")).unwrap())
+    }
+
+    /// `MarianTokenizer`'s ids (scripts/marian/make_tokenizer_fixture.py) on accents, combining
+    /// marks, digits, punctuation runs, whitespace of every kind, characters the models lack, a
+    /// long compound, full-width forms and ligatures (NFKC), a language code, special tokens
+    /// written in the text and the empty text, as a source and as a target; and the decoding.
+    #[test]
+    fn ids_are_marian_tokenizers_on_edge_cases() {
+        let (tok, fixture) = tokenizer();
+        tok.check_vocab(fixture["vocab_size"].as_u64().unwrap() as usize).unwrap();
+        for case in fixture["cases"].as_array().unwrap() {
+            let text = case["text"].as_str().unwrap();
+            assert_eq!(tok.encode_source(text), ids(&case["source"]), "source {text:?}");
+            assert_eq!(tok.encode_target(text), ids(&case["target"]), "target {text:?}");
+            assert_eq!(tok.decode(&ids(&case["source"])), case["decoded"].as_str().unwrap(), "decoded {text:?}");
+        }
+    }
+
+    #[test]
+    fn files_that_are_not_a_tokenizer_are_refused_with_the_reason() {
+        let d = format!("{}/tests/fixtures/marian/tokenizer", env!("CARGO_MANIFEST_DIR"));
+        let spm = std::fs::read(format!("{d}/source.spm")).unwrap();
+        let vocab = std::fs::read_to_string(format!("{d}/vocab.json")).unwrap();
+        let e = Tokenizer::from_files(b"<html>", &spm, &vocab).err().unwrap();
+        assert!(e.0.starts_with("source.spm is not a SentencePiece model"), "{e}");
+        let e = Tokenizer::from_files(&spm, &spm, "[1, 2]").err().unwrap();
+        assert!(e.0.starts_with("vocab.json is not a map"), "{e}");
+        let e = Tokenizer::from_files(&spm, &spm, r#"{"<unk>": 1}"#).err().unwrap();
+        assert!(e.0.contains("no </s>"), "{e}");
+        let (tok, _) = tokenizer();
+        assert!(tok.check_vocab(100).is_err(), "439 tokens do not fit 100 rows");
+    }
+}
