@@ -16,7 +16,8 @@ prefix's ids (the decoder start token first), and what the model computes on the
 forcing: the encoder's hidden states (after the embeddings and after each layer), every
 attention of every kind (encoder self-attention, decoder masked self-attention,
 cross-attention; per layer (heads, T, S)), the decoder's hidden states, the logits of every
-target position; then greedy decoding and beam search (4 beams, length penalty 1) from the
+target position, the logits with one head of each kind knocked out (its slice of `out_proj`'s
+input zeroed by a forward pre-hook); then greedy decoding and beam search (4 beams, length penalty 1) from the
 source: the tokens and, for beam search, each returned hypothesis with its score.
 """
 import json
@@ -47,6 +48,13 @@ SHAPES = {
         decoder_attention_heads=2, encoder_ffn_dim=48, decoder_ffn_dim=40, activation_function="relu",
         scale_embedding=False, tie_word_embeddings=False, max_position_embeddings=48,
     ),
+}
+
+
+# (kind, layer, head) knocked out one at a time.
+KNOCK_OUTS = {
+    "tied": [("encoder", 1, 2), ("decoder", 0, 3), ("cross", 1, 0)],
+    "untied": [("encoder", 2, 1), ("decoder", 0, 1), ("cross", 0, 0)],
 }
 
 
@@ -82,6 +90,23 @@ def make(name, shape, seed):
         out["decoder_attentions"] = [r(a[0]) for a in res.decoder_attentions]
         out["cross_attentions"] = [r(a[0]) for a in res.cross_attentions]
         out["logits"] = r(res.logits[0])
+
+        # Knock-outs: one head of one kind of attention, its slice of out_proj's input zeroed.
+        out["knock_outs"] = []
+        for kind, layer, head in KNOCK_OUTS[name]:
+            side = model.model.encoder if kind == "encoder" else model.model.decoder
+            attn = side.layers[layer].encoder_attn if kind == "cross" else side.layers[layer].self_attn
+            d = attn.head_dim
+
+            def zero(module, args, h=head, d=d):
+                x = args[0].clone()
+                x[..., h * d:(h + 1) * d] = 0
+                return (x,)
+
+            hook = attn.out_proj.register_forward_pre_hook(zero)
+            knocked = model(input_ids=src, decoder_input_ids=tgt).logits[0]
+            hook.remove()
+            out["knock_outs"].append({"kind": kind, "layer": layer, "head": head, "logits": r(knocked)})
 
         common = dict(max_new_tokens=10, min_new_tokens=0, do_sample=False, bad_words_ids=[[v - 1]])
         greedy = model.generate(src, num_beams=1, **common)

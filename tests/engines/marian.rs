@@ -8,7 +8,7 @@
 use crate::common::{floats, ids, max_err};
 use attention_live::formats::safetensors::SafeTensors;
 use attention_live::marian::weights::Weights;
-use attention_live::marian::{BeamSettings, Config, Marian, Options};
+use attention_live::marian::{BeamSettings, Config, Kind, Marian, Options};
 use serde_json::Value;
 
 /// Absolute tolerance on logits, attention weights and hidden states: the engine sums in f32 in
@@ -65,6 +65,31 @@ fn the_encoder_and_the_decoder_match_transformers_with_every_attention() {
             each_layer(dec.cross_attentions.iter().map(|a| a.as_slice().unwrap()), &r["cross_attentions"], name);
             let err = max_err(dec.logits.iter(), &floats(&r["logits"]));
             assert!(err < TOL, "{name} logits: {err}");
+        }
+    }
+}
+
+/// One head of each kind knocked out at a time, as the fixture's forward pre-hook zeroes its slice
+/// of `out_proj`'s input: the logits move (by far more than the tolerance) and match.
+#[test]
+fn a_knocked_out_head_of_each_kind_gives_transformers_logits() {
+    for name in NAMES {
+        let (_, _, r) = fixture(name);
+        let m = &models(name)[1];
+        let (source, target) = (ids(&r["source"]), ids(&r["target"]));
+        for k in r["knock_outs"].as_array().unwrap() {
+            let kind = match k["kind"].as_str().unwrap() {
+                "encoder" => Kind::Encoder,
+                "decoder" => Kind::Decoder,
+                _ => Kind::Cross,
+            };
+            let at = (kind, k["layer"].as_u64().unwrap() as usize, k["head"].as_u64().unwrap() as usize);
+            let opts = Options { all_logits: true, knock_out: vec![at], ..Default::default() };
+            let enc = m.encode(&source, &opts).unwrap();
+            let logits = m.decode(&target, &mut m.new_cache(&enc), &opts).unwrap().logits;
+            let want = floats(&k["logits"]);
+            assert!(max_err(logits.iter(), &want) < TOL, "{name} {at:?}");
+            assert!(max_err(floats(&r["logits"]).iter(), &want) > 100.0 * TOL, "{name} {at:?} changes the logits");
         }
     }
 }
