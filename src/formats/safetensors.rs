@@ -106,6 +106,15 @@ pub struct Header {
 /// section then begins at 8 + N.
 pub fn header_len(first: [u8; 8]) -> Result<u64, LoadError> {
     let n = u64::from_le_bytes(first);
+    // PyTorch's own format: a zip of pickles (`torch.save`), or a bare pickle (protocol 2 to 5).
+    if first.starts_with(b"PK\x03\x04") || (first[0] == 0x80 && (2..=5).contains(&first[1])) {
+        return Err(LoadError::BadHeader(
+            "this is a PyTorch pickle (pytorch_model.bin), not safetensors: the page does not read pickles, \
+             since loading one can run any code; use the model's model.safetensors, or convert the file with \
+             the safetensors library"
+                .into(),
+        ));
+    }
     if n > MAX_HEADER {
         return Err(LoadError::BadHeader(format!("it declares a {n}-byte header; is this a safetensors file?")));
     }

@@ -45,6 +45,20 @@ fn a_header_longer_than_the_file_is_refused() {
     assert!(matches!(err(&cfg, &bytes), LoadError::BadHeader(_)));
 }
 
+/// PyTorch's own checkpoints (a zip of pickles, or a bare pickle) are refused by name, for every
+/// family and for the streaming loader too: loading a pickle can run any code.
+#[test]
+fn a_pytorch_pickle_is_refused_saying_why() {
+    let (cfg, _) = fixture();
+    for head in [&b"PK\x03\x04\x00\x00\x08\x08archive/data.pkl"[..], b"\x80\x02}q\x00(X\x0b\x00\x00\x00wte"] {
+        let e = err(&cfg, head);
+        assert!(e.to_string().contains("PyTorch pickle"), "{e}");
+        let mut loader = attention_live::gpt2::stream::StreamLoader::new(&cfg, None).unwrap();
+        let e = loader.feed(head).unwrap_err();
+        assert!(e.to_string().contains("PyTorch pickle"), "{e}");
+    }
+}
+
 #[test]
 fn malformed_headers_are_refused() {
     let (cfg, _) = fixture();
