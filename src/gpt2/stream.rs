@@ -20,6 +20,8 @@ const PER_LAYER: usize = 12;
 const LINEAR_WEIGHTS: [usize; 4] = [4, 6, 8, 10];
 
 impl Streamed for Gpt2 {
+    type Config = Config;
+
     fn read_config(config_json: &str) -> Result<Config, LoadError> {
         Config::from_json(config_json)
     }
@@ -50,7 +52,7 @@ impl Streamed for Gpt2 {
             });
         }
         let refusal = "lm_head.weight differs from wte.weight; GPT-2 ties them".to_string();
-        Ok(Plan { slots, tie: Some(Tie { key: "lm_head.weight".into(), slot: 0, refusal }) })
+        Ok(Plan { slots, ties: vec![Tie { key: "lm_head.weight".into(), slot: 0, refusal }] })
     }
 
     /// `Weights::expected`'s order: wte, wpe, per layer the two layer norms then the four linear

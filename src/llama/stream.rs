@@ -17,6 +17,8 @@ use crate::model::stream::{self, check_layers, Buf, Plan, Slot, Slots, Store, St
 pub type StreamLoader = stream::StreamLoader<Llama>;
 
 impl Streamed for Llama {
+    type Config = Config;
+
     fn read_config(config_json: &str) -> Result<Config, LoadError> {
         Config::from_json(config_json)
     }
@@ -32,7 +34,7 @@ impl Streamed for Llama {
             slots.push(Slot::checked(header, name.clone(), name, &shape, store)?);
         }
         if !cfg.tie_word_embeddings {
-            return Ok(Plan { slots, tie: None });
+            return Ok(Plan { slots, ties: Vec::new() });
         }
         let refusal =
             "lm_head.weight differs from model.embed_tokens.weight, but tie_word_embeddings is true".to_string();
@@ -40,7 +42,7 @@ impl Streamed for Llama {
         if header.tensors.get("lm_head.weight").is_some_and(|info| info.shape != [v, c]) {
             return Err(LoadError::Checkpoint(refusal));
         }
-        Ok(Plan { slots, tie: Some(Tie { key: "lm_head.weight".into(), slot: 0, refusal }) })
+        Ok(Plan { slots, ties: vec![Tie { key: "lm_head.weight".into(), slot: 0, refusal }] })
     }
 
     /// `Weights::expected`'s order: the embeddings, per layer the two norms' gains then the seven

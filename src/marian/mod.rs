@@ -15,6 +15,7 @@
 //!   does not run with a message naming the field;
 //! - `weights`: the checkpoint's tensors under their checkpoint names, from F32, F16 or BF16
 //!   safetensors;
+//! - `stream`: a checkpoint loaded while it downloads (`model::stream` reads the bytes);
 //! - `model`: the encoder, the decoder with its cache, every attention captured, knock-outs per
 //!   head and kind, greedy decoding and beam search (`beam`), as `transformers`' `generate` does
 //!   them;
@@ -28,6 +29,7 @@
 pub mod beam;
 pub mod config;
 pub mod model;
+pub mod stream;
 pub mod tokenizer;
 pub mod weights;
 

@@ -133,11 +133,11 @@ impl Weights {
             }
             (shared, None, None)
         } else {
-            let own =
-                |name: &str| if st.tensors.contains_key(name) { table(name) } else { table("model.shared.weight") };
-            let encoder = own("model.encoder.embed_tokens.weight")?;
-            let decoder = own("model.decoder.embed_tokens.weight")?;
-            (encoder, Some(decoder), Some(table("lm_head.weight")?))
+            // Each side's own table, or the shared one (then one table serves both: `decoder_embed` None).
+            let own = |name: &'static str| if st.tensors.contains_key(name) { name } else { "model.shared.weight" };
+            let (enc, dec) = (own("model.encoder.embed_tokens.weight"), own("model.decoder.embed_tokens.weight"));
+            let decoder = if dec == enc { None } else { Some(table(dec)?) };
+            (table(enc)?, decoder, Some(table("lm_head.weight")?))
         };
         let dense = |name: String, n_out: usize, n_in: usize| -> Result<Dense, LoadError> {
             let w = matrix(st, &format!("{name}.weight"), n_out, n_in)?;
@@ -223,6 +223,61 @@ impl Weights {
             }
         }
         out.push(("final_logits_bias".into(), vec![1, v]));
+        out
+    }
+
+    /// The tensors under their checkpoint names, weights as stored (out, in) whatever the layout:
+    /// to compare two loads, or to write a checkpoint (`safetensors::write`).
+    pub fn named(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        fn m(name: String, a: &Array2<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, a.shape().to_vec(), a.iter().copied().collect())
+        }
+        fn v(name: String, a: &Array1<f32>) -> (String, Vec<usize>, Vec<f32>) {
+            (name, vec![a.len()], a.to_vec())
+        }
+        let mut out = vec![m("model.shared.weight".into(), &self.encoder_embed)];
+        if let Some(d) = &self.decoder_embed {
+            out.push(m("model.encoder.embed_tokens.weight".into(), &self.encoder_embed));
+            out.push(m("model.decoder.embed_tokens.weight".into(), d));
+        }
+        if let Some(head) = &self.lm_head {
+            out.push(m("lm_head.weight".into(), head));
+        }
+        let dense = |out: &mut Vec<_>, name: String, d: &Dense| {
+            out.push(m(format!("{name}.weight"), &d.weight.weight()));
+            out.push(v(format!("{name}.bias"), &d.bias));
+        };
+        let attention = |out: &mut Vec<_>, p: String, a: &Attention| {
+            for (proj, d) in
+                [("q_proj", &a.q_proj), ("k_proj", &a.k_proj), ("v_proj", &a.v_proj), ("out_proj", &a.out_proj)]
+            {
+                dense(out, format!("{p}.{proj}"), d);
+            }
+        };
+        let norm = |out: &mut Vec<_>, p: String, n: &LayerNorm| {
+            out.push(v(format!("{p}.weight"), &n.weight));
+            out.push(v(format!("{p}.bias"), &n.bias));
+        };
+        for (l, layer) in self.encoder.iter().enumerate() {
+            let p = format!("model.encoder.layers.{l}");
+            attention(&mut out, format!("{p}.self_attn"), &layer.self_attn);
+            norm(&mut out, format!("{p}.self_attn_layer_norm"), &layer.self_attn_layer_norm);
+            dense(&mut out, format!("{p}.fc1"), &layer.fc1);
+            dense(&mut out, format!("{p}.fc2"), &layer.fc2);
+            norm(&mut out, format!("{p}.final_layer_norm"), &layer.final_layer_norm);
+        }
+        for (l, layer) in self.decoder.iter().enumerate() {
+            let p = format!("model.decoder.layers.{l}");
+            attention(&mut out, format!("{p}.self_attn"), &layer.self_attn);
+            norm(&mut out, format!("{p}.self_attn_layer_norm"), &layer.self_attn_layer_norm);
+            attention(&mut out, format!("{p}.encoder_attn"), &layer.encoder_attn);
+            norm(&mut out, format!("{p}.encoder_attn_layer_norm"), &layer.encoder_attn_layer_norm);
+            dense(&mut out, format!("{p}.fc1"), &layer.fc1);
+            dense(&mut out, format!("{p}.fc2"), &layer.fc2);
+            norm(&mut out, format!("{p}.final_layer_norm"), &layer.final_layer_norm);
+        }
+        let bias = &self.final_logits_bias;
+        out.push(("final_logits_bias".into(), vec![1, bias.len()], bias.to_vec()));
         out
     }
 

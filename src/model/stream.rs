@@ -22,7 +22,6 @@ use ndarray::{Array1, Array2};
 
 use crate::formats::safetensors::{check_file_size, f16_to_f32, header_len, parse_header, trailing, Dtype, Header};
 use crate::formats::LoadError;
-use crate::model::engine::CpuModel;
 use crate::numerics::packed::PackedMatrix;
 
 /// Whether the loaders pack linear layers' weights: in the browser's wasm build (see
@@ -33,7 +32,9 @@ pub const PACK_WEIGHTS: bool = cfg!(target_arch = "wasm32");
 pub const BLOCK: usize = 4096;
 
 /// A model that loads from a stream: each engine's part.
-pub trait Streamed: CpuModel + Sized {
+pub trait Streamed: Sized {
+    type Config;
+
     /// The config from `config.json`'s text, checked as the whole-file loader checks it.
     fn read_config(config_json: &str) -> Result<Self::Config, LoadError>;
 
@@ -45,11 +46,12 @@ pub trait Streamed: CpuModel + Sized {
     fn assemble(cfg: Self::Config, slots: Slots) -> Self;
 }
 
-/// Where the tensors the model uses go: its slots, in the order `assemble` takes them, and a
-/// tied output layer to compare with one of them. Every other tensor of the file is passed over.
+/// Where the tensors the model uses go: its slots, in the order `assemble` takes them, and the
+/// tied copies to compare with them (an output layer tied to the embeddings). Every other tensor
+/// of the file is passed over.
 pub struct Plan {
     pub slots: Vec<Slot>,
-    pub tie: Option<Tie>,
+    pub ties: Vec<Tie>,
 }
 
 /// One tensor the model uses.
@@ -74,8 +76,8 @@ pub enum Store {
     PackedTransposed,
 }
 
-/// A tensor of the file that must equal a slot's values (an output layer tied to the embeddings):
-/// its key, the slot, and the refusal when it differs.
+/// A tensor of the file that must equal a slot's values (an output layer tied to the embeddings),
+/// when the file has it: its key, the slot (a `Store::Plain` one), and the refusal when it differs.
 pub struct Tie {
     pub key: String,
     pub slot: usize,
@@ -119,12 +121,12 @@ pub fn check_layers(
 enum Target {
     /// A tensor the model does not use (GPT-2's causal-mask buffers): its bytes are passed over.
     Skip,
-    /// Slot `i`; with `compare`, the tied tensor came first and wrote the values, which this one
-    /// must equal.
-    Slot { i: usize, compare: bool },
-    /// The tied tensor: compared with its slot when the slot came first, else written into the
-    /// slot's buffer for the slot's tensor to be compared with.
-    Tie { i: usize, compare: bool },
+    /// Slot `i`; with `compare`, a tied copy came first and wrote the values, which this one must
+    /// equal (else `refusal`, the index of that copy's refusal).
+    Slot { i: usize, compare: bool, refusal: usize },
+    /// A tied copy of slot `i`: compared with the slot's buffer when another of the group came
+    /// first, else written into it for the others to be compared with.
+    Tie { i: usize, compare: bool, refusal: usize },
 }
 
 /// One tensor of the file, in file order.
@@ -165,8 +167,8 @@ struct Data {
     /// The file's length: the data section ends here.
     file_len: usize,
     slots: Vec<Option<Buf>>,
-    /// The refusal when a tied tensor differs from its slot.
-    tie_refusal: String,
+    /// The refusals when a tied copy differs from its slot, one a copy the file has.
+    refusals: Vec<String>,
     /// The first bytes of a value that a chunk's end cut (at most 3).
     carry: Vec<u8>,
     scratch: Vec<f32>,
@@ -260,15 +262,27 @@ impl Data {
     /// The pieces of the file in file order, each with its target.
     fn new(plan: Plan, header: &Header) -> Data {
         let st = &header.tensors;
-        let tie = plan.tie.as_ref().filter(|t| st.contains_key(&t.key));
-        // Which of a tied pair comes first in the file writes the slot's buffer; the other compares.
-        let tie_first = tie.is_some_and(|t| st[&t.key].start < st[&plan.slots[t.slot].key].start);
+        let ties: Vec<&Tie> = plan.ties.iter().filter(|t| st.contains_key(&t.key)).collect();
+        // Of a slot and its tied copies, the first in the file writes the slot's buffer; the others
+        // compare with it.
+        let first_of = |slot: usize| {
+            let keys = ties.iter().filter(|t| t.slot == slot).map(|t| &t.key).chain([&plan.slots[slot].key]);
+            keys.filter_map(|k| st.get(k).map(|info| info.start)).min()
+        };
+        // The copy that writes a slot's buffer, whose refusal the slot's own tensor gives.
+        let writer = |slot: usize| {
+            let first = first_of(slot);
+            ties.iter().position(|t| t.slot == slot && st.get(&t.key).map(|i| i.start) == first).unwrap_or(0)
+        };
         let mut pieces: Vec<Piece> = Vec::with_capacity(st.len());
         for (key, info) in st.iter().filter(|(_, info)| info.end > info.start) {
             let target = match plan.slots.iter().position(|s| &s.key == key) {
-                Some(i) => Target::Slot { i, compare: tie.is_some_and(|t| t.slot == i) && tie_first },
-                None => match tie.filter(|t| &t.key == key) {
-                    Some(t) => Target::Tie { i: t.slot, compare: !tie_first },
+                Some(i) => Target::Slot { i, compare: first_of(i) != Some(info.start), refusal: writer(i) },
+                None => match ties.iter().position(|t| &t.key == key) {
+                    Some(r) => {
+                        let i = ties[r].slot;
+                        Target::Tie { i, compare: first_of(i) != Some(info.start), refusal: r }
+                    }
                     None => Target::Skip,
                 },
             };
@@ -287,7 +301,7 @@ impl Data {
             next: 0,
             file_len: header.file_len,
             slots: (0..plan.slots.len()).map(|_| None).collect(),
-            tie_refusal: plan.tie.map(|t| t.refusal).unwrap_or_default(),
+            refusals: ties.iter().map(|t| t.refusal.clone()).collect(),
             carry: Vec::with_capacity(4),
             scratch: Vec::with_capacity(BLOCK),
         }
@@ -351,10 +365,10 @@ impl Data {
     }
 
     fn store(&mut self, piece: &Piece, at: usize, v: &[f32]) -> Result<(), LoadError> {
-        let (i, compare, tied) = match piece.target {
+        let (i, compare, tied, refusal) = match piece.target {
             Target::Skip => return Ok(()),
-            Target::Slot { i, compare } => (i, compare, false),
-            Target::Tie { i, compare } => (i, compare, true),
+            Target::Slot { i, compare, refusal } => (i, compare, false, refusal),
+            Target::Tie { i, compare, refusal } => (i, compare, true, refusal),
         };
         // Every tensor the model uses holds only finite numbers (a tied one is only compared).
         if !tied {
@@ -375,7 +389,7 @@ impl Data {
             (Buf::Plain(p), _) => {
                 let dst = &mut p[at..at + v.len()];
                 if compare && dst != v {
-                    return Err(LoadError::Checkpoint(self.tie_refusal.clone()));
+                    return Err(LoadError::Checkpoint(self.refusals.get(refusal).cloned().unwrap_or_default()));
                 }
                 // A tied tensor after its slot's is only compared; the slot's tensor after the tied
                 // one keeps its own values (equal to them, up to the sign of a zero).

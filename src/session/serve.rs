@@ -12,7 +12,7 @@ use super::family::ModelFamily;
 use super::generation::Generation;
 use super::protocol::{Analysis, Attention, CacheInfo, Candidate, HeadQkv, Query, Reply, Source, Token};
 use crate::gpu::{Gpu, GpuError, Precision};
-use crate::model::engine::{Cache, Engine, EngineError, GpuModel};
+use crate::model::engine::{Cache, CpuModel, Engine, EngineError, GpuModel};
 use crate::model::sample::distribution;
 use crate::model::{Capture, ForwardOptions, ForwardOutput, RunError, Shape};
 
@@ -57,7 +57,7 @@ impl<F: ModelFamily> Session<F> {
         }
     }
 
-    pub fn config(&self) -> &F::Config {
+    pub fn config(&self) -> &<F as CpuModel>::Config {
         self.model.config()
     }
 

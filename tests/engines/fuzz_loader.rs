@@ -13,6 +13,7 @@ use attention_live::formats::safetensors::{self, byte_range, Dtype, SafeTensors}
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, Gpt2, LoadError};
 use attention_live::llama::Llama;
+use attention_live::marian::Marian;
 use attention_live::model::stream::{StreamLoader, Streamed};
 use attention_live::numerics::rng::Rng;
 use attention_live::session::Gpt2Session as Session;
@@ -429,6 +430,11 @@ fn the_streaming_loader_accepts_and_refuses_what_the_whole_file_loader_does() {
         false => m.weights.named(),
     };
     stream_like_whole(&llama_bases(), 1500, Llama::load, named);
+    let marian = ["tied", "untied"].map(|f| {
+        let (config, file) = common::checkpoint(&format!("tests/fixtures/marian/{f}"));
+        Parts::of(config, &file)
+    });
+    stream_like_whole(&marian, 1000, Marian::load, |m: &Marian, _| m.weights.named());
 }
 
 /// The worker's entry, `Session::new`, on a few of the same cases (it also builds the tokenizer).

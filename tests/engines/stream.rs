@@ -336,3 +336,68 @@ mod llama {
         assert!(matches!(e, LoadError::Truncated { .. }), "{e}");
     }
 }
+
+mod marian {
+    use crate::common;
+    use attention_live::formats::safetensors::{self, Dtype};
+    use attention_live::formats::LoadError;
+    use attention_live::marian::stream::StreamLoader;
+    use attention_live::marian::Marian;
+
+    fn fed(config: &str, file: &[u8], packed: bool) -> Result<Marian, LoadError> {
+        let mut loader = StreamLoader::with_layout(config, Some(file.len() as u64), packed)?;
+        for piece in file.chunks(1001) {
+            loader.feed(piece)?;
+        }
+        loader.finish()
+    }
+
+    /// The tied fixture with the shared table's three copies in the file (as checkpoints converted
+    /// from PyTorch have them), before or after it, equal or one of them a value off.
+    #[test]
+    fn the_shared_tables_copies_are_compared_with_it_wherever_they_are() {
+        let (config, file) = common::checkpoint("tests/fixtures/marian/tied");
+        let named = Marian::load(&config, &file).unwrap().weights.named();
+        let copies = ["model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"];
+        for (first, off) in [(true, None), (false, None), (true, Some(1)), (false, Some(2)), (true, Some(0))] {
+            let mut with = named.clone();
+            for (i, copy) in copies.iter().enumerate() {
+                let (_, shape, mut values) = named[0].clone();
+                if off == Some(i) {
+                    values[3] += 0.25;
+                }
+                let entry = (copy.to_string(), shape, values);
+                if first {
+                    with.insert(0, entry);
+                } else {
+                    with.push(entry);
+                }
+            }
+            let bytes = safetensors::write(&with, Dtype::F32, &[]);
+            for packed in [false, true] {
+                match (Marian::load(&config, &bytes), fed(&config, &bytes, packed)) {
+                    (Ok(a), Ok(b)) => assert!(off.is_none() && a.weights.named() == b.weights.named()),
+                    (Err(a), Err(b)) => {
+                        let copy = copies[off.expect("refused only when a copy differs")];
+                        assert!(b.to_string().contains(copy) || b.to_string().contains("model.shared.weight"), "{b}");
+                        assert!(a.to_string().contains("tie_word_embeddings is true"), "{a}");
+                    }
+                    (a, b) => panic!("first {first}, off {off:?}: whole {:?}, streamed {:?}", a.err(), b.err()),
+                }
+            }
+        }
+    }
+
+    /// An untied checkpoint whose encoder and decoder read the shared table (no tables of their own).
+    #[test]
+    fn an_untied_model_without_its_own_tables_reads_the_shared_one() {
+        let (config, file) = common::checkpoint("tests/fixtures/marian/untied");
+        let mut named = Marian::load(&config, &file).unwrap().weights.named();
+        named.retain(|(name, ..)| !name.ends_with("embed_tokens.weight"));
+        let bytes = safetensors::write(&named, Dtype::F32, &[]);
+        let whole = Marian::load(&config, &bytes).unwrap();
+        let streamed = fed(&config, &bytes, true).unwrap();
+        assert_eq!(whole.weights.named(), streamed.weights.named());
+        assert!(streamed.weights.decoder_embed.is_none(), "the decoder reads the encoder's (shared) table");
+    }
+}
