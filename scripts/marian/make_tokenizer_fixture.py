@@ -12,6 +12,11 @@ and `vocab.json` is built the way the OPUS-MT conversion builds it: the specials
 source model's pieces, then the target model's that are new, then `<pad>`.
 `cases.json`: for each text, `MarianTokenizer`'s ids as a source (`tok(text)`) and as a target
 (`tok(text_target=text)`), and the decoding of the source ids.
+
+Beside it, `tests/fixtures/marian/translator/`: a small random `MarianMTModel` (seed 7, d_model 32,
+2 + 2 layers of 4 heads, swish, tied, init_std 0.2) whose vocabulary is this tokenizer's, and
+`translations.json`: for a few sentences, what `generate` writes from the tokenizer's ids
+(greedy, and 4 beams; at most 12 new tokens) and that output decoded: text in, text out.
 """
 import glob
 import json
@@ -21,7 +26,8 @@ import shutil
 import tempfile
 
 import sentencepiece as spm
-from transformers import MarianTokenizer
+import torch
+from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -70,17 +76,49 @@ def train(text, prefix, vocab):
     )
 
 
+def translator(tok, v):
+    torch.manual_seed(7)
+    torch.set_num_threads(1)
+    cfg = MarianConfig(
+        vocab_size=v, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, activation_function="swish",
+        scale_embedding=True, max_position_embeddings=64, pad_token_id=v - 1, decoder_start_token_id=v - 1,
+        eos_token_id=0, forced_eos_token_id=0, init_std=0.2, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, share_encoder_decoder_embeddings=True, tie_word_embeddings=True,
+    )
+    cfg._attn_implementation = "eager"
+    model = MarianMTModel(cfg).eval()
+    folder = os.path.join(ROOT, "tests", "fixtures", "marian", "translator")
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder, safe_serialization=True)
+    os.remove(os.path.join(folder, "generation_config.json"))
+    out = []
+    for text in ["The cat sat on the mat.", "Attention is all you need.", "Where is the station?"]:
+        src = tok(text, return_tensors="pt")
+        row = {"text": text, "source": src["input_ids"][0].tolist()}
+        for beams in [1, 4]:
+            with torch.no_grad():
+                ids = model.generate(**src, num_beams=beams, max_new_tokens=12, do_sample=False, bad_words_ids=[[v - 1]])
+            row[f"beams{beams}"] = {"tokens": ids[0].tolist(), "text": tok.decode(ids[0], skip_special_tokens=True)}
+        out.append(row)
+    with open(os.path.join(folder, "translations.json"), "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+    print(out[0])
+
+
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
-    with tempfile.TemporaryDirectory() as tmp:
-        english, german = os.path.join(tmp, "en.txt"), os.path.join(tmp, "de.txt")
-        corpus(english)
-        corpus(german, german=True)
-        train(english, os.path.join(tmp, "source"), 400)
-        train(german, os.path.join(tmp, "target"), 300)
-        for side in ["source", "target"]:
-            shutil.copy(os.path.join(tmp, f"{side}.model"), os.path.join(OUT, f"{side}.spm"))
+    # A fixed folder: the models record their training file's path, so reruns write the same bytes.
+    tmp = os.path.join(tempfile.gettempdir(), "marian-tokenizer-fixture")
+    os.makedirs(tmp, exist_ok=True)
+    english, german = os.path.join(tmp, "en.txt"), os.path.join(tmp, "de.txt")
+    corpus(english)
+    corpus(german, german=True)
+    train(english, os.path.join(tmp, "source"), 400)
+    train(german, os.path.join(tmp, "target"), 300)
+    for side in ["source", "target"]:
+        shutil.copy(os.path.join(tmp, f"{side}.model"), os.path.join(OUT, f"{side}.spm"))
     vocab = {"</s>": 0, "<unk>": 1}
     for side in ["source", "target"]:
         sp = spm.SentencePieceProcessor(model_file=os.path.join(OUT, f"{side}.spm"))
@@ -101,3 +139,4 @@ if __name__ == "__main__":
     with open(os.path.join(OUT, "cases.json"), "w", encoding="utf-8") as f:
         json.dump({"vocab_size": len(vocab), "cases": cases}, f, ensure_ascii=False, indent=1)
     print(len(vocab), "ids;", cases[2])
+    translator(tok, len(vocab))

@@ -45,9 +45,21 @@ struct Candidate {
 impl Marian {
     /// The finished hypotheses, best first (`num_return_sequences` = `beams`), and every step.
     pub fn beam_search(&self, source: &[u32], set: BeamSettings) -> Result<(Vec<Hypothesis>, Vec<Step>), RunError> {
+        self.beam_search_with(source, set, &Options::default())
+    }
+
+    /// `beam_search` with the heads `opts.knock_out` names knocked out (nothing else of `opts` is
+    /// kept).
+    pub fn beam_search_with(
+        &self,
+        source: &[u32],
+        set: BeamSettings,
+        opts: &Options,
+    ) -> Result<(Vec<Hypothesis>, Vec<Step>), RunError> {
+        let opts = Options { knock_out: opts.knock_out.clone(), ..Default::default() };
         let n = set.beams.max(1);
         let max_len = 1 + set.max_new.max(1);
-        let encoded = self.encode(source, &Options::default())?;
+        let encoded = self.encode(source, &opts)?;
         let start =
             Beam { tokens: vec![self.config.decoder_start_token_id], score: 0.0, cache: self.new_cache(&encoded) };
         // The first step's beams are copies of the start; all but one are ruled out.
@@ -67,7 +79,7 @@ impl Marian {
             let mut scored: Vec<(f32, usize, u32)> = Vec::new();
             for (b, beam) in running.iter_mut().enumerate() {
                 let last = *beam.tokens.last().expect("a beam has its start token");
-                let logits = self.decode(&[last], &mut beam.cache, &Options::default())?.logits;
+                let logits = self.decode(&[last], &mut beam.cache, &opts)?.logits;
                 let lp = self.next_log_probs(logits.row(0), len, max_len);
                 scored.extend(lp.iter().enumerate().map(|(v, &p)| (p + beam.score, b, v as u32)));
             }

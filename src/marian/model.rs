@@ -326,13 +326,19 @@ impl Marian {
     /// Greedy decoding: the most likely token each step, from the decoder start token, until
     /// `</s>` or `max_new` tokens. Returns the target with its start token, as `generate` does.
     pub fn greedy(&self, source: &[u32], max_new: usize) -> Result<Vec<u32>, RunError> {
-        let encoded = self.encode(source, &Options::default())?;
+        self.greedy_with(source, max_new, &Options::default())
+    }
+
+    /// `greedy` with the heads `opts.knock_out` names knocked out (nothing else of `opts` is kept).
+    pub fn greedy_with(&self, source: &[u32], max_new: usize, opts: &Options) -> Result<Vec<u32>, RunError> {
+        let opts = Options { knock_out: opts.knock_out.clone(), ..Default::default() };
+        let encoded = self.encode(source, &opts)?;
         let mut cache = self.new_cache(&encoded);
         let mut out = vec![self.config.decoder_start_token_id];
         let max_len = 1 + max_new;
         let mut next = out[0];
         while out.len() < max_len {
-            let logits = self.decode(&[next], &mut cache, &Options::default())?.logits;
+            let logits = self.decode(&[next], &mut cache, &opts)?.logits;
             let lp = self.next_log_probs(logits.row(0), out.len(), max_len);
             next = crate::numerics::softmax::argmax(lp.view());
             out.push(next);

@@ -10,6 +10,8 @@
 //! - `any`: `ModelSession`, a session of whichever family `config.json` names (the worker's);
 //! - `protocol`: the compute worker's typed messages, the same types on both ends, split by
 //!   concern (models, the training lab, probes);
+//! - `translate`: a translation model (Marian) answering one question, the text to translate,
+//!   with the translation, the beams and all three attentions;
 //! - `manifest`: where the hub's models live and what their files must be (size and SHA-256);
 //!   `download`: the checks a model download goes through.
 
@@ -22,6 +24,7 @@ pub mod llama;
 pub mod manifest;
 pub mod protocol;
 pub mod serve;
+pub mod translate;
 
 pub use any::{ends_text, family, ModelSession};
 pub use family::ModelFamily;

@@ -202,3 +202,93 @@ mod tokenizer {
         assert!(tok.check_vocab(100).is_err(), "439 tokens do not fit 100 rows");
     }
 }
+
+mod session {
+    use crate::common::ids;
+    use attention_live::marian::Options;
+    use attention_live::session::translate::{AttentionKind, TranslateQuery, TranslationSession};
+
+    fn session() -> (TranslationSession, serde_json::Value) {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let read = |f: &str| std::fs::read(format!("{root}/tests/fixtures/marian/{f}")).unwrap();
+        let text = |f: &str| String::from_utf8(read(f)).unwrap();
+        let tokenizer =
+            (&read("tokenizer/source.spm")[..], &read("tokenizer/target.spm")[..], &text("tokenizer/vocab.json")[..]);
+        let s =
+            TranslationSession::load(&text("translator/config.json"), &read("translator/model.safetensors"), tokenizer)
+                .unwrap();
+        (s, serde_json::from_slice(&read("translator/translations.json")).unwrap())
+    }
+
+    fn query(text: &str, beams: usize) -> TranslateQuery {
+        TranslateQuery { id: 3, text: text.into(), beams, max_new: 12, knock_out: Vec::new() }
+    }
+
+    /// Text in, text out, as `transformers` does it: the tokenizer's ids, `generate` (greedy and 4
+    /// beams), the decoded translation (scripts/marian/make_tokenizer_fixture.py).
+    #[test]
+    fn a_sentence_translates_as_transformers_translates_it() {
+        let (s, fixture) = session();
+        for case in fixture.as_array().unwrap() {
+            let text = case["text"].as_str().unwrap();
+            for beams in [1, 4] {
+                let want = &case[format!("beams{beams}")];
+                let t = s.translate(&query(text, beams)).unwrap();
+                assert_eq!(t.source.iter().map(|t| t.id).collect::<Vec<_>>(), ids(&case["source"]), "{text}");
+                let mut written = vec![want["tokens"][0].as_u64().unwrap() as u32];
+                written.extend(t.target.iter().map(|t| t.id));
+                assert_eq!(written, ids(&want["tokens"]), "{text}, {beams} beams");
+                assert_eq!(t.text, want["text"].as_str().unwrap(), "{text}, {beams} beams");
+                assert_eq!(t.hypotheses[0].text, t.text);
+                assert_eq!(t.steps.is_empty(), beams == 1);
+            }
+        }
+    }
+
+    /// The three attentions have their shapes, their rows are distributions, and the decoder's are
+    /// those of the steps that wrote each token (the cache's pass, row by row).
+    #[test]
+    fn the_three_attentions_are_those_of_the_steps_that_wrote_the_translation() {
+        let (s, _) = session();
+        let t = s.translate(&query("Where is the station?", 4)).unwrap();
+        let (src, tgt) = (t.source.len(), t.target.len());
+        assert_eq!((t.encoder.len(), t.decoder.len(), t.cross.len()), (2, 2, 2));
+        assert_eq!(t.encoder[0].dim(), (4, src, src));
+        assert_eq!(t.decoder[1].dim(), (4, tgt, tgt));
+        assert_eq!(t.cross[1].dim(), (4, tgt, src));
+        for a in t.encoder.iter().chain(&t.decoder).chain(&t.cross) {
+            for row in a.rows() {
+                assert!((row.sum() - 1.0).abs() < 1e-5);
+            }
+        }
+        // Step by step with the cache, as the search ran.
+        let m = &s.model;
+        let opts = Options { attentions: true, ..Default::default() };
+        let encoded = m.encode(&t.source.iter().map(|t| t.id).collect::<Vec<_>>(), &opts).unwrap();
+        let mut cache = m.new_cache(&encoded);
+        let mut input = m.config.decoder_start_token_id;
+        for (i, tok) in t.target.iter().enumerate() {
+            let step = m.decode(&[input], &mut cache, &opts).unwrap();
+            for l in 0..2 {
+                let cross = step.cross_attentions[l].index_axis(ndarray::Axis(1), 0).to_owned();
+                let shown = t.cross[l].index_axis(ndarray::Axis(1), i).to_owned();
+                assert!((&cross - &shown).iter().all(|d| d.abs() < 1e-5), "token {i} layer {l}");
+            }
+            input = tok.id;
+        }
+    }
+
+    /// Cross-attention knocked out in the first decoder layer: the encoder does not see it, the
+    /// second layer's self-attention (which reads the first layer's output) does.
+    #[test]
+    fn a_knocked_out_cross_attention_reaches_the_layers_after_it_and_not_the_encoder() {
+        let (s, _) = session();
+        let mut q = query("The cat sat on the mat.", 1);
+        let plain = s.translate(&q).unwrap();
+        q.knock_out = (0..4).map(|h| (AttentionKind::Cross, 0, h)).collect();
+        let knocked = s.translate(&q).unwrap();
+        assert_eq!(plain.encoder, knocked.encoder);
+        assert_eq!(plain.decoder[0].dim(), knocked.decoder[0].dim());
+        assert!(plain.decoder[1] != knocked.decoder[1] || plain.target != knocked.target);
+    }
+}
