@@ -226,6 +226,60 @@ impl Weights {
         out
     }
 
+    /// Random weights in `MarianConfig`'s initialisation (normal, std 0.02; biases 0; layer norms
+    /// 1 and 0), for benchmarks and download tests of any shape (`Config::opus_mt_en_de`) without
+    /// the real file.
+    pub fn random(cfg: &Config, seed: u64) -> Weights {
+        use crate::numerics::rng::Rng;
+        fn m(rng: &mut Rng, r: usize, k: usize) -> Array2<f32> {
+            Array2::from_shape_fn((r, k), |_| (rng.normal() * 0.02) as f32)
+        }
+        fn dense(rng: &mut Rng, n_out: usize, n_in: usize) -> Dense {
+            Dense { weight: Linear::with_layout(m(rng, n_out, n_in), PACK_WEIGHTS), bias: Array1::zeros(n_out) }
+        }
+        fn attention(rng: &mut Rng, c: usize) -> Attention {
+            Attention {
+                q_proj: dense(rng, c, c),
+                k_proj: dense(rng, c, c),
+                v_proj: dense(rng, c, c),
+                out_proj: dense(rng, c, c),
+            }
+        }
+        let mut rng = Rng::new(seed);
+        let (c, v) = (cfg.d_model, cfg.vocab_size);
+        let norm = || LayerNorm { weight: Array1::ones(c), bias: Array1::zeros(c) };
+        let table = m(&mut rng, v, c);
+        let encoder = (0..cfg.encoder_layers)
+            .map(|_| EncoderLayer {
+                self_attn: attention(&mut rng, c),
+                self_attn_layer_norm: norm(),
+                fc1: dense(&mut rng, cfg.encoder_ffn_dim, c),
+                fc2: dense(&mut rng, c, cfg.encoder_ffn_dim),
+                final_layer_norm: norm(),
+            })
+            .collect();
+        let decoder = (0..cfg.decoder_layers)
+            .map(|_| DecoderLayer {
+                self_attn: attention(&mut rng, c),
+                self_attn_layer_norm: norm(),
+                encoder_attn: attention(&mut rng, c),
+                encoder_attn_layer_norm: norm(),
+                fc1: dense(&mut rng, cfg.decoder_ffn_dim, c),
+                fc2: dense(&mut rng, c, cfg.decoder_ffn_dim),
+                final_layer_norm: norm(),
+            })
+            .collect();
+        let lm_head = (!cfg.tie_word_embeddings).then(|| m(&mut rng, v, c));
+        Weights {
+            encoder_embed: table,
+            decoder_embed: None,
+            encoder,
+            decoder,
+            lm_head,
+            final_logits_bias: Array1::zeros(v),
+        }
+    }
+
     /// The tensors under their checkpoint names, weights as stored (out, in) whatever the layout:
     /// to compare two loads, or to write a checkpoint (`safetensors::write`).
     pub fn named(&self) -> Vec<(String, Vec<usize>, Vec<f32>)> {

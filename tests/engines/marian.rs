@@ -292,3 +292,38 @@ mod session {
         assert!(plain.decoder[1] != knocked.decoder[1] || plain.target != knocked.target);
     }
 }
+
+/// The bundled model (static/models/dates-marian, F16, trained by scripts/marian/train_bundled.py):
+/// what the page translates is what `transformers` translates with the shipped files, greedy and
+/// with 4 beams, and the last layer's cross-attention is the same.
+mod bundled {
+    use crate::common::{floats, ids, max_err};
+    use attention_live::session::translate::{TranslateQuery, TranslationSession};
+
+    #[test]
+    fn the_bundled_model_translates_dates_as_transformers_does() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let read = |f: &str| std::fs::read(format!("{root}/static/models/dates-marian/{f}")).unwrap();
+        let text = |f: &str| String::from_utf8(read(f)).unwrap();
+        let files = (&read("source.spm")[..], &read("target.spm")[..], &text("vocab.json")[..]);
+        let s = TranslationSession::load(&text("config.json"), &read("model.safetensors"), files).unwrap();
+        let path = format!("{root}/tests/fixtures/marian/dates/reference.json");
+        let cases: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for case in cases.as_array().unwrap() {
+            let source = case["text"].as_str().unwrap();
+            for beams in [1, 4] {
+                let want = &case[format!("beams{beams}")];
+                let q = TranslateQuery { id: 1, text: source.into(), beams, max_new: 16, knock_out: Vec::new() };
+                let t = s.translate(&q).unwrap();
+                assert_eq!(t.source.iter().map(|t| t.id).collect::<Vec<_>>(), ids(&case["source"]), "{source}");
+                assert_eq!(t.target.iter().map(|t| t.id).collect::<Vec<_>>(), ids(&want["tokens"])[1..], "{source}");
+                assert_eq!(t.text, want["text"].as_str().unwrap(), "{source}, {beams} beams");
+                if beams == 4 {
+                    let cross = t.cross.last().unwrap();
+                    let err = max_err(cross.iter(), &floats(&case["cross_attentions_last_layer"]));
+                    assert!(err < 1e-4, "{source}: cross-attention off by {err}");
+                }
+            }
+        }
+    }
+}
