@@ -62,6 +62,8 @@ impl Marian {
         let encoded = self.encode(source, &opts)?;
         let start =
             Beam { tokens: vec![self.config.decoder_start_token_id], score: 0.0, cache: self.new_cache(&encoded) };
+        // What a beam's cache is swapped with while the step runs on all of them.
+        let empty = start.cache.clone();
         // The first step's beams are copies of the start; all but one are ruled out.
         let mut running: Vec<Beam> = (0..n)
             .map(|i| Beam {
@@ -75,12 +77,17 @@ impl Marian {
         let (mut improvable, mut steps) = (true, Vec::new());
         let mut len = 1;
         loop {
-            // Every running beam's next-token log-probabilities, plus its score: N × vocab candidates.
-            let mut scored: Vec<(f32, usize, u32)> = Vec::new();
-            for (b, beam) in running.iter_mut().enumerate() {
-                let last = *beam.tokens.last().expect("a beam has its start token");
-                let logits = self.decode(&[last], &mut beam.cache, &opts)?.logits;
-                let lp = self.next_log_probs(logits.row(0), len, max_len);
+            // Every running beam's next-token log-probabilities, plus its score: N × vocab candidates,
+            // the N beams' step run together.
+            let last: Vec<u32> =
+                running.iter().map(|b| *b.tokens.last().expect("a beam has its start token")).collect();
+            let mut caches: Vec<DecoderCache> =
+                running.iter_mut().map(|b| std::mem::replace(&mut b.cache, empty.clone())).collect();
+            let logits = self.decode_batch(&last, &mut caches, &opts)?;
+            let mut scored: Vec<(f32, usize, u32)> = Vec::with_capacity(running.len() * logits.ncols());
+            for (b, (beam, cache)) in running.iter_mut().zip(caches).enumerate() {
+                beam.cache = cache;
+                let lp = self.next_log_probs(logits.row(b), len, max_len);
                 scored.extend(lp.iter().enumerate().map(|(v, &p)| (p + beam.score, b, v as u32)));
             }
             // The 2N best (ties: the lower flat index first).

@@ -197,6 +197,73 @@ impl Marian {
         Ok(out)
     }
 
+    /// One decoder step for several targets at once, each with its own cache (beam search's
+    /// beams): `tokens[b]` after what `caches[b]` holds, all of the same length. The projections
+    /// and the MLP run on the (B, C) rows together, so each weight is read once a step rather than
+    /// once a beam; attention runs beam by beam over its own keys. Returns the logits (B, vocab).
+    pub fn decode_batch(
+        &self,
+        tokens: &[u32],
+        caches: &mut [DecoderCache],
+        opts: &Options,
+    ) -> Result<Array2<f32>, RunError> {
+        let cfg = &self.config;
+        let past = caches.first().map_or(0, |c| c.own.len());
+        assert!(
+            caches.len() == tokens.len() && caches.iter().all(|c| c.own.len() == past),
+            "one token a cache, one length"
+        );
+        RunError::check_input(tokens, past, cfg.vocab_size, cfg.max_position_embeddings)?;
+        let (heads, c) = (cfg.decoder_attention_heads, cfg.d_model);
+        let hd = c / heads;
+        let cols = |h: usize| s![.., h * hd..(h + 1) * hd];
+        // (B, C): each beam's token at position `past`
+        let mut x = Array2::<f32>::zeros((tokens.len(), c));
+        for (b, &t) in tokens.iter().enumerate() {
+            x.row_mut(b).assign(&self.embed(self.weights.decoder_embed(), &[t], past).row(0));
+        }
+        for (l, layer) in self.weights.decoder.iter().enumerate() {
+            // Masked self-attention: each beam's one new query over its own cache.
+            let sa = &layer.self_attn;
+            let (q, k_new, v_new) = (sa.q_proj.apply(x.view()), sa.k_proj.apply(x.view()), sa.v_proj.apply(x.view()));
+            let mut y = Array2::<f32>::zeros(x.dim());
+            for (b, cache) in caches.iter_mut().enumerate() {
+                let (k, v) = cache.own.append(l, k_new.slice(s![b..b + 1, ..]), v_new.slice(s![b..b + 1, ..]));
+                for h in (0..heads).filter(|&h| !opts.knock_out.contains(&(Kind::Decoder, l, h))) {
+                    let (o, _) = causal_attention(
+                        q.slice(s![b..b + 1, h * hd..(h + 1) * hd]),
+                        k.slice(cols(h)),
+                        v.slice(cols(h)),
+                        past,
+                    );
+                    y.slice_mut(s![b..b + 1, h * hd..(h + 1) * hd]).assign(&o);
+                }
+            }
+            x = layer_norm(&(x + sa.out_proj.apply(y.view())), &layer.self_attn_layer_norm);
+            // Cross-attention: the beams share the source, so all their queries go at once.
+            let ca = &layer.encoder_attn;
+            let q = ca.q_proj.apply(x.view());
+            let (k, v) = &caches[0].cross[l];
+            let mut y = Array2::<f32>::zeros(x.dim());
+            for h in (0..heads).filter(|&h| !opts.knock_out.contains(&(Kind::Cross, l, h))) {
+                let (o, _) = full_attention(q.slice(cols(h)), k.slice(cols(h)), v.slice(cols(h)));
+                y.slice_mut(cols(h)).assign(&o);
+            }
+            x = layer_norm(&(x + ca.out_proj.apply(y.view())), &layer.encoder_attn_layer_norm);
+            x = layer_norm(&(&x + &self.mlp(x.view(), &layer.fc1, &layer.fc2)), &layer.final_layer_norm);
+        }
+        for cache in caches.iter_mut() {
+            cache.own.advance(1);
+        }
+        // (B, C) x (C, vocab) -> (B, vocab): one pass over the table for all the beams.
+        let logits = if x.nrows() > 1 {
+            x.dot(&self.weights.output().t())
+        } else {
+            table_logits(x.view(), self.weights.output())
+        };
+        Ok(logits + &self.weights.final_logits_bias)
+    }
+
     /// Token embeddings (scaled by √C when the config says so) plus the positions from `past`:
     /// (T, C).
     fn embed(&self, table: &Array2<f32>, tokens: &[u32], past: usize) -> Array2<f32> {

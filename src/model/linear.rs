@@ -57,11 +57,12 @@ impl Linear {
             Linear::Packed(p) => return p.matmul(x),
             Linear::Plain(w) => w,
         };
-        if x.nrows() > 4 {
-            // ndarray's (matrixmultiply's) kernel reads the transposed view without a copy.
+        if x.nrows() > 1 {
+            // ndarray's (matrixmultiply's) kernel reads the transposed view without a copy, and W
+            // once for all the rows (beam search's beams are a few rows).
             return x.dot(&w.t());
         }
-        // A few rows (a decoding step): one dot product per row of W, each read once in order.
+        // One row (a decoding step): one dot product per row of W, each read once in order.
         let mut y = Array2::zeros((x.nrows(), w.nrows()));
         for (xr, mut yr) in x.rows().into_iter().zip(y.rows_mut()) {
             // (out, in) x (in,) -> (out,)
