@@ -78,10 +78,14 @@ fn main() {
     let beam_ms = time(&mut || {
         beam_steps = model.beam_search(&source, set).unwrap().1.len();
     });
-    println!("| model | load + parse | encode 27 tok | first target token | greedy 20 tok/s | beam 4: steps, tok/s | peak RSS |");
+    println!(
+        "| model | load + parse | encode 27 tok | first target token | greedy 20 tok/s | beam 4: steps, tok/s | \
+         peak RSS |"
+    );
     println!("|---|---|---|---|---|---|---|");
     println!(
-        "| random opus-mt-en-de shape (F32) | {load_ms:.0} ms | {encode_ms:.1} ms | {first_ms:.1} ms | {:.1} | {beam_steps}, {:.1} | {:.0} MB |",
+        "| random opus-mt-en-de shape (F32) | {load_ms:.0} ms | {encode_ms:.1} ms | {first_ms:.1} ms | {:.1} | \
+         {beam_steps}, {:.1} | {:.0} MB |",
         steps as f64 / (greedy_ms / 1e3),
         beam_steps as f64 / (beam_ms / 1e3),
         peak_rss_mb()

@@ -21,6 +21,7 @@ if [ -f $onnx/smollm2.onnx ] && [ -f $onnx/stories-llama.onnx ]; then
 fi
 cargo run --profile native --quiet --example gpt2_bench
 cargo run --profile native --quiet --example llama_bench
+cargo run --profile native --quiet --example marian_bench
 # The GPU backend: natively through wgpu (lavapipe here), and the chapter on WebGPU in Chromium
 # (SwiftShader here: about 9 minutes on 2 cores).
 mkdir -p -m 700 "${XDG_RUNTIME_DIR:=/tmp/xdg-runtime-$(id -u)}"; export XDG_RUNTIME_DIR

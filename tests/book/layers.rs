@@ -4,8 +4,8 @@
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> model                        what every family shares: forward options and outputs, caches, errors, limits
-//!   -> train, seq2seq, gpt2, llama  the engines, one per family, DOM-free (gpt2, llama run on the backend too);
-//!                                   a family's engine is found by its `engine.rs` (`impl CpuModel for`)
+//!   -> train, seq2seq, gpt2, llama, the engines, one per family, DOM-free (gpt2, llama run on the backend too);
+//!      marian                       a session family's engine is found by its `engine.rs` (`impl CpuModel for`)
 //!   -> session                      one session generic over the families, and the worker's protocol
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
