@@ -13,19 +13,9 @@ use attention_live::formats::safetensors::{write, Dtype};
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{median, peak_rss_mb};
 
 fn bench(name: &str, config: &str, bytes: &[u8]) {
     let t = Instant::now();

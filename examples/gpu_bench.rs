@@ -26,10 +26,9 @@ use attention_live::gpu::bench::{attention_row, AttentionRow};
 use attention_live::gpu::{Counts, Gpu, GpuError, Precision};
 use pollster::block_on;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::median;
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3

@@ -19,10 +19,9 @@ use attention_live::llama::weights::Weights;
 use attention_live::llama::{Config, ForwardOptions, Llama};
 use pollster::block_on;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::median;
 
 fn counts(engine: &Engine) -> Counts {
     match engine {

@@ -15,19 +15,9 @@ use attention_live::formats::safetensors::{write, Dtype};
 use attention_live::marian::weights::Weights;
 use attention_live::marian::{BeamSettings, Config, Marian, Options};
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{median, peak_rss_mb};
 
 const OPUS_MT_EN_DE: &str = r#"{"model_type": "marian", "vocab_size": 58101, "d_model": 512, "encoder_layers": 6,
   "decoder_layers": 6, "encoder_attention_heads": 8, "decoder_attention_heads": 8, "encoder_ffn_dim": 2048,

@@ -263,6 +263,27 @@ impl<'a> SafeTensors<'a> {
         Ok(TensorInfo { dtype, shape, start, end: stop })
     }
 
+    /// A tensor's entry, checked to exist with `shape`; a refusal names it.
+    pub fn checked(&self, name: &str, shape: &[usize]) -> Result<&TensorInfo, LoadError> {
+        let info = self.tensors.get(name).ok_or_else(|| LoadError::Missing(name.to_string()))?;
+        if info.shape != shape {
+            let (expected, found) = (shape.to_vec(), info.shape.clone());
+            return Err(LoadError::Shape { tensor: name.to_string(), expected, found });
+        }
+        Ok(info)
+    }
+
+    /// A (rows, cols) tensor's values as f32, checked to have that shape.
+    pub fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<ndarray::Array2<f32>, LoadError> {
+        let v = self.to_f32(self.checked(name, &[rows, cols])?);
+        Ok(ndarray::Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
+    }
+
+    /// An (n,) tensor's values as f32, checked to have that shape.
+    pub fn vector(&self, name: &str, n: usize) -> Result<ndarray::Array1<f32>, LoadError> {
+        Ok(ndarray::Array1::from(self.to_f32(self.checked(name, &[n])?)))
+    }
+
     /// The tensor's values as f32 (F16 and BF16 are widened exactly).
     pub fn to_f32(&self, info: &TensorInfo) -> Vec<f32> {
         Self::widen(&self.bytes[info.start..info.end], info.dtype)

@@ -10,7 +10,7 @@
 use ndarray::{Array1, Array2};
 
 use super::Config;
-use crate::formats::safetensors::{SafeTensors, TensorInfo};
+use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
 
 pub use crate::model::stream::PACK_WEIGHTS;
@@ -83,14 +83,14 @@ impl Weights {
         // Every tensor the config calls for exists with its shape and holds only finite numbers
         // before anything is allocated from the config's sizes (as GPT-2's loader does).
         for (name, shape) in Weights::expected(cfg) {
-            let info = info(st, &name, &shape)?;
+            let info = st.checked(&name, &shape)?;
             if let Some((index, nan)) = st.first_non_finite(info) {
                 let what = if nan { "a NaN" } else { "an infinity" };
                 return Err(LoadError::NotFinite { tensor: name, index, what });
             }
         }
         let (c, v) = (cfg.hidden_size, cfg.vocab_size);
-        let embed_tokens = matrix(st, "model.embed_tokens.weight", v, c)?;
+        let embed_tokens = st.matrix("model.embed_tokens.weight", v, c)?;
         let lm_head = if cfg.tie_word_embeddings {
             if let Some(head) = st.tensors.get("lm_head.weight") {
                 if head.shape != [v, c] || st.to_f32(head) != embed_tokens.as_slice().expect("standard layout") {
@@ -101,24 +101,24 @@ impl Weights {
             }
             None
         } else {
-            Some(matrix(st, "lm_head.weight", v, c)?)
+            Some(st.matrix("lm_head.weight", v, c)?)
         };
         let (qw, kvw, f) = (cfg.q_width(), cfg.kv_width(), cfg.intermediate_size);
         let lin = |name: String, n_out: usize, n_in: usize| -> Result<Linear, LoadError> {
-            Ok(Linear::with_layout(matrix(st, &format!("{name}.weight"), n_out, n_in)?, packed))
+            Ok(Linear::with_layout(st.matrix(&format!("{name}.weight"), n_out, n_in)?, packed))
         };
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
         for l in 0..cfg.num_hidden_layers {
             let p = format!("model.layers.{l}");
             layers.push(Layer {
-                input_layernorm: vector(st, &format!("{p}.input_layernorm.weight"), c)?,
+                input_layernorm: st.vector(&format!("{p}.input_layernorm.weight"), c)?,
                 self_attn: Attn {
                     q_proj: lin(format!("{p}.self_attn.q_proj"), qw, c)?,
                     k_proj: lin(format!("{p}.self_attn.k_proj"), kvw, c)?,
                     v_proj: lin(format!("{p}.self_attn.v_proj"), kvw, c)?,
                     o_proj: lin(format!("{p}.self_attn.o_proj"), c, qw)?,
                 },
-                post_attention_layernorm: vector(st, &format!("{p}.post_attention_layernorm.weight"), c)?,
+                post_attention_layernorm: st.vector(&format!("{p}.post_attention_layernorm.weight"), c)?,
                 mlp: Mlp {
                     gate_proj: lin(format!("{p}.mlp.gate_proj"), f, c)?,
                     up_proj: lin(format!("{p}.mlp.up_proj"), f, c)?,
@@ -126,7 +126,7 @@ impl Weights {
                 },
             });
         }
-        Ok(Weights { embed_tokens, layers, norm: vector(st, "model.norm.weight", c)?, lm_head })
+        Ok(Weights { embed_tokens, layers, norm: st.vector("model.norm.weight", c)?, lm_head })
     }
 
     /// The tensors a config calls for, with their shapes, in the checkpoint's names.
@@ -241,22 +241,4 @@ impl Weights {
     pub fn output(&self) -> &Array2<f32> {
         self.lm_head.as_ref().unwrap_or(&self.embed_tokens)
     }
-}
-
-/// A tensor's entry, checked to exist with `shape`.
-fn info<'s>(st: &'s SafeTensors, name: &str, shape: &[usize]) -> Result<&'s TensorInfo, LoadError> {
-    let info = st.tensors.get(name).ok_or_else(|| LoadError::Missing(name.to_string()))?;
-    if info.shape != shape {
-        return Err(LoadError::Shape { tensor: name.to_string(), expected: shape.to_vec(), found: info.shape.clone() });
-    }
-    Ok(info)
-}
-
-fn matrix(st: &SafeTensors, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, LoadError> {
-    let v = st.to_f32(info(st, name, &[rows, cols])?);
-    Ok(Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
-}
-
-fn vector(st: &SafeTensors, name: &str, n: usize) -> Result<Array1<f32>, LoadError> {
-    Ok(Array1::from(st.to_f32(info(st, name, &[n])?)))
 }

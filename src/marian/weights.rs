@@ -13,7 +13,7 @@
 use ndarray::{Array1, Array2, ArrayView2};
 
 use super::Config;
-use crate::formats::safetensors::{SafeTensors, TensorInfo};
+use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
 use crate::model::linear::Linear;
 use crate::model::stream::PACK_WEIGHTS;
@@ -112,14 +112,14 @@ impl Weights {
         // Every tensor the config calls for exists with its shape and holds only finite numbers
         // before anything is allocated from the config's sizes.
         for (name, shape) in Weights::expected(cfg, st) {
-            let info = info(st, &name, &shape)?;
+            let info = st.checked(&name, &shape)?;
             if let Some((index, nan)) = st.first_non_finite(info) {
                 let what = if nan { "a NaN" } else { "an infinity" };
                 return Err(LoadError::NotFinite { tensor: name, index, what });
             }
         }
         let (c, v) = (cfg.d_model, cfg.vocab_size);
-        let table = |name: &str| matrix(st, name, v, c);
+        let table = |name: &str| st.matrix(name, v, c);
         let (encoder_embed, decoder_embed, lm_head) = if cfg.tie_word_embeddings {
             let shared = table("model.shared.weight")?;
             for copy in ["model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"] {
@@ -140,8 +140,8 @@ impl Weights {
             (table(enc)?, decoder, Some(table("lm_head.weight")?))
         };
         let dense = |name: String, n_out: usize, n_in: usize| -> Result<Dense, LoadError> {
-            let w = matrix(st, &format!("{name}.weight"), n_out, n_in)?;
-            Ok(Dense { weight: Linear::with_layout(w, packed), bias: vector(st, &format!("{name}.bias"), n_out)? })
+            let w = st.matrix(&format!("{name}.weight"), n_out, n_in)?;
+            Ok(Dense { weight: Linear::with_layout(w, packed), bias: st.vector(&format!("{name}.bias"), n_out)? })
         };
         let attention = |p: String| -> Result<Attention, LoadError> {
             Ok(Attention {
@@ -152,7 +152,7 @@ impl Weights {
             })
         };
         let norm = |p: String| -> Result<LayerNorm, LoadError> {
-            Ok(LayerNorm { weight: vector(st, &format!("{p}.weight"), c)?, bias: vector(st, &format!("{p}.bias"), c)? })
+            Ok(LayerNorm { weight: st.vector(&format!("{p}.weight"), c)?, bias: st.vector(&format!("{p}.bias"), c)? })
         };
         let mut encoder = Vec::with_capacity(cfg.encoder_layers);
         for l in 0..cfg.encoder_layers {
@@ -180,7 +180,7 @@ impl Weights {
                 final_layer_norm: norm(format!("{p}.final_layer_norm"))?,
             });
         }
-        let bias = st.to_f32(info(st, "final_logits_bias", &[1, v])?);
+        let bias = st.to_f32(st.checked("final_logits_bias", &[1, v])?);
         Ok(Weights { encoder_embed, decoder_embed, encoder, decoder, lm_head, final_logits_bias: Array1::from(bias) })
     }
 
@@ -344,22 +344,4 @@ impl Weights {
     pub fn output(&self) -> &Array2<f32> {
         self.lm_head.as_ref().unwrap_or(self.decoder_embed())
     }
-}
-
-/// A tensor's entry, checked to exist with `shape`.
-fn info<'s>(st: &'s SafeTensors, name: &str, shape: &[usize]) -> Result<&'s TensorInfo, LoadError> {
-    let info = st.tensors.get(name).ok_or_else(|| LoadError::Missing(name.to_string()))?;
-    if info.shape != shape {
-        return Err(LoadError::Shape { tensor: name.to_string(), expected: shape.to_vec(), found: info.shape.clone() });
-    }
-    Ok(info)
-}
-
-fn matrix(st: &SafeTensors, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, LoadError> {
-    let v = st.to_f32(info(st, name, &[rows, cols])?);
-    Ok(Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
-}
-
-fn vector(st: &SafeTensors, name: &str, n: usize) -> Result<Array1<f32>, LoadError> {
-    Ok(Array1::from(st.to_f32(info(st, name, &[n])?)))
 }

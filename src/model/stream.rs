@@ -7,15 +7,16 @@
 //! cannot make the loader reserve more than one tensor past the bytes it really sent.
 //!
 //! What differs between families is one implementation of [`Streamed`] beside each engine's
-//! weights (`gpt2::stream`, `llama::stream`): the config, a [`Plan`] of where each tensor goes
-//! (checked against the header), and the model assembled from the filled buffers ([`Slots`]).
+//! weights (`gpt2::stream`, `llama::stream`, `marian::stream`): the config, a [`Plan`] of where
+//! each tensor goes (checked against the header), and the model assembled from the filled
+//! buffers ([`Slots`]).
 //!
 //! States: the header's 8-byte length, the header's JSON (read by the same checked parser as a
 //! whole file, `safetensors::parse_header`), then the tensors in file order, then done. Every
 //! check of the whole-file path holds, so a file is refused here exactly when it is refused there
 //! (tests/engines/fuzz_loader.rs feeds the fuzz corpus both ways): the header's and the config's
 //! checks as soon as the header is in, before any weight is allocated; a NaN or an infinity, and
-//! a tied output layer that differs from the embeddings, as the tensor arrives; a file that ends
+//! a tied copy that differs from its table, as the tensor arrives; a file that ends
 //! early, or goes on past its last tensor, at the end.
 
 use ndarray::{Array1, Array2};
