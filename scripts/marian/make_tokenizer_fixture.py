@@ -46,6 +46,7 @@ CASES = [
     "ＡＢＣ１２３ ﬁne ½",
     "Übermorgen fährt er nach Köln.",
     ">>de<< Hello world",
+    ">>de<< one</s>>>fr<< two",
     "an </s> inside and <unk> too",
     "",
     "a",

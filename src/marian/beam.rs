@@ -22,7 +22,8 @@ pub struct BeamSettings {
     pub length_penalty: f32,
 }
 
-/// One step of the search, for the page: the running beams after it, best first.
+/// One step of the search, for the page, best first each: the beams still running after it
+/// (summed log-probabilities) and the finished hypotheses kept so far (over length^penalty).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
     pub running: Vec<Hypothesis>,
@@ -90,8 +91,15 @@ impl Marian {
                 let lp = self.next_log_probs(logits.row(b), len, max_len);
                 scored.extend(lp.iter().enumerate().map(|(v, &p)| (p + beam.score, b, v as u32)));
             }
-            // The 2N best (ties: the lower flat index first).
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+            // The 2N best (ties: the lower flat index first): selected, then only they are sorted.
+            let order =
+                |a: &(f32, usize, u32), b: &(f32, usize, u32)| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2)));
+            let keep = (2 * n).min(scored.len());
+            if keep < scored.len() {
+                scored.select_nth_unstable_by(keep, order);
+            }
+            scored.truncate(keep);
+            scored.sort_by(order);
             let eos = self.config.eos_token_id;
             let top: Vec<Candidate> = scored
                 .into_iter()
@@ -103,14 +111,10 @@ impl Marian {
             let norm = (len as f32).powf(set.length_penalty);
             let mut merged = std::mem::take(&mut finished);
             for (i, c) in top.iter().enumerate() {
+                // (`generate` also rules out every candidate once no running beam can improve: here the
+                // search has stopped by then.)
                 let just_finished = c.ends && i < n;
-                let mut score = c.score / norm;
-                if !improvable {
-                    score += RULED_OUT;
-                }
-                if !just_finished {
-                    score += RULED_OUT;
-                }
+                let score = c.score / norm + if just_finished { 0.0 } else { RULED_OUT };
                 merged.push((Hypothesis { tokens: tokens(c), score }, just_finished));
             }
             merged.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
@@ -128,7 +132,12 @@ impl Marian {
                 .collect();
             len += 1;
             steps.push(Step {
-                running: running.iter().map(|b| Hypothesis { tokens: b.tokens.clone(), score: b.score }).collect(),
+                // A running beam that had to be taken from the ending candidates is not shown.
+                running: running
+                    .iter()
+                    .filter(|b| b.score > RULED_OUT / 2.0)
+                    .map(|b| Hypothesis { tokens: b.tokens.clone(), score: b.score })
+                    .collect(),
                 finished: finished.iter().filter(|f| f.1).map(|f| f.0.clone()).collect(),
             });
             // Can a running beam still beat the worst finished hypothesis?

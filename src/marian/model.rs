@@ -197,10 +197,13 @@ impl Marian {
         Ok(out)
     }
 
-    /// One decoder step for several targets at once, each with its own cache (beam search's
-    /// beams): `tokens[b]` after what `caches[b]` holds, all of the same length. The projections
-    /// and the MLP run on the (B, C) rows together, so each weight is read once a step rather than
-    /// once a beam; attention runs beam by beam over its own keys. Returns the logits (B, vocab).
+    /// One decoder step for several targets of one source at once, each with its own cache (beam
+    /// search's beams): `tokens[b]` after what `caches[b]` holds, all of the same length and made
+    /// from the same `new_cache` (the cross-attention's keys are the first cache's). The
+    /// projections and the MLP run on the (B, C) rows together, so each weight is read once a
+    /// step rather than once a beam; self-attention runs beam by beam over its own keys. Of
+    /// `opts`, only the knock-outs apply (no attentions or hidden states are kept). Returns the
+    /// logits (B, vocab).
     pub fn decode_batch(
         &self,
         tokens: &[u32],

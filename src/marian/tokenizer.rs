@@ -80,25 +80,15 @@ impl Tokenizer {
 
     fn encode(&self, model: &SentencePieceProcessor, mut text: &str) -> Vec<u32> {
         let mut out = Vec::new();
-        // A leading language code (`>>de<<`, for models that translate into several languages).
-        if let Some(end) = text.strip_prefix(">>").and_then(|rest| rest.find("<<")) {
-            out.push(self.id(&text[..end + 4]));
-            text = &text[end + 4..];
-        }
-        // The special tokens written in the text are tokens themselves.
+        // The special tokens written in the text are tokens themselves; each part between them is
+        // tokenized on its own, as `transformers` does.
         loop {
             let next = [EOS, UNK, PAD].iter().filter_map(|s| text.find(s).map(|at| (at, *s))).min();
             let (part, special) = match next {
                 Some((at, s)) => (&text[..at], Some(s)),
                 None => (text, None),
             };
-            if !part.is_empty() {
-                // The crate refuses nothing a valid model segments; a failure leaves the part unknown.
-                match model.encode_pieces(part) {
-                    Ok(pieces) => out.extend(pieces.iter().map(|p| self.id(p))),
-                    Err(_) => out.push(self.unk),
-                }
-            }
+            self.encode_part(model, part, &mut out);
             match special {
                 Some(s) => {
                     out.push(self.id(s));
@@ -109,6 +99,22 @@ impl Tokenizer {
         }
         out.push(self.eos);
         out
+    }
+
+    /// A part of the text without special tokens: a leading language code (`>>de<<`, for models
+    /// that translate into several languages) is one token, the rest SentencePiece's pieces.
+    fn encode_part(&self, model: &SentencePieceProcessor, mut part: &str, out: &mut Vec<u32>) {
+        if let Some(end) = part.strip_prefix(">>").and_then(|rest| rest.find("<<")) {
+            out.push(self.id(&part[..end + 4]));
+            part = &part[end + 4..];
+        }
+        if !part.is_empty() {
+            // The crate refuses nothing a valid model segments; a failure leaves the part unknown.
+            match model.encode_pieces(part) {
+                Ok(pieces) => out.extend(pieces.iter().map(|p| self.id(p))),
+                Err(_) => out.push(self.unk),
+            }
+        }
     }
 
     fn id(&self, piece: &str) -> u32 {

@@ -3,7 +3,7 @@
 //! values straight into its final buffer in the weights (packed in the browser), so the file is
 //! never held whole: what lives beside the weights is the header's text, a scratch block of
 //! [`BLOCK`] values and the at most 3 bytes of a value cut by a chunk's end. No tensor is
-//! buffered whole, and a tensor's buffer is allocated when its first byte arrives: a server
+//! buffered whole, and a tensor's buffer is allocated when its first whole value arrives: a server
 //! cannot make the loader reserve more than one tensor past the bytes it really sent.
 //!
 //! What differs between families is one implementation of [`Streamed`] beside each engine's
@@ -49,7 +49,8 @@ pub trait Streamed: Sized {
 
 /// Where the tensors the model uses go: its slots, in the order `assemble` takes them, and the
 /// tied copies to compare with them (an output layer tied to the embeddings). Every other tensor
-/// of the file is passed over.
+/// of the file is passed over. Two slots may name the same key: only the first is filled, and
+/// `assemble` reads the second as empty (Marian's decoder reading the encoder's table).
 pub struct Plan {
     pub slots: Vec<Slot>,
     pub ties: Vec<Tie>,
@@ -232,7 +233,7 @@ impl<M: Streamed> StreamLoader<M> {
                     }
                     let header = parse_header(text, self.declared)?;
                     let config = self.config.as_ref().expect("kept until finish");
-                    self.state = State::Data(Data::new(M::plan(config, &header, self.packed)?, &header));
+                    self.state = State::Data(Data::new(M::plan(config, &header, self.packed)?, &header)?);
                 }
                 State::Data(d) => {
                     let taken = d.take(self.pos, bytes)?;
@@ -261,9 +262,18 @@ impl<M: Streamed> StreamLoader<M> {
 
 impl Data {
     /// The pieces of the file in file order, each with its target.
-    fn new(plan: Plan, header: &Header) -> Data {
+    fn new(plan: Plan, header: &Header) -> Result<Data, LoadError> {
         let st = &header.tensors;
         let ties: Vec<&Tie> = plan.ties.iter().filter(|t| st.contains_key(&t.key)).collect();
+        // A tied copy is compared value by value with a plain slot: one of another size is refused
+        // (whatever the plan checked), and a tie on a packed slot is the plan's mistake.
+        for t in &ties {
+            let slot = &plan.slots[t.slot];
+            debug_assert!(slot.store == Store::Plain, "{} is tied to a packed slot", t.key);
+            if st[&t.key].shape.iter().product::<usize>() != slot.dim.0 * slot.dim.1 {
+                return Err(LoadError::Checkpoint(t.refusal.clone()));
+            }
+        }
         // Of a slot and its tied copies, the first in the file writes the slot's buffer; the others
         // compare with it.
         let first_of = |slot: usize| {
@@ -297,7 +307,7 @@ impl Data {
         // The ranges tile the data section (`parse_header` checked): sorted, each begins where
         // the previous one ends.
         pieces.sort_unstable_by_key(|p| p.start);
-        Data {
+        Ok(Data {
             pieces,
             next: 0,
             file_len: header.file_len,
@@ -305,7 +315,7 @@ impl Data {
             refusals: ties.iter().map(|t| t.refusal.clone()).collect(),
             carry: Vec::with_capacity(4),
             scratch: Vec::with_capacity(BLOCK),
-        }
+        })
     }
 
     /// Takes the bytes at file offset `pos` and on, piece by piece: the count taken, which is
@@ -420,8 +430,8 @@ fn widen_into(raw: &[u8], dtype: Dtype, out: &mut Vec<f32>) {
 pub struct Slots(std::vec::IntoIter<Option<Buf>>);
 
 impl Slots {
-    /// The next buffer. Every slot was filled (each tensor has values and the data section
-    /// arrived whole); None stands for one that was not, which the readers below fill with zeros.
+    /// The next buffer, None for a slot that was not filled (the second of two slots of one key,
+    /// or a tensor without values); the readers below fill such a slot with zeros.
     pub fn next_buf(&mut self) -> Option<Buf> {
         self.0.next().flatten()
     }

@@ -7,8 +7,9 @@
 //! head.
 //!
 //! The attentions are those of the pass that wrote each token: the decoder runs once more over
-//! the start token and the translation but its last token (teacher forcing, which gives the same
-//! numbers as the steps did), so row i of the decoder's matrices belongs to the i-th written token.
+//! the start token and the translation but its last token (teacher forcing, which gives the
+//! steps' numbers up to rounding), so row i of the decoder's matrices belongs to the i-th written
+//! token.
 
 use ndarray::Array3;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,9 @@ use crate::formats::LoadError;
 use crate::marian::model::Kind;
 use crate::marian::{BeamSettings, Marian, Options, Tokenizer};
 use crate::model::RunError;
+
+/// The most beams a query may ask for.
+pub const MAX_BEAMS: usize = 16;
 
 /// Which attention of the three.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,8 +59,9 @@ pub struct TranslateQuery {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Hypothesis {
     pub text: String,
-    /// Summed log-probability over length^penalty for a finished one; summed for a running one.
-    pub score: f32,
+    /// Summed log-probability over length^penalty for a finished one, summed for a running one;
+    /// none for greedy decoding's one hypothesis.
+    pub score: Option<f32>,
 }
 
 /// The beams after one step of the search, best first.
@@ -117,16 +122,19 @@ impl TranslationSession {
         let source = self.tokenizer.encode_source(&q.text);
         let knock_out: Vec<(Kind, usize, usize)> = q.knock_out.iter().map(|&(k, l, h)| (k.engine(), l, h)).collect();
         let opts = Options { knock_out: knock_out.clone(), ..Default::default() };
-        let set = BeamSettings { beams: q.beams.max(1), max_new: q.max_new.max(1), length_penalty: 1.0 };
+        // The window holds the start token and what is written; more beams than MAX_BEAMS are not
+        // asked for (each multiplies the work of a step).
+        let max_new = q.max_new.clamp(1, m.config.max_position_embeddings.saturating_sub(1).max(1));
+        let set = BeamSettings { beams: q.beams.clamp(1, MAX_BEAMS), max_new, length_penalty: 1.0 };
         let text = |tokens: &[u32]| self.tokenizer.decode(tokens);
         let (written, hypotheses, steps) = if set.beams == 1 {
             let out = m.greedy_with(&source, set.max_new, &opts)?;
-            let hyp = Hypothesis { text: text(&out), score: f32::NAN };
+            let hyp = Hypothesis { text: text(&out), score: None };
             (out, vec![hyp], Vec::new())
         } else {
             let (hyps, steps) = m.beam_search_with(&source, set, &opts)?;
-            let best = hyps.first().map(|h| h.tokens.clone()).unwrap_or_default();
-            let view = |h: &crate::marian::Hypothesis| Hypothesis { text: text(&h.tokens), score: h.score };
+            let best = hyps.first().map(|h| h.tokens.clone()).ok_or(RunError::Empty)?;
+            let view = |h: &crate::marian::Hypothesis| Hypothesis { text: text(&h.tokens), score: Some(h.score) };
             let steps = steps
                 .iter()
                 .map(|s| BeamStep {
@@ -140,7 +148,8 @@ impl TranslationSession {
         // but its last token in, one row per token written.
         let opts = Options { attentions: true, ..opts };
         let encoded = m.encode(&source, &opts)?;
-        let inputs = &written[..written.len().saturating_sub(1).max(1)];
+        // `written` holds the start token and at least one token after it.
+        let inputs = written.get(..written.len().saturating_sub(1)).filter(|t| !t.is_empty()).ok_or(RunError::Empty)?;
         let decoded = m.decode(inputs, &mut m.new_cache(&encoded), &opts)?;
         let token = |&id: &u32| Token { id, text: self.tokenizer.token_text(id) };
         Ok(Translation {

@@ -220,10 +220,7 @@ impl Worker {
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
         let tokenizer_text = tokenizer.as_ref().map(|t| t.text.as_str());
-        let session = match files.model.take() {
-            Some(loader) => loader.finish(tokenizer_text),
-            None => Err(LoadError::Checkpoint("the model file was already used".into())),
-        };
+        let session = files.model.take().expect("a fetched model is finished once").finish(tokenizer_text);
         match session {
             Ok(s) => {
                 let mut source = files.keep().await;

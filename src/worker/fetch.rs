@@ -3,11 +3,10 @@
 //! (and reading them back from) the browser's Cache Storage. `model.safetensors` is never held
 //! whole: each chunk of its body goes into a `ModelLoader` (`model::stream`, any family), which
 //! writes it into the model's weights, and (when downloaded) into a stream that Cache Storage
-//! reads from as it arrives
-//! ([`CacheWriter`]). A file is kept only once the model it belongs to has loaded
-//! ([`Files::keep`] ends that stream; until then the entry does not exist, and a load that fails
-//! or is superseded ends it as failed), and a kept file that fails to load is removed: a bad
-//! download never stays.
+//! reads from as it arrives ([`CacheWriter`]). A file is kept only once the model it belongs to
+//! has loaded ([`Files::keep`] ends that stream; until then the entry does not exist, and a load
+//! that fails or is superseded ends it as failed), and a kept file that fails to load is removed:
+//! a bad download never stays.
 
 use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;

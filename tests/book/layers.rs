@@ -4,8 +4,9 @@
 //! numerics, formats, state          pure functions, file formats, typed URL state
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> model                        what every family shares: forward options and outputs, caches, errors, limits
-//!   -> train, seq2seq, gpt2, llama, the engines, one per family, DOM-free (gpt2, llama run on the backend too);
-//!      marian                       a session family's engine is found by its `engine.rs` (`impl CpuModel for`)
+//!   -> train, seq2seq, gpt2,        the engines, one per family, DOM-free (gpt2, llama run on the backend too)
+//!      llama, marian
+//!                                   (a session family's engine is found by its `engine.rs`: `impl CpuModel for`)
 //!   -> session                      one session generic over the families, and the worker's protocol
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
 //!   -> demos                        each demo in one file: parameters, compute, view
@@ -150,7 +151,8 @@ fn the_scanner_sees_an_upward_import() {
     // The check itself: an import in code counts, one in a comment does not.
     assert_eq!(imports("use crate::ui::plot; // crate::worker\nlet x = crate::gpt2::ops::linear;"), ["ui", "gpt2"]);
     // The families' engines are found by their `impl CpuModel`.
-    assert_eq!(families(), ["gpt2", "llama"]);
+    let found = families();
+    assert!(["gpt2", "llama"].iter().all(|f| found.iter().any(|m| m == f)), "{found:?}");
     assert_eq!(allowed("llama").unwrap(), ["numerics", "formats", "gpu", "model"]);
     assert!(allowed("session").unwrap().contains(&"llama".to_string()));
     assert!(allowed("nowhere").is_none());
