@@ -213,8 +213,9 @@ impl Marian {
         let cfg = &self.config;
         let past = caches.first().map_or(0, |c| c.own.len());
         assert!(
-            caches.len() == tokens.len() && caches.iter().all(|c| c.own.len() == past),
-            "one token a cache, one length"
+            caches.len() == tokens.len()
+                && caches.iter().all(|c| c.own.len() == past && Arc::ptr_eq(&c.cross, &caches[0].cross)),
+            "one token a cache, one length, one source"
         );
         RunError::check_input(tokens, past, cfg.vocab_size, cfg.max_position_embeddings)?;
         let (heads, c) = (cfg.decoder_attention_heads, cfg.d_model);
