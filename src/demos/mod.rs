@@ -263,6 +263,7 @@ registry! {
     rnn_problems: RnnProblemsDemo in why_attention,
     alignment: AlignmentDemo in why_attention,
     bottleneck: BottleneckDemo in why_attention,
+    translation: TranslationDemo in why_attention,
     lookup: LookupDemo in soft_lookup,
     kernels: KernelsDemo in kernel_regression,
     nadaraya_watson: NwDemo in kernel_regression,

@@ -19,7 +19,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
 use super::browser::now_ms;
-use crate::session::protocol::{Analysis, Attention, Phase, Reply, Request};
+use crate::session::protocol::{Analysis, Attention, Phase, Reply, Request, Translation};
 use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).
@@ -88,6 +88,8 @@ pub enum Event {
     Progress(Progress),
     /// An analysis with its attention weights, decoded.
     Analysis(Analysis, Attention),
+    /// A translation with its three attentions, decoded.
+    Translation(Box<Translation>),
     /// The training lab's heads at a step, their attention decoded.
     Snapshot(u64, HeadSnapshot),
     /// The trained model as a GPT-2 checkpoint: `config.json` and the safetensors bytes.
@@ -326,6 +328,18 @@ impl ComputeWorker {
                 match Attention::decode(a.attention.clone(), data) {
                     Ok(w) => self.emit(Event::Analysis(a, w)),
                     Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(a.id), message, load: 0 })),
+                }
+            }
+            Reply::Translation(t) => {
+                let data = Reflect::get(&msg, &"data".into())
+                    .ok()
+                    .and_then(|d| d.dyn_into::<Float32Array>().ok())
+                    .map(|d| d.to_vec())
+                    .unwrap_or_default();
+                let id = t.id;
+                match Translation::from_parts(t, data) {
+                    Ok(t) => self.emit(Event::Translation(Box::new(t))),
+                    Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(id), message, load: 0 })),
                 }
             }
             Reply::TrainSnapshot { id, mut snapshot } => {

@@ -90,6 +90,129 @@ pub struct Translation {
     pub decoder: Vec<Array3<f32>>,
     /// Per decoder layer (heads, T, S).
     pub cross: Vec<Array3<f32>>,
+    /// The worker's time for the whole query in milliseconds (set by the worker; 0 natively).
+    pub compute_ms: f64,
+}
+
+/// A translation as it travels from the worker to the page: everything but the attentions, which
+/// go beside it as one f32 buffer (transferred, not copied): every encoder layer's (H, S, S), then
+/// every decoder layer's self-attention (H, T, T), then every decoder layer's cross-attention
+/// (H, T, S); S the source's tokens, T the target's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TranslationMessage {
+    pub id: u64,
+    pub source: Vec<Token>,
+    pub target: Vec<Token>,
+    pub text: String,
+    pub hypotheses: Vec<Hypothesis>,
+    pub steps: Vec<BeamStep>,
+    pub encoder_layers: usize,
+    pub encoder_heads: usize,
+    pub decoder_layers: usize,
+    pub decoder_heads: usize,
+    #[serde(default)]
+    pub compute_ms: f64,
+}
+
+impl Translation {
+    /// The message and its buffer (see [`TranslationMessage`]).
+    pub fn into_parts(self) -> (TranslationMessage, Vec<f32>) {
+        let heads = |a: &[Array3<f32>]| a.first().map_or(0, |x| x.dim().0);
+        let (encoder_heads, decoder_heads) = (heads(&self.encoder), heads(&self.decoder));
+        let data: Vec<f32> = [&self.encoder, &self.decoder, &self.cross]
+            .into_iter()
+            .flat_map(|layers| layers.iter().flat_map(|a| a.iter().copied()))
+            .collect();
+        let message = TranslationMessage {
+            id: self.id,
+            source: self.source,
+            target: self.target,
+            text: self.text,
+            hypotheses: self.hypotheses,
+            steps: self.steps,
+            encoder_layers: self.encoder.len(),
+            encoder_heads,
+            decoder_layers: self.decoder.len(),
+            decoder_heads,
+            compute_ms: self.compute_ms,
+        };
+        (message, data)
+    }
+
+    /// Reads a message and the buffer received beside it: the buffer must hold exactly what the
+    /// message's sizes describe.
+    pub fn from_parts(m: TranslationMessage, data: Vec<f32>) -> Result<Translation, String> {
+        let (s, t) = (m.source.len(), m.target.len());
+        let shapes = [
+            (m.encoder_layers, (m.encoder_heads, s, s)),
+            (m.decoder_layers, (m.decoder_heads, t, t)),
+            (m.decoder_layers, (m.decoder_heads, t, s)),
+        ];
+        let want = shapes.iter().try_fold(0usize, |sum, &(n, (h, r, c))| {
+            n.checked_mul(h)?.checked_mul(r)?.checked_mul(c)?.checked_add(sum)
+        });
+        if want != Some(data.len()) {
+            return Err(format!(
+                "the translation's attention buffer holds {} weights, but its message describes {}",
+                data.len(),
+                want.map_or("more than fit".into(), |w| w.to_string())
+            ));
+        }
+        let mut at = 0;
+        let mut kind = |(n, shape): (usize, (usize, usize, usize))| -> Vec<Array3<f32>> {
+            (0..n)
+                .map(|_| {
+                    let len = shape.0 * shape.1 * shape.2;
+                    at += len;
+                    // The length was checked above.
+                    Array3::from_shape_vec(shape, data[at - len..at].to_vec()).unwrap_or_else(|_| Array3::zeros(shape))
+                })
+                .collect()
+        };
+        let (encoder, decoder, cross) = (kind(shapes[0]), kind(shapes[1]), kind(shapes[2]));
+        Ok(Translation {
+            id: m.id,
+            source: m.source,
+            target: m.target,
+            text: m.text,
+            hypotheses: m.hypotheses,
+            steps: m.steps,
+            encoder,
+            decoder,
+            cross,
+            compute_ms: m.compute_ms,
+        })
+    }
+
+    /// The weights of one attention: (layer, head), or with `head` `None` the heads' mean; rows
+    /// are queries (source tokens for the encoder, target tokens otherwise), columns keys.
+    pub fn weights(&self, kind: AttentionKind, layer: usize, head: Option<usize>) -> Option<ndarray::Array2<f32>> {
+        let layers = match kind {
+            AttentionKind::Encoder => &self.encoder,
+            AttentionKind::Decoder => &self.decoder,
+            AttentionKind::Cross => &self.cross,
+        };
+        let a = layers.get(layer)?;
+        match head {
+            Some(h) if h < a.dim().0 => Some(a.index_axis(ndarray::Axis(0), h).to_owned()),
+            Some(_) => None,
+            None => a.mean_axis(ndarray::Axis(0)),
+        }
+    }
+}
+
+/// What the page learns of a loaded translation model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TranslatorInfo {
+    pub name: String,
+    pub encoder_layers: usize,
+    pub decoder_layers: usize,
+    pub encoder_heads: usize,
+    pub decoder_heads: usize,
+    pub d_model: usize,
+    pub params: usize,
+    /// The longest source (and translation) in tokens, `</s>` included.
+    pub max_tokens: usize,
 }
 
 pub struct TranslationSession {
@@ -114,6 +237,21 @@ impl TranslationSession {
     pub fn with_model(model: Marian, tokenizer: Tokenizer) -> Result<Self, LoadError> {
         tokenizer.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
         Ok(TranslationSession { model, tokenizer })
+    }
+
+    /// What the page is told once it loaded.
+    pub fn info(&self, name: &str) -> TranslatorInfo {
+        let c = &self.model.config;
+        TranslatorInfo {
+            name: name.into(),
+            encoder_layers: c.encoder_layers,
+            decoder_layers: c.decoder_layers,
+            encoder_heads: c.encoder_attention_heads,
+            decoder_heads: c.decoder_attention_heads,
+            d_model: c.d_model,
+            params: c.n_params(),
+            max_tokens: c.max_position_embeddings,
+        }
     }
 
     /// Translates `q.text`.
@@ -162,6 +300,7 @@ impl TranslationSession {
             encoder: encoded.attentions,
             decoder: decoded.self_attentions,
             cross: decoded.cross_attentions,
+            compute_ms: 0.0,
         })
     }
 }

@@ -15,6 +15,7 @@ use crate::gpu::{Gpu, GpuError};
 use crate::session::any::{family, ModelLoader, ModelSession as Session};
 use crate::session::manifest::Manifest;
 use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
+use crate::session::translate::TranslationSession;
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled), after a
 /// timer's wait: what the polling loops (a turn, a full cache writer) use, paced by the timer.
@@ -63,6 +64,8 @@ pub struct Worker {
     turns: Cell<(u64, u64)>,
     /// The training lab's run.
     runs: super::train::Runs,
+    /// The translation model (`LoadTranslator`), beside `session`: CPU only.
+    translator: RefCell<Option<Rc<TranslationSession>>>,
     /// The latest load the page asked for: an earlier one still under way is superseded, and
     /// its model is dropped instead of installed (what runs is what the page chose last).
     latest_load: Cell<u64>,
@@ -259,6 +262,21 @@ fn load_local(config: &str, file: Option<Uint8Array>, tokenizer: Option<&str>) -
     loader.finish(tokenizer)
 }
 
+/// The five files of a translation model at `base`, downloaded one after the other (the bundled
+/// model's are kept by the service worker for offline use).
+async fn translator(name: &str, base: &str, load: u64) -> Result<TranslationSession, String> {
+    let mut files = Vec::new();
+    for file in ["config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"] {
+        let (bytes, _) = fetch::file(&format!("{base}{file}"), file, None, None, load).await?;
+        files.push(bytes);
+    }
+    post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
+    let text =
+        |i: usize, what: &str| std::str::from_utf8(&files[i]).map_err(|_| format!("{name}: {what} is not UTF-8 text"));
+    let (config, vocab) = (text(0, "config.json")?, text(4, "vocab.json")?);
+    TranslationSession::load(config, &files[1], (&files[2], &files[3], vocab)).map_err(|e| format!("{name}: {e}"))
+}
+
 /// A load failed: the page shows `message` unless a later load superseded this one.
 fn load_error(load: u64, message: String) {
     post(&Reply::Error { id: None, message, load }, None);
@@ -280,6 +298,33 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             match load_local(&config, file, tokenizer.as_deref()) {
                 Ok(s) => w.loaded(s, &name, Source::File, load).await,
                 Err(e) => load_error(load, format!("{name}: {e}")),
+            }
+        }
+        Request::LoadTranslator { name, base, load } => {
+            w.latest_load.set(load);
+            match translator(&name, &base, load).await {
+                Ok(t) if w.current(load) => {
+                    let info = t.info(&name);
+                    *w.translator.borrow_mut() = Some(Rc::new(t));
+                    post(&Reply::TranslatorLoaded { info, load }, None);
+                }
+                Ok(_) => {}
+                Err(e) => load_error(load, e),
+            }
+        }
+        Request::Translate(q) => {
+            let Some(t) = w.translator.borrow().clone() else {
+                return error(Some(q.id), "no translation model is loaded yet".into());
+            };
+            let clock = clock();
+            let t0 = clock();
+            match t.translate(&q) {
+                Ok(mut out) => {
+                    out.compute_ms = clock() - t0;
+                    let (message, data) = out.into_parts();
+                    post(&Reply::Translation(message), Some(data))
+                }
+                Err(e) => error(Some(q.id), e.to_string()),
             }
         }
         Request::Backend { choice, fault } => {

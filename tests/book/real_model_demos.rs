@@ -202,3 +202,145 @@ mod instruction_reach {
         assert!(token_ranges(&p, &cut).is_err(), "tokens that do not spell the prompt are refused");
     }
 }
+
+mod translation {
+    use super::*;
+    use attention_live::demos::translation::{knock_outs, Kind, Params, TranslationDemo};
+    use attention_live::session::protocol::{AttentionKind, Translation};
+
+    fn run(change: impl FnOnce(&mut Params)) -> serde_json::Value {
+        let mut p = Params::defaults();
+        change(&mut p);
+        TranslationDemo::load(&p, &mut read).unwrap().unwrap()
+    }
+
+    fn text(out: &serde_json::Value) -> &str {
+        out["text"].as_str().unwrap()
+    }
+
+    /// The weight the row of the `nth` written `written` puts on source token `source`.
+    fn weight(out: &serde_json::Value, written: (&str, usize), source: &str) -> String {
+        let shown = &out["shown"];
+        let tokens = |k: &str| shown[k].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect::<Vec<_>>();
+        let (rows, cols) = (tokens("rows"), tokens("cols"));
+        let i = rows.iter().enumerate().filter(|(_, r)| **r == written.0).nth(written.1).unwrap().0;
+        let j = cols.iter().position(|c| *c == source).unwrap();
+        format!("{:.2}", num(&shown["weights"][i][j]))
+    }
+
+    /// why-attention.md, "The real thing": the bundled model's translation, its cross-attention
+    /// in the last layer (the heads' mean), the beam's runner-up and the knock-outs, as the prose
+    /// and the exercises quote them.
+    #[test]
+    fn the_real_thing_says_what_the_model_computes() {
+        let text_md = chapter("why-attention");
+        let out = run(|_| {});
+        assert_eq!(text(&out), "1998-03-23");
+        assert_eq!(out["shown"]["layer"], 2);
+        let quotes = [
+            (("19", 0), " nineteen", "0.97"),
+            (("9", 0), " ninety", "0.99"),
+            (("8", 0), "eight", "1.00"),
+            (("3", 0), " march", "0.50"),
+            (("2", 0), " twenty", "0.64"),
+            (("-", 0), "</s>", "0.95"),
+        ];
+        for (written, source, want) in quotes {
+            assert_eq!(weight(&out, written, source), want, "{written:?} on {source:?}");
+        }
+        says(&text_md, "The written 19 puts 0.97 of its weight on nineteen, the 9 puts 0.99 on ninety and the 8 puts");
+        says(&text_md, "1.00 on eight; then the month's 3 puts 0.50 on march, and the day's 2 puts 0.64 on twenty");
+        says(&text_md, "(0.95 for the first one)");
+        // The exercise why-real-day: the written 2's strongest source token is twenty (choice A).
+        let rows: Vec<&str> = out["shown"]["rows"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let two = rows.iter().position(|r| *r == "2").unwrap();
+        let strongest = out["strongest"][two].as_u64().unwrap() as usize;
+        assert_eq!(out["source"][strongest], " twenty");
+        says(&text_md, "solution: twenty, with 0.64 of the row's weight");
+        // The beam's runner-up, and greedy decoding's answer.
+        assert_eq!(out["hypotheses"][1]["text"], "1998-07-23");
+        says(&text_md, "the runner-up, far behind, is 1998-07-23");
+        assert_eq!(text(&run(|p| p.beams = 1)), "1998-03-23");
+        // Knock-outs: no one head of the last layer's cross-attention is needed, all four are.
+        for h in 0..4 {
+            assert_eq!(text(&run(|p| p.knock = format!("cross.2.{h}"))), "1998-03-23", "cross.2.{h}");
+        }
+        let all = |l: usize| (0..4).map(|h| format!("cross.{l}.{h}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(text(&run(|p| p.knock = all(2))), "1966-07-12");
+        says(&text_md, "Knock out all four (`cross.2.0 cross.2.1 cross.2.2 cross.2.3`) and it becomes 1966-07-12");
+        assert_eq!(text(&run(|p| p.knock = all(0))), "1998-03-23");
+        let first = run(|p| p.layer = 0);
+        let peak = first["shown"]["weights"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(num);
+        assert_eq!(format!("{:.2}", peak.fold(0.0, f64::max)), "0.52");
+        says(&text_md, "(no row puts more than 0.52 on one token)");
+        let old = run(|p| p.text = "the fourteenth of july, seventeen eighty-nine".into());
+        assert_eq!(text(&old), "2059-07-14");
+        says(&text_md, "\"the fourteenth of july, seventeen eighty-nine\" comes out as 2059-07-14");
+    }
+
+    /// The exercise why-real-mask: above the diagonal every decoder self-attention weight is 0,
+    /// in every layer and head; the encoder's has no mask (weights above its diagonal).
+    #[test]
+    fn the_decoder_is_masked_and_the_encoder_is_not() {
+        for l in 0..3 {
+            for h in 0..4 {
+                let out = run(|p| (p.kind, p.layer, p.mean, p.head) = (Kind::Decoder, l, false, h));
+                let w = out["shown"]["weights"].as_array().unwrap();
+                assert_eq!(w.len(), out["target"].as_array().unwrap().len());
+                assert_eq!(out["shown"]["cols"][0], "start");
+                for (i, row) in w.iter().enumerate() {
+                    let row: Vec<f64> = row.as_array().unwrap().iter().map(num).collect();
+                    assert!(row[i + 1..].iter().all(|&x| x == 0.0), "layer {l} head {h} row {i}");
+                    assert!(row[..=i].iter().all(|&x| x > 0.0), "layer {l} head {h} row {i}");
+                }
+            }
+        }
+        let enc = run(|p| (p.kind, p.mean) = (Kind::Encoder, true));
+        let w = enc["shown"]["weights"].as_array().unwrap();
+        assert!(num(&w[0][w.len() - 1]) > 0.0, "the encoder's first token reads its last");
+    }
+
+    #[test]
+    fn knocked_out_heads_are_read_or_refused_with_the_reason() {
+        let got = knock_outs("cross.2.1, encoder.0.3 decoder.1.0 cross.2.1").unwrap();
+        let want = vec![(AttentionKind::Cross, 2, 1), (AttentionKind::Encoder, 0, 3), (AttentionKind::Decoder, 1, 0)];
+        assert_eq!(got, want);
+        assert_eq!(knock_outs("  ").unwrap(), vec![]);
+        for bad in ["cross.2", "self.1.1", "cross.a.1", "cross.1.1.1", "2.1"] {
+            let e = knock_outs(bad).unwrap_err();
+            assert!(e.contains(bad) && e.contains("kind.layer.head"), "{bad}: {e}");
+        }
+        // A bad entry reaches the reader as the demo's error, not as a query.
+        let p = Params { knock: "cross.x".into(), ..Params::defaults() };
+        assert!(TranslationDemo::load(&p, &mut read).unwrap().is_err());
+    }
+
+    /// The message and buffer the worker sends read back into the same translation; a buffer of
+    /// another length is refused.
+    #[test]
+    fn a_translation_travels_whole() {
+        use attention_live::session::translate::TranslationSession;
+        let dir = "models/dates-marian";
+        let file = |f: &str| read(&format!("{dir}/{f}")).unwrap();
+        let (config, vocab) =
+            (String::from_utf8(file("config.json")).unwrap(), String::from_utf8(file("vocab.json")).unwrap());
+        let s = TranslationSession::load(
+            &config,
+            &file("model.safetensors"),
+            (&file("source.spm"), &file("target.spm"), &vocab),
+        )
+        .unwrap();
+        let q = attention_live::demos::translation::query(&Params::defaults()).unwrap();
+        let t = s.translate(&q).unwrap();
+        let (message, data) = t.clone().into_parts();
+        let json = serde_json::to_string(&message).unwrap();
+        let back = Translation::from_parts(serde_json::from_str(&json).unwrap(), data.clone()).unwrap();
+        assert_eq!(back, t);
+        let e = Translation::from_parts(message, data[1..].to_vec()).unwrap_err();
+        assert!(e.contains("attention buffer"), "{e}");
+        // The model card counts torch's parameters, which leave out `final_logits_bias` (a buffer of
+        // vocab_size values); the page counts every weight the model uses.
+        let card: serde_json::Value = serde_json::from_slice(&file("card.json")).unwrap();
+        assert_eq!(s.info("dates").params as u64, card["parameters"].as_u64().unwrap() + 123);
+    }
+}

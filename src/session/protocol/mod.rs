@@ -21,6 +21,10 @@
 //! - `Analyze`: `Analysis` with the attention buffer; `Generate`: one `Generated` per token
 //!   (`done` on the last) or `Stopped` after `Stop`; `AttentionBench`, `HeadQkv`: their reply;
 //!   each of these, when it fails, `Error` with its id;
+//! - `LoadTranslator`: `Progress` (`Download` per file, `Parse`), then `TranslatorLoaded`, or
+//!   `Error { id: None }`, with the load's number as `Load`'s replies; `Translate`: `Translation`
+//!   with its attention buffer, or `Error` with its id. A translation model runs on the CPU, beside
+//!   the loaded model of `Load` (each is kept until replaced);
 //! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
 //!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
 //!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
@@ -36,10 +40,12 @@ use super::manifest::Manifest;
 mod models;
 mod probes;
 mod train;
+mod translation;
 
 pub use models::*;
 pub use probes::*;
 pub use train::*;
+pub use translation::*;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -73,6 +79,16 @@ pub enum Request {
         #[serde(default)]
         load: u64,
     },
+    /// A translation model (Marian) from `base`: `config.json`, `model.safetensors`, `source.spm`,
+    /// `target.spm` and `vocab.json`.
+    LoadTranslator {
+        name: String,
+        base: String,
+        #[serde(default)]
+        load: u64,
+    },
+    /// Translate a text with the translation model.
+    Translate(TranslateQuery),
     /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
     /// on purpose, to show the fallback (tests only).
     Backend {
@@ -123,12 +139,14 @@ impl Request {
     pub fn id(&self) -> Option<u64> {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => Some(q.id),
+            Request::Translate(q) => Some(q.id),
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
             | Request::TrainExport { id } => Some(*id),
             Request::Load { .. }
             | Request::LoadBytes { .. }
+            | Request::LoadTranslator { .. }
             | Request::Backend { .. }
             | Request::Stop
             | Request::TrainPause
@@ -140,12 +158,14 @@ impl Request {
     pub fn set_id(&mut self, new: u64) {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => q.id = new,
+            Request::Translate(q) => q.id = new,
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
             | Request::TrainExport { id } => *id = new,
             Request::Load { .. }
             | Request::LoadBytes { .. }
+            | Request::LoadTranslator { .. }
             | Request::Backend { .. }
             | Request::Stop
             | Request::TrainPause
@@ -197,6 +217,14 @@ pub enum Reply {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         char_vocab: Option<String>,
     },
+    /// A translation model loaded (answer to `LoadTranslator`).
+    TranslatorLoaded {
+        info: TranslatorInfo,
+        #[serde(default)]
+        load: u64,
+    },
+    /// A translation; its attention weights travel beside it (see `TranslationMessage`).
+    Translation(TranslationMessage),
     /// The model is not in the browser's cache (answer to `only_cached`).
     NotCached {
         name: String,
@@ -280,6 +308,7 @@ impl Reply {
         match self {
             Reply::Analysis(a) => Some(a.id),
             Reply::HeadQkv(h) => Some(h.id),
+            Reply::Translation(t) => Some(t.id),
             Reply::Generated { id, .. }
             | Reply::Stopped { id }
             | Reply::AttentionBench { id, .. }
@@ -291,6 +320,7 @@ impl Reply {
             Reply::Ready
             | Reply::Progress { .. }
             | Reply::Loaded { .. }
+            | Reply::TranslatorLoaded { .. }
             | Reply::NotCached { .. }
             | Reply::Backend { .. }
             | Reply::Crashed { .. } => None,
@@ -303,6 +333,7 @@ impl Reply {
         match self {
             Reply::Progress { load, .. }
             | Reply::Loaded { load, .. }
+            | Reply::TranslatorLoaded { load, .. }
             | Reply::NotCached { load, .. }
             | Reply::Error { load, .. } => *load,
             _ => 0,

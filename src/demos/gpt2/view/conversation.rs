@@ -45,8 +45,8 @@ pub fn on_event(s: Store, event: WorkerEvent) {
             target.set(Some(Arc::new(Answer { a, w })));
         }
         WorkerEvent::Reply(reply) => on_reply(s, reply),
-        // The training lab's events: never sent to this demo's worker.
-        WorkerEvent::Snapshot(..) | WorkerEvent::Checkpoint { .. } => {}
+        // The training lab's and the translation demo's events: never sent to this demo's worker.
+        WorkerEvent::Snapshot(..) | WorkerEvent::Checkpoint { .. } | WorkerEvent::Translation(_) => {}
         WorkerEvent::Died(why) => {
             s.listening.set_value(false);
             s.died.set_value(true);
@@ -105,7 +105,7 @@ fn on_reply(s: Store, reply: Reply) {
             let which = if prompt == Some(Prompt::Compare) { "The second prompt: " } else { "" };
             show_error(s, Some(format!("{which}{message}")));
         }
-        // The status took these; the benchmark, Q/K/V and training replies are for other demos' workers,
+        // The status took these; the benchmark, Q/K/V, training and translation replies are for other demos' workers,
         // and the client turns the rest into events of their own.
         Reply::Progress { .. }
         | Reply::Loaded { .. }
@@ -113,6 +113,8 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::Error { id: None, .. }
         | Reply::AttentionBench { .. }
         | Reply::HeadQkv(_)
+        | Reply::TranslatorLoaded { .. }
+        | Reply::Translation(_)
         | Reply::TrainProgress { .. }
         | Reply::TrainSnapshot { .. }
         | Reply::TrainStopped { .. }
