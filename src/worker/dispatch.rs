@@ -12,6 +12,8 @@ use wasm_bindgen_futures::JsFuture;
 use super::{error, fetch, post, scope};
 use crate::formats::LoadError;
 use crate::gpu::{Gpu, GpuError};
+use crate::marian::{Marian, Tokenizer};
+use crate::model::stream::StreamLoader;
 use crate::session::any::{family, ModelLoader, ModelSession as Session};
 use crate::session::manifest::Manifest;
 use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
@@ -204,15 +206,24 @@ impl Worker {
             return;
         }
         let (base, expect, use_cache) = from;
-        let tokenizer = match family(&files.config_json) {
-            Ok(f) if f.tokenizer_file().is_some() => {
-                match super::tokenizer_file::fetch(base, expect.and_then(|m| m.tokenizer.as_ref()), use_cache, load)
-                    .await
-                {
+        let tokenizer = match family(&files.config_json).map(|f| (f, f.tokenizer_file())) {
+            Ok((f, Some(file))) => {
+                let pinned = expect.and_then(|m| m.tokenizer.as_ref());
+                let read = match super::tokenizer_file::fetch(base, file, pinned, use_cache, load).await {
+                    Ok(t) => match t.text(file).map(str::to_string) {
+                        Ok(text) => Ok((t, text)),
+                        Err(e) => {
+                            t.evict().await;
+                            Err(e)
+                        }
+                    },
+                    Err(e) => Err(e),
+                };
+                match read {
                     Ok(t) => Some(t),
                     Err(e) => {
                         files.evict().await;
-                        return load_error(load, format!("{name}: {e}"));
+                        return load_error(load, format!("{name}: a model of the {} needs its {file}: {e}", f.label()));
                     }
                 }
             }
@@ -222,12 +233,12 @@ impl Worker {
             return;
         }
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-        let tokenizer_text = tokenizer.as_ref().map(|t| t.text.as_str());
+        let tokenizer_text = tokenizer.as_ref().map(|t| t.1.as_str());
         let session = files.model.take().expect("a fetched model is finished once").finish(tokenizer_text);
         match session {
             Ok(s) => {
                 let mut source = files.keep().await;
-                if let Some(t) = &tokenizer {
+                if let Some((t, _)) = &tokenizer {
                     if !t.keep().await && source == Source::NetworkStored {
                         source = Source::NetworkUnstored;
                     }
@@ -237,7 +248,7 @@ impl Worker {
             }
             Err(e) => {
                 files.evict().await;
-                if let Some(t) = &tokenizer {
+                if let Some((t, _)) = &tokenizer {
                     t.evict().await;
                 }
                 load_error(load, format!("{name}: {e}"))
@@ -262,19 +273,59 @@ fn load_local(config: &str, file: Option<Uint8Array>, tokenizer: Option<&str>) -
     loader.finish(tokenizer)
 }
 
-/// The five files of a translation model at `base`, downloaded one after the other (the bundled
-/// model's are kept by the service worker for offline use).
-async fn translator(name: &str, base: &str, load: u64) -> Result<TranslationSession, String> {
-    let mut files = Vec::new();
-    for file in ["config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"] {
-        let (bytes, _) = fetch::file(&format!("{base}{file}"), file, None, None, load).await?;
-        files.push(bytes);
+/// A translation model from `base`: `config.json` and `model.safetensors` as any model's (the
+/// weights loaded while they arrive, from Cache Storage when kept there with `use_cache`), then
+/// the tokenizer's three files. Kept in the cache once it loaded; a file that fails is removed.
+/// `None` when `only_cached` and it is not kept (the page was told `NotCached`).
+async fn translator(
+    name: &str,
+    base: &str,
+    (use_cache, only_cached): (bool, bool),
+    load: u64,
+) -> Result<Option<(TranslationSession, Source)>, String> {
+    let Some(mut files) =
+        fetch::model_files::<StreamLoader<Marian>>(name, base, None, use_cache, only_cached, load).await?
+    else {
+        return Ok(None);
+    };
+    let mut side = Vec::new();
+    for file in ["source.spm", "target.spm", "vocab.json"] {
+        match super::tokenizer_file::fetch(base, file, None, use_cache, load).await {
+            Ok(t) => side.push(t),
+            Err(e) => {
+                files.evict().await;
+                for t in &side {
+                    t.evict().await;
+                }
+                return Err(format!("{name}: a Marian model needs its {file}: {e}"));
+            }
+        }
     }
     post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
-    let text =
-        |i: usize, what: &str| std::str::from_utf8(&files[i]).map_err(|_| format!("{name}: {what} is not UTF-8 text"));
-    let (config, vocab) = (text(0, "config.json")?, text(4, "vocab.json")?);
-    TranslationSession::load(config, &files[1], (&files[2], &files[3], vocab)).map_err(|e| format!("{name}: {e}"))
+    let session = (|| {
+        let model = files.model.take().ok_or("the model was finished twice")?.finish().map_err(|e| e.to_string())?;
+        let tokenizer = Tokenizer::from_files(&side[0].bytes, &side[1].bytes, side[2].text("vocab.json")?)
+            .map_err(|e| e.to_string())?;
+        TranslationSession::with_model(model, tokenizer).map_err(|e| e.to_string())
+    })();
+    match session {
+        Ok(s) => {
+            let mut source = files.keep().await;
+            for t in &side {
+                if !t.keep().await && source == Source::NetworkStored {
+                    source = Source::NetworkUnstored;
+                }
+            }
+            Ok(Some((s, source)))
+        }
+        Err(e) => {
+            files.evict().await;
+            for t in &side {
+                t.evict().await;
+            }
+            Err(format!("{name}: {e}"))
+        }
+    }
 }
 
 /// A load failed: the page shows `message` unless a later load superseded this one.
@@ -286,7 +337,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
     match req {
         Request::Load { name, base, expect, cache, only_cached, load } => {
             w.latest_load.set(load);
-            match fetch::model_files(&name, &base, expect.as_ref(), cache, only_cached, load).await {
+            match fetch::model_files::<ModelLoader>(&name, &base, expect.as_ref(), cache, only_cached, load).await {
                 Ok(Some(files)) => w.load_files(&name, files, (&base, expect.as_ref(), cache), load).await,
                 Ok(None) => {}
                 Err(e) => load_error(load, e),
@@ -300,13 +351,13 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }
         }
-        Request::LoadTranslator { name, base, load } => {
+        Request::LoadTranslator { name, base, cache, only_cached, load } => {
             w.latest_load.set(load);
-            match translator(&name, &base, load).await {
-                Ok(t) if w.current(load) => {
+            match translator(&name, &base, (cache, only_cached), load).await {
+                Ok(Some((t, source))) if w.current(load) => {
                     let info = t.info(&name);
                     *w.translator.borrow_mut() = Some(Rc::new(t));
-                    post(&Reply::TranslatorLoaded { info, load }, None);
+                    post(&Reply::TranslatorLoaded { info, source, load }, None);
                 }
                 Ok(_) => {}
                 Err(e) => load_error(load, e),

@@ -15,6 +15,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Cache, ReadableStream, ReadableStreamDefaultReader, Response};
 
 use super::{js_err, post, scope};
+use crate::formats::LoadError;
+use crate::marian::Marian;
+use crate::model::stream::StreamLoader;
 use crate::session::any::ModelLoader;
 use crate::session::download::{
     check_complete, check_declared, check_received, grow_to, is_web_page, reserve_for, web_page_error, STALL_SECONDS,
@@ -120,13 +123,40 @@ async fn read_with_progress(resp: Response, url: &str, phase: Phase, load: u64) 
     Ok(bytes)
 }
 
+/// What a model file's body is fed into while it arrives: the loader of a family of the registry
+/// (`ModelLoader`), or a translation model's.
+pub trait Feed: Sized {
+    /// A loader for the model `config_json` describes, for a file of `declared` bytes when known.
+    fn start(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError>;
+    /// Takes the next bytes of the file; an error ends the load.
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError>;
+}
+
+impl Feed for ModelLoader {
+    fn start(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError> {
+        ModelLoader::new(config_json, declared)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        ModelLoader::feed(self, bytes)
+    }
+}
+
+impl Feed for StreamLoader<Marian> {
+    fn start(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError> {
+        StreamLoader::new(config_json, declared)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        StreamLoader::feed(self, bytes)
+    }
+}
+
 /// How many chunks Cache Storage may fall behind the download before the download waits for
 /// it (a network chunk is at most 64 KB in Chromium: a few MB).
 const CACHE_LAG_CHUNKS: f64 = 64.0;
 
 /// Where a model file's body goes while it arrives, besides the loader.
-struct Sinks<'a> {
-    loader: &'a mut ModelLoader,
+struct Sinks<'a, L> {
+    loader: &'a mut L,
     /// The pinned file's size and hash, when there is one.
     hash: Option<Verifier>,
     /// Cache Storage's copy, for a download.
@@ -136,13 +166,13 @@ struct Sinks<'a> {
 /// Reads a model file's body chunk by chunk into `sinks` (progress about every 1 MB, the
 /// checks of `session::download` on the declared and received lengths): a reused buffer of one
 /// chunk is all of the file the worker holds. `name` prefixes the loader's refusals.
-async fn stream_model(
+async fn stream_model<L: Feed>(
     resp: Response,
     url: &str,
     name: &str,
     phase: Phase,
     load: u64,
-    sinks: &mut Sinks<'_>,
+    sinks: &mut Sinks<'_, L>,
 ) -> Result<(), String> {
     let total = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
     check_declared(url, total)?;
@@ -344,7 +374,7 @@ fn check_pinned_length(resp: &Response, url: &str, name: &str, expect: Option<&F
 /// cached copy `stored` if there is one, else downloaded (verified against `expect` when given),
 /// and then written into Cache Storage as it arrives when `cache` is open. The model, and the
 /// pending cache entry.
-async fn model_file(
+async fn model_file<L: Feed>(
     url: &str,
     name: &str,
     config: &str,
@@ -352,7 +382,7 @@ async fn model_file(
     stored: Option<Response>,
     cache: Option<&Cache>,
     load: u64,
-) -> Result<(ModelLoader, Option<CacheWriter>), String> {
+) -> Result<(L, Option<CacheWriter>), String> {
     let (resp, phase) = match stored {
         Some(resp) => (resp, Phase::Cache),
         None => (fetch(url).await?, Phase::Download),
@@ -362,7 +392,7 @@ async fn model_file(
         check_pinned_length(&resp, url, "model.safetensors", expect)?;
     }
     let declared = header(&resp, "content-length").and_then(|s| s.trim().parse::<u64>().ok());
-    let mut loader = ModelLoader::new(config, declared).map_err(|e| format!("{name}: {e}"))?;
+    let mut loader = L::start(config, declared).map_err(|e| format!("{name}: {e}"))?;
     let writer = cache.filter(|_| downloaded).and_then(|c| CacheWriter::new(c, url));
     let hash = expect.filter(|_| downloaded).map(|_| Verifier::default());
     let mut sinks = Sinks { loader: &mut loader, hash, cache: writer.as_ref() };
@@ -375,10 +405,10 @@ async fn model_file(
 }
 
 /// A model loaded from its files, not yet kept.
-pub struct Files {
+pub struct Files<L = ModelLoader> {
     /// The model, every byte fed: taken and finished (with a tokenizer, for a family that needs
     /// one) by the dispatcher.
-    pub model: Option<ModelLoader>,
+    pub model: Option<L>,
     /// `config.json`'s text.
     pub config_json: String,
     /// Where the model file came from (`Network`: to be kept with [`Files::keep`], when
@@ -392,7 +422,7 @@ pub struct Files {
     urls: [String; 2],
 }
 
-impl Files {
+impl<L> Files<L> {
     /// Keeps the downloaded files in Cache Storage (call once the model loaded): the source to
     /// report. A failure to store (quota, private browsing) only costs the next visit a download.
     pub async fn keep(&mut self) -> Source {
@@ -418,7 +448,7 @@ impl Files {
     }
 }
 
-impl Files {
+impl<L> Files<L> {
     /// Removes the model's kept files (call when they failed to load), so the next visit
     /// downloads them afresh; a download's pending entry is dropped, which stores nothing.
     pub async fn evict(&mut self) {
@@ -441,14 +471,14 @@ async fn evict(cache: &Option<Cache>, urls: &[String; 2]) {
 /// Storage when kept there (with `use_cache`), else downloaded and checked against `expect`
 /// (the model file loaded while it arrives). With `only_cached`, replies `NotCached` and
 /// returns `None` unless both are kept. A file that fails its checks is removed from the cache.
-pub async fn model_files(
+pub async fn model_files<L: Feed>(
     name: &str,
     base: &str,
     expect: Option<&Manifest>,
     use_cache: bool,
     only_cached: bool,
     load: u64,
-) -> Result<Option<Files>, String> {
+) -> Result<Option<Files<L>>, String> {
     let cache = if use_cache { open_cache().await } else { None };
     let urls = [format!("{base}config.json"), format!("{base}model.safetensors")];
     // Each file is looked up in the cache once: the answer decides both "ask first?" and where

@@ -237,6 +237,7 @@ mod translation {
         let out = run(|_| {});
         assert_eq!(text(&out), "1998-03-23");
         assert_eq!(out["shown"]["layer"], 2);
+        assert_eq!(out["shown"]["rows"][0], "\u{2581}", "a piece that is only a space, labelled");
         let quotes = [
             (("19", 0), " nineteen", "0.97"),
             (("9", 0), " ninety", "0.99"),

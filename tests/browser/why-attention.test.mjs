@@ -3,7 +3,7 @@
 // can be recomputed live, and links restore the state.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { newPage, settledUrl, serveBook, closeBook, setValue } from "./browser.mjs";
+import { newPage, settledUrl, serveBook, closeBook, setValue, downloadJson } from "./browser.mjs";
 
 let server, base, browser;
 before(async () => ({ server, base, browser } = await serveBook()));
@@ -63,4 +63,53 @@ test("the RNN's two problems follow the input", async () => {
   assert.match(await readout(), /Changing the first letter moves it by [\d.]+, the last letter by [\d.]+/);
   assert.deepEqual(page.errors, []);
   await page.context().close();
+});
+
+test("the translation Transformer translates in the page and draws its three attentions", async () => {
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await page.goto(`${base}/why-attention/`);
+  const translated = (text) => page.waitForFunction(
+    (t) => document.querySelector("#translation .translation")?.dataset.text === t, text, { timeout: 60000 });
+  // The bundled model, loaded by the worker through the page, gives the native session's answer
+  // (tests/book/real_model_demos.rs) with beam search, and its cross-attention of the last layer.
+  await translated("1998-03-23");
+  assert.match(await page.$eval("#translation .readout", (e) => e.textContent), /3 encoder and 3 decoder layers, 4 heads/);
+  assert.ok(await page.$("#translation canvas.matrix"));
+  assert.match(await page.$eval("#translation details.beam-steps", (e) => e.textContent), /1998-07-23/);
+  const data = await downloadJson(page, "translation");
+  assert.equal(data.outputs.computed.text, "1998-03-23");
+  assert.deepEqual(data.outputs.computed.strongest, [13, 9, 10, 12, 13, 13, 7, 13, 2, 4, 13]);
+  for (const row of data.outputs.computed.shown.weights) {
+    assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4, "a row of cross-attention sums to 1");
+  }
+  // The decoder's self-attention is masked: nothing above the diagonal.
+  await page.selectOption("#translation-attention", "decoder");
+  await page.waitForFunction(() => /masked/.test(document.querySelector("#translation canvas.matrix")?.getAttribute("aria-label")));
+  const masked = await downloadJson(page, "translation");
+  masked.outputs.computed.shown.weights.forEach((row, i) => assert.ok(row.slice(i + 1).every((w) => w === 0), `row ${i}`));
+  // Another date, and every head of the last layer's cross-attention knocked out.
+  await setValue(page, "#translation-text", "march 3rd 1999");
+  await translated("1999-03-03");
+  await setValue(page, "#translation-knock-out", "cross.2.0 cross.2.1 cross.2.2 cross.2.3");
+  await setValue(page, "#translation-text", "the twenty-third of march, nineteen ninety-eight");
+  await translated("1966-07-12");
+  // Bad input is explained in place and changes nothing else.
+  await setValue(page, "#translation-knock-out", "cross.two");
+  await page.waitForSelector("#translation .notice");
+  assert.match(await page.$eval("#translation .notice", (e) => e.textContent), /“cross.two” is not a head/);
+  await setValue(page, "#translation-knock-out", "");
+  await translated("1998-03-23");
+  await setValue(page, "#translation-text", "the twenty-third of march, nineteen ninety-eight ".repeat(6));
+  await page.waitForSelector("#translation .notice");
+  assert.match(await page.$eval("#translation .notice", (e) => e.textContent), /64/);
+  assert.equal(await page.$eval("#translation .translation", (e) => e.dataset.text), "1998-03-23");
+  // A link restores the state.
+  await setValue(page, "#translation-text", "the first of january, two thousand");
+  await translated("2000-01-01");
+  const fresh = await newPage(browser, { viewport: { width: 390, height: 844 } });
+  await fresh.goto(await settledUrl(page));
+  await fresh.waitForFunction(() => document.querySelector("#translation .translation")?.dataset.text === "2000-01-01", null, { timeout: 60000 });
+  assert.equal(await fresh.$eval("#translation-attention", (e) => e.value), "decoder");
+  assert.deepEqual([...page.errors, ...fresh.errors], []);
+  await page.context().close(); await fresh.context().close();
 });

@@ -21,8 +21,8 @@
 //! - `Analyze`: `Analysis` with the attention buffer; `Generate`: one `Generated` per token
 //!   (`done` on the last) or `Stopped` after `Stop`; `AttentionBench`, `HeadQkv`: their reply;
 //!   each of these, when it fails, `Error` with its id;
-//! - `LoadTranslator`: `Progress` (`Download` per file, `Parse`), then `TranslatorLoaded`, or
-//!   `Error { id: None }`, with the load's number as `Load`'s replies; `Translate`: `Translation`
+//! - `LoadTranslator`: as `Load` (`Progress` per file, then `TranslatorLoaded`, `NotCached` or
+//!   `Error { id: None }`, with the load's number); `Translate`: `Translation`
 //!   with its attention buffer, or `Error` with its id. A translation model runs on the CPU, beside
 //!   the loaded model of `Load` (each is kept until replaced);
 //! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
@@ -80,10 +80,15 @@ pub enum Request {
         load: u64,
     },
     /// A translation model (Marian) from `base`: `config.json`, `model.safetensors`, `source.spm`,
-    /// `target.spm` and `vocab.json`.
+    /// `target.spm` and `vocab.json`, kept in Cache Storage with `cache` (and loaded only if kept
+    /// there with `only_cached`, else `NotCached`), as `Load` does.
     LoadTranslator {
         name: String,
         base: String,
+        #[serde(default)]
+        cache: bool,
+        #[serde(default)]
+        only_cached: bool,
         #[serde(default)]
         load: u64,
     },
@@ -220,6 +225,7 @@ pub enum Reply {
     /// A translation model loaded (answer to `LoadTranslator`).
     TranslatorLoaded {
         info: TranslatorInfo,
+        source: Source,
         #[serde(default)]
         load: u64,
     },

@@ -14,6 +14,8 @@ crate::options! {
     /// The translation model. New options come last: a link names one by its key.
     pub enum Model {
         Dates = ("dates", "Dates in words → ISO dates (bundled, 2 MB)"),
+        OpusEnDe = ("opus-mt-en-de", "English → German, OPUS-MT (download about 300 MB)"),
+        Url = ("url", "Marian checkpoint from a URL"),
     }
 }
 
@@ -26,12 +28,44 @@ crate::options! {
     }
 }
 
+/// Where OPUS-MT English→German is downloaded from (the hub's main branch).
+pub const OPUS_MT_EN_DE: &str = "https://huggingface.co/Helsinki-NLP/opus-mt-en-de/resolve/main/";
+
+/// The English sentence the downloaded models open with: "it" must find its noun across the
+/// sentence, the long-distance dependency of the Transformer paper's figures.
+pub const ENGLISH_TEXT: &str = "The animal didn't cross the street because it was too tired.";
+
 impl Model {
-    /// The model's folder under the book's static files.
-    pub fn folder(self) -> &'static str {
+    /// The bundled model's folder under the book's static files.
+    pub fn folder(self) -> Option<&'static str> {
         match self {
-            Model::Dates => "dates-marian",
+            Model::Dates => Some("dates-marian"),
+            Model::OpusEnDe | Model::Url => None,
         }
+    }
+
+    /// What the model opens with: its text and the layer shown (the last).
+    pub fn featured(self) -> (&'static str, usize) {
+        match self {
+            Model::Dates => (DEFAULT_TEXT, 2),
+            Model::OpusEnDe | Model::Url => (ENGLISH_TEXT, 5),
+        }
+    }
+
+    /// The folder URL its five files are read from (ending in `/`), or why there is none.
+    pub fn base(self, base: &str) -> Result<String, String> {
+        let given = base.trim();
+        let folder = match (self, given) {
+            (Model::Dates, _) => return Ok(format!("/models/{}/", self.folder().unwrap_or_default())),
+            (Model::OpusEnDe, "") => return Ok(OPUS_MT_EN_DE.into()),
+            (Model::Url, "") => return Err("type the address of a folder with the checkpoint's files".into()),
+            (_, folder) => folder,
+        };
+        let ok = folder.starts_with("https://") || folder.starts_with("http://") || folder.starts_with('/');
+        if !ok {
+            return Err(format!("“{folder}” is not a web address (https://…)"));
+        }
+        Ok(if folder.ends_with('/') { folder.to_string() } else { format!("{folder}/") })
     }
 }
 
@@ -55,6 +89,8 @@ pub const MAX_NEW: usize = 40;
 crate::params! {
     pub struct Params {
         model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
+        /// the checkpoint folder for `Model::OpusEnDe` (empty: the hub) or `Model::Url`
+        base: String = Param::text("base", "Checkpoint folder URL (OPUS-MT: empty for the hub)", 500, ""),
         text: String = Param::text("text", "Text to translate", 300, DEFAULT_TEXT),
         beams: usize = Param::int("beams", "Beams (1 = greedy decoding)", 1, 8, 4),
         kind: Kind = Param::choice("attention", "Attention shown", Kind::OPTIONS, 0),
@@ -77,6 +113,12 @@ impl Demo for TranslationDemo {
     type Output = Result<TranslateQuery, String>;
     const MAIN: &'static [&'static str] = &["text", "attention", "layer", "mean"];
 
+    /// The model's own text and layer where a link leaves them out.
+    fn baseline(p: &Params) -> Params {
+        let (text, layer) = p.model.featured();
+        Params { text: text.into(), layer, ..<Params as crate::state::Params>::defaults() }
+    }
+
     /// The query the page sends (the translation itself comes from the worker).
     fn compute(p: &Params) -> Result<TranslateQuery, String> {
         query(p)
@@ -88,10 +130,13 @@ impl Demo for TranslationDemo {
         Ok(out)
     }
 
-    /// The bundled model's real answer: the worker's translation session on the model's files.
+    /// The bundled model's real answer: the worker's translation session on the model's files
+    /// (natively; the page asks the worker, which runs the same session). None for a download.
+    #[cfg(not(target_arch = "wasm32"))]
     fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
+        let folder = p.model.folder()?;
         let mut run = || {
-            let dir = format!("models/{}", p.model.folder());
+            let dir = format!("models/{folder}");
             let text = |read: &mut super::Reader, f: &str| {
                 String::from_utf8(read(&format!("{dir}/{f}"))?).map_err(|e| e.to_string())
             };
@@ -113,6 +158,18 @@ impl Demo for TranslationDemo {
 }
 
 pub static SPEC: DemoSpec = spec::<TranslationDemo>();
+
+/// The model switches from `from` to `p.model`: the text and the layer that are still `from`'s
+/// own become the new model's; what the reader changed stays.
+pub fn switch_featured(p: &mut Params, from: Model) {
+    let (old, new) = (from.featured(), p.model.featured());
+    if p.text == old.0 {
+        p.text = new.0.to_string();
+    }
+    if p.layer == old.1 {
+        p.layer = new.1;
+    }
+}
 
 /// Reads knocked-out heads written `kind.layer.head` (kind `cross`, `encoder` or `decoder`),
 /// separated by spaces or commas; an entry that is not one is refused with the reason.
@@ -175,7 +232,7 @@ pub fn shown(t: &Translation, p: &Params) -> Option<Shown> {
     let layer = p.layer.min(layers.checked_sub(1)?);
     let head = (!p.mean).then(|| p.head.min(heads.saturating_sub(1)));
     let w = t.weights(p.kind.attention(), layer, head)?;
-    let text = |tokens: &[Token]| -> Vec<String> { tokens.iter().map(|t| t.text.clone()).collect() };
+    let text = |tokens: &[Token]| -> Vec<String> { tokens.iter().map(|t| label(&t.text)).collect() };
     // The decoder reads the start token and what it wrote before: its row i is the pass that wrote
     // target token i, whose query is the token before it.
     let inputs = || {
@@ -198,6 +255,15 @@ pub fn shown(t: &Translation, p: &Params) -> Option<Shown> {
     };
     let weights = w.outer_iter().map(|r| r.to_vec()).collect();
     Some(Shown { title, layer, head, rows, cols, weights })
+}
+
+/// A token as a matrix labels it: a piece that is only a space shows as SentencePiece's `▁`.
+pub fn label(text: &str) -> String {
+    if text.trim().is_empty() {
+        "\u{2581}".repeat(text.chars().count().max(1))
+    } else {
+        text.to_string()
+    }
 }
 
 /// For each row of a matrix, the column of its largest weight.
@@ -235,199 +301,4 @@ pub fn summary(t: &Translation, p: &Params) -> Summary {
 }
 
 #[cfg(target_arch = "wasm32")]
-mod view {
-    //! View of `translation`: the worker loads the model and translates; the page lists the
-    //! translation and beam search's hypotheses and steps, and draws the attention chosen.
-
-    use std::sync::Arc;
-
-    use leptos::prelude::*;
-
-    use super::{query, shape, shown, summary, Kind, Params, Shown, TranslationDemo};
-    use crate::demos::Demo;
-    use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
-    use crate::kit::worker::{ComputeWorker, Event};
-    use crate::kit::DemoCtx;
-    use crate::numerics::format::Signed;
-    use crate::session::protocol::{BeamStep, Phase, Reply, Request, Translation, TranslatorInfo};
-
-    fn matrix(s: &Shown) -> Mat {
-        let rows = s.weights.iter().map(|r| r.iter().map(|&x| f64::from(x)).collect()).collect();
-        Mat::new(s.title.clone(), rows, true).labels(&s.rows, &s.cols)
-    }
-
-    fn score(x: Option<f32>) -> String {
-        x.map_or(String::new(), |s| format!(" ({:.3})", Signed(f64::from(s))))
-    }
-
-    /// Beam search's steps as a table: each step's running hypotheses and those finished so far.
-    fn steps_table(steps: &[BeamStep]) -> impl IntoView {
-        let list = |h: &[crate::session::protocol::Hypothesis]| {
-            h.iter().map(|h| format!("{}{}", h.text, score(h.score))).collect::<Vec<_>>().join(" · ")
-        };
-        let body = steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| vec![(i + 1).to_string(), list(&s.running), list(&s.finished)])
-            .collect();
-        crate::kit::number_table(
-            "Beam search, step by step (scores: summed log-probability; finished ones divided by their length)".into(),
-            vec!["step".into(), "beams kept, best first".into(), "finished".into()],
-            body,
-        )
-    }
-
-    fn info_line(i: &TranslatorInfo) -> String {
-        format!(
-            "{}: {} encoder and {} decoder layers, {} heads each, {:.1} M parameters, on this computer's CPU.",
-            i.name,
-            i.encoder_layers,
-            i.decoder_layers,
-            i.encoder_heads,
-            Signed(i.params as f64 / 1e6)
-        )
-    }
-
-    pub fn view(ctx: DemoCtx) -> AnyView {
-        let params = ctx.params::<Params>();
-        let info = RwSignal::new(None::<TranslatorInfo>);
-        let status = RwSignal::new("Starting the compute worker…".to_string());
-        let result = RwSignal::new(None::<Arc<Translation>>);
-        let failed = RwSignal::new(None::<String>);
-        // The id of the latest translation asked for: earlier answers are dropped.
-        let latest = StoredValue::new(0u64);
-        let load = move |w: ComputeWorker| {
-            let m = params.with_untracked(|p| p.model);
-            info.set(None);
-            w.send(Request::LoadTranslator {
-                name: m.label().split(" (").next().unwrap_or_default().to_string(),
-                base: format!("/models/{}/", m.folder()),
-                load: 1,
-            });
-        };
-        let ask = move |w: ComputeWorker| {
-            if info.with_untracked(Option::is_none) {
-                return;
-            }
-            match params.with_untracked(query) {
-                Ok(q) => {
-                    failed.set(None);
-                    if let Some(id) = w.send(Request::Translate(q)) {
-                        latest.set_value(id);
-                    }
-                }
-                Err(e) => failed.set(Some(e)),
-            }
-        };
-        let worker = ComputeWorker::new(move |w, ev| match ev {
-            Event::Ready => load(w),
-            Event::Progress(p) => status.set(match p.phase {
-                Phase::Parse => "Preparing the model…".into(),
-                _ => "Loading the model’s five files…".into(),
-            }),
-            Event::Reply(Reply::TranslatorLoaded { info: i, .. }) => {
-                status.set(info_line(&i));
-                info.set(Some(i));
-                ask(w);
-            }
-            Event::Translation(t) if t.id == latest.get_value() => {
-                failed.set(None);
-                result.set(Some(Arc::new(*t)));
-            }
-            Event::Reply(Reply::Error { id: None, message, .. }) => {
-                status.set(format!("The model did not load: {message}"))
-            }
-            Event::Reply(Reply::Error { id: Some(id), message, .. }) if id == latest.get_value() => {
-                failed.set(Some(message))
-            }
-            Event::Died(message) => ctx.error.set(Some(message)),
-            _ => {}
-        });
-        worker.start();
-        // A new text, beam count or knock-out asks again (the matrix shown changes on the page).
-        let asked = Memo::new(move |_| params.with(|p| (p.model, p.text.clone(), p.beams, p.knock.clone())));
-        Effect::new(move |prev: Option<super::Model>| {
-            let model = asked.with(|a| a.0);
-            if prev.is_some_and(|m| m != model) {
-                load(worker);
-            } else {
-                ask(worker);
-            }
-            model
-        });
-        // The layer and head sliders follow the model's shape for the attention shown.
-        let limits = move || {
-            let kind = params.with(|p| p.kind);
-            result.with(|r| r.as_ref().map(|t| shape(t, kind))).map_or_else(Vec::new, |(l, h)| {
-                vec![("layer", l.saturating_sub(1) as i64), ("head", h.saturating_sub(1) as i64)]
-            })
-        };
-        ctx.limit_ints(TranslationDemo::ID, limits, DemoCtx::model_limit);
-        let shown_now = Memo::new(move |_| result.with(|r| r.as_ref().and_then(|t| params.with(|p| shown(t, p)))));
-        Effect::new(move |_| {
-            if let Some(t) = result.get() {
-                ctx.computed.set(params.with(|p| serde_json::to_value(summary(&t, p)).ok()));
-            }
-        });
-        let mats = Signal::derive(move || shown_now.with(|s| s.iter().map(matrix).collect::<Vec<_>>()));
-        let answer = move || {
-            result.with(|r| {
-                r.as_ref().map(|t| {
-                    let hyps = (t.hypotheses.len() > 1).then(|| {
-                        let items = t
-                            .hypotheses
-                            .iter()
-                            .map(|h| view! { <li><code>{h.text.clone()}</code>{score(h.score)}</li> })
-                            .collect_view();
-                        view! {
-                            <p class="muted">"Finished hypotheses, best first (score: log-probability ÷ length):"</p>
-                            <ol class="hypotheses">{items}</ol>
-                        }
-                    });
-                    let steps = (!t.steps.is_empty()).then(|| {
-                        let table = steps_table(&t.steps);
-                        view! {
-                            <details class="beam-steps">
-                                <summary>"Beam search, step by step"</summary>
-                                {table}
-                            </details>
-                        }
-                    });
-                    let source = t.source.iter().map(|x| x.text.clone()).collect::<Vec<_>>().join(" ");
-                    view! {
-                        <dl class="answers">
-                            <dt>"Source tokens"</dt><dd><code>{source}</code></dd>
-                            <dt>"Translation"</dt>
-                            <dd class="answer translated"><code>{t.text.clone()}</code></dd>
-                        </dl>
-                        <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
-                        {hyps}
-                        {steps}
-                    }
-                })
-            })
-        };
-        let kind_note = move || {
-            params.with(|p| match p.kind {
-                Kind::Cross => "Each row is one written token; its weights over the source add up to 1.",
-                Kind::Encoder => "Each source token attends to every source token, before and after it: no mask.",
-                Kind::Decoder => {
-                    "Row i is the pass that writes token i: its query is the token before, and it attends to the \
-                     start token and the tokens written so far, never to a later one (the mask)."
-                }
-            })
-        };
-        view! {
-            <p class="readout" role="status">{move || status.get()}</p>
-            {move || failed.get().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
-            <div class="translation" data-loaded=move || info.with(Option::is_some).to_string()
-                data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())>
-                {answer}
-            </div>
-            <p class="muted">{kind_note}</p>
-            <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
-            {move || ctx.show_numbers.get().then(|| shown_now.with(|s| s.as_ref().map(|s| mat_table(&matrix(s)))))}
-        }
-        .into_any()
-    }
-}
+mod view;

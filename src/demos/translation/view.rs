@@ -1,0 +1,302 @@
+//! View of `translation`: the worker loads the model and translates; the page lists the
+//! translation and beam search's hypotheses and steps, and draws the attention chosen.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use super::{query, shape, shown, summary, switch_featured, Kind, Model, Params, Shown, TranslationDemo};
+use crate::demos::Demo;
+use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
+use crate::kit::worker::{ComputeWorker, Event};
+use crate::kit::DemoCtx;
+use crate::numerics::format::Signed;
+use crate::session::protocol::{BeamStep, Phase, Reply, Request, Source, Translation, TranslatorInfo};
+
+fn matrix(s: &Shown) -> Mat {
+    let rows = s.weights.iter().map(|r| r.iter().map(|&x| f64::from(x)).collect()).collect();
+    Mat::new(s.title.clone(), rows, true).labels(&s.rows, &s.cols)
+}
+
+fn score(x: Option<f32>) -> String {
+    x.map_or(String::new(), |s| format!(" ({:.4})", Signed(f64::from(s))))
+}
+
+/// Beam search's steps as a table: each step's running hypotheses and those finished so far.
+fn steps_table(steps: &[BeamStep]) -> impl IntoView {
+    let list = |h: &[crate::session::protocol::Hypothesis]| {
+        h.iter().map(|h| format!("{}{}", h.text, score(h.score))).collect::<Vec<_>>().join(" · ")
+    };
+    let body = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| vec![(i + 1).to_string(), list(&s.running), list(&s.finished)])
+        .collect();
+    crate::kit::number_table(
+        "Beam search, step by step (scores: summed log-probability; finished ones divided by their length)".into(),
+        vec!["step".into(), "beams kept, best first".into(), "finished".into()],
+        body,
+    )
+}
+
+fn info_line(i: &TranslatorInfo, source: Source) -> String {
+    let from = match source {
+        Source::Cache => " (read from this browser's storage)",
+        Source::NetworkStored => " (downloaded and kept in this browser for next time)",
+        Source::NetworkUnstored => " (downloaded; this browser would not keep it)",
+        Source::Network | Source::File => "",
+    };
+    format!(
+        "{}{from}: {} encoder and {} decoder layers, {} heads each, {:.1} M parameters, on this computer's CPU.",
+        i.name,
+        i.encoder_layers,
+        i.decoder_layers,
+        i.encoder_heads,
+        Signed(i.params as f64 / 1e6)
+    )
+}
+
+/// Where loading stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    Loading(String, Option<f64>),
+    /// A download the reader has not asked for yet (the model is not in this browser's storage).
+    Waiting,
+    Ready(String),
+    Failed(String),
+}
+
+impl Status {
+    fn key(&self) -> &'static str {
+        match self {
+            Status::Loading(..) => "loading",
+            Status::Waiting => "waiting",
+            Status::Ready(_) => "ready",
+            Status::Failed(_) => "failed",
+        }
+    }
+}
+
+/// The loading line: which phase, and how far a file's bytes have come.
+fn progress_line(phase: Phase, loaded: u64, total: Option<u64>) -> (String, Option<f64>) {
+    let mb = |b: u64| format!("{:.1} MB", Signed(b as f64 / 1e6));
+    match (phase, total) {
+        (Phase::Parse, _) => ("Preparing the model…".into(), None),
+        (Phase::Verify, _) => ("Checking the file…".into(), None),
+        (Phase::Download | Phase::Cache, Some(t)) if t > 0 => {
+            let what = if phase == Phase::Cache { "Reading the stored copy" } else { "Downloading" };
+            (format!("{what}: {} of {}", mb(loaded), mb(t)), Some(loaded as f64 / t as f64))
+        }
+        (Phase::Download | Phase::Cache | Phase::Gpu, _) => (format!("Loading the model: {}…", mb(loaded)), None),
+    }
+}
+
+/// The model's label without its parenthesis.
+fn model_name(m: Model) -> String {
+    m.label().split(" (").next().unwrap_or_default().to_string()
+}
+
+pub fn view(ctx: DemoCtx) -> AnyView {
+    let params = ctx.params::<Params>();
+    let info = RwSignal::new(None::<TranslatorInfo>);
+    let status = RwSignal::new(Status::Loading("Starting the compute worker…".into(), None));
+    let result = RwSignal::new(None::<Arc<Translation>>);
+    let failed = RwSignal::new(None::<String>);
+    // The id of the latest translation asked for, and the latest load: earlier answers are dropped.
+    let latest = StoredValue::new(0u64);
+    let loads = StoredValue::new(0u64);
+    // The reader stopped a download: the fresh worker waits to be asked again.
+    let halted = StoredValue::new(false);
+    // Loads the chosen model: a bundled one at once, a download only once the reader asks
+    // (`fetch`) unless this browser kept it.
+    let load = move |w: ComputeWorker, fetch: bool| {
+        halted.set_value(false);
+        let (m, base) = params.with_untracked(|p| (p.model, p.model.base(&p.base)));
+        info.set(None);
+        result.set(None);
+        let base = match base {
+            Ok(b) => b,
+            Err(e) => return status.set(Status::Failed(e)),
+        };
+        loads.update_value(|l| *l += 1);
+        let bundled = m.folder().is_some();
+        status.set(Status::Loading("Looking for the model…".into(), None));
+        w.send(Request::LoadTranslator {
+            name: model_name(m),
+            base,
+            cache: !bundled,
+            only_cached: !bundled && !fetch,
+            load: loads.get_value(),
+        });
+    };
+    let ask = move |w: ComputeWorker| {
+        if info.with_untracked(Option::is_none) {
+            return;
+        }
+        match params.with_untracked(query) {
+            Ok(q) => {
+                failed.set(None);
+                if let Some(id) = w.send(Request::Translate(q)) {
+                    latest.set_value(id);
+                }
+            }
+            Err(e) => failed.set(Some(e)),
+        }
+    };
+    let current = move |l: u64| l == loads.get_value();
+    let worker = ComputeWorker::new(move |w, ev| match ev {
+        Event::Ready if !halted.get_value() => load(w, false),
+        Event::Progress(p) if current(p.load) => {
+            let (line, frac) = progress_line(p.phase, p.loaded, p.total);
+            status.set(Status::Loading(line, frac))
+        }
+        Event::Reply(Reply::TranslatorLoaded { info: i, source, load: l }) if current(l) => {
+            status.set(Status::Ready(info_line(&i, source)));
+            info.set(Some(i));
+            ask(w);
+        }
+        Event::Reply(Reply::NotCached { load: l, .. }) if current(l) => status.set(Status::Waiting),
+        Event::Translation(t) if t.id == latest.get_value() => {
+            failed.set(None);
+            result.set(Some(Arc::new(*t)));
+        }
+        Event::Reply(Reply::Error { id: None, message, load: l }) if current(l) => {
+            status.set(Status::Failed(format!("The model did not load: {message}")))
+        }
+        Event::Reply(Reply::Error { id: Some(id), message, .. }) if id == latest.get_value() => {
+            failed.set(Some(message))
+        }
+        Event::Died(message) => ctx.error.set(Some(message)),
+        _ => {}
+    });
+    worker.start();
+    // Another model loads (its own text and layer replace the old one's where the reader kept
+    // them); a new text, beam count or knock-out asks again (the matrix shown changes in the page).
+    let model = Memo::new(move |_| params.with(|p| (p.model, p.base.clone())));
+    Effect::new(move |prev: Option<Model>| {
+        let m = model.with(|m| m.0);
+        if let Some(from) = prev {
+            if from != m {
+                ctx.set_params::<Params>(|p| switch_featured(p, from));
+            }
+            load(worker, false);
+        }
+        m
+    });
+    let asked = Memo::new(move |_| params.with(|p| (p.text.clone(), p.beams, p.knock.clone())));
+    Effect::new(move |_| {
+        asked.track();
+        ask(worker);
+    });
+    // Stop: a fresh worker, which forgets the download (it asks the storage again).
+    let stop = move |_| {
+        halted.set_value(true);
+        loads.update_value(|l| *l += 1);
+        worker.start();
+        status.set(Status::Failed("Stopped. Nothing was kept; choose Download to start again.".into()));
+    };
+    let download = move |_| load(worker, true);
+    // The layer and head sliders follow the model's shape for the attention shown.
+    let limits = move || {
+        let kind = params.with(|p| p.kind);
+        result.with(|r| r.as_ref().map(|t| shape(t, kind))).map_or_else(Vec::new, |(l, h)| {
+            vec![("layer", l.saturating_sub(1) as i64), ("head", h.saturating_sub(1) as i64)]
+        })
+    };
+    ctx.limit_ints(TranslationDemo::ID, limits, DemoCtx::model_limit);
+    let shown_now = Memo::new(move |_| result.with(|r| r.as_ref().and_then(|t| params.with(|p| shown(t, p)))));
+    Effect::new(move |_| {
+        if let Some(t) = result.get() {
+            ctx.computed.set(params.with(|p| serde_json::to_value(summary(&t, p)).ok()));
+        }
+    });
+    let mats = Signal::derive(move || shown_now.with(|s| s.iter().map(matrix).collect::<Vec<_>>()));
+    let status_view = move || {
+        let s = status.get();
+        let line = match &s {
+            Status::Loading(l, _) | Status::Ready(l) | Status::Failed(l) => l.clone(),
+            Status::Waiting => format!(
+                "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
+                params.with_untracked(|p| model_name(p.model))
+            ),
+        };
+        let bar = match &s {
+            Status::Loading(_, Some(f)) => Some(view! { <progress max="1" value=*f></progress> }),
+            _ => None,
+        };
+        let button = match &s {
+            Status::Waiting | Status::Failed(_) if params.with_untracked(|p| p.model.folder().is_none()) => Some(
+                view! { <button type="button" class="download" on:click=download>"Download the model"</button> }
+                    .into_any(),
+            ),
+            Status::Loading(..) => {
+                Some(view! { <button type="button" class="stop" on:click=stop>"Stop"</button> }.into_any())
+            }
+            _ => None,
+        };
+        view! {
+            <p class="readout" role="status">{line}</p>
+            {bar}
+            {button.map(|b| view! { <div class="row-actions">{b}</div> })}
+        }
+    };
+    let answer = move || {
+        result.with(|r| {
+            r.as_ref().map(|t| {
+                let hyps = (t.hypotheses.len() > 1).then(|| {
+                    let items = t
+                        .hypotheses
+                        .iter()
+                        .map(|h| view! { <li><code>{h.text.clone()}</code>{score(h.score)}</li> })
+                        .collect_view();
+                    view! {
+                        <p class="muted">"Finished hypotheses, best first (score: log-probability ÷ length):"</p>
+                        <ol class="hypotheses">{items}</ol>
+                    }
+                });
+                let steps = (!t.steps.is_empty()).then(|| {
+                    let table = steps_table(&t.steps);
+                    view! {
+                        <details class="beam-steps">
+                            <summary>"Beam search, step by step"</summary>
+                            {table}
+                        </details>
+                    }
+                });
+                let source = t.source.iter().map(|x| x.text.clone()).collect::<Vec<_>>().join(" ");
+                view! {
+                    <dl class="answers">
+                        <dt>"Source tokens"</dt><dd><code>{source}</code></dd>
+                        <dt>"Translation"</dt>
+                        <dd class="answer translated"><code>{t.text.clone()}</code></dd>
+                    </dl>
+                    <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
+                    {hyps}
+                    {steps}
+                }
+            })
+        })
+    };
+    let kind_note = move || {
+        params.with(|p| match p.kind {
+            Kind::Cross => "Each row is one written token; its weights over the source add up to 1.",
+            Kind::Encoder => "Each source token attends to every source token, before and after it: no mask.",
+            Kind::Decoder => {
+                "Row i is the pass that writes token i: its query is the token before, and it attends to the \
+                 start token and the tokens written so far, never to a later one (the mask)."
+            }
+        })
+    };
+    view! {
+        <div class="translation-status" data-status=move || status.with(Status::key)>{status_view}</div>
+        {move || failed.get().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
+        <div class="translation" data-loaded=move || info.with(Option::is_some).to_string()
+            data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())>
+            {answer}
+        </div>
+        <p class="muted">{kind_note}</p>
+        <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
+        {move || ctx.show_numbers.get().then(|| shown_now.with(|s| s.as_ref().map(|s| mat_table(&matrix(s)))))}
+    }
+    .into_any()
+}
