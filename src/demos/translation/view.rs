@@ -185,7 +185,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     });
     let asked = Memo::new(move |_| params.with(|p| (p.text.clone(), p.beams, p.knock.clone())));
     Effect::new(move |_| {
-        asked.track();
+        // Read, not only tracked: a memo nobody reads is never computed, and never changes.
+        asked.with(|_| ());
         ask(worker);
     });
     // Stop: a fresh worker, which forgets the download (it asks the storage again).

@@ -9,7 +9,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startServer } from "../static-server.mjs";
-import { newPage, settledUrl, serveBook, closeBook, recordErrors, downloadJson, ROOT } from "../browser.mjs";
+import {
+  launchPersistent, newPage, settledUrl, serveBook, closeBook, recordErrors, downloadJson, ROOT,
+} from "../browser.mjs";
 
 const models = "/tmp/attention-live-test-marian";
 let server, base, hub, browser;
@@ -30,7 +32,11 @@ const until = (page, s, timeout = 240000) => page.waitForFunction(
   (want) => document.querySelector("#translation .translation-status")?.dataset.status === want, s, { timeout });
 
 test("OPUS-MT's shape from a folder: asked first, downloaded with progress, translated and drawn, kept", async () => {
-  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  // A profile on disk: an incognito context's storage quota is too small to keep 300 MB.
+  const profile = fs.mkdtempSync("/tmp/attention-live-marian-profile-");
+  const ctx = await launchPersistent(profile, { viewport: { width: 1280, height: 900 } });
+  const page = ctx.pages()[0] ?? await ctx.newPage();
+  recordErrors(page);
   const folder = encodeURIComponent(`${hub.url}/random-opus-mt-en-de/`);
   await page.goto(`${base}/why-attention/?translation.model=opus-mt-en-de&translation.base=${folder}&translation.beams=1`);
   await until(page, "waiting", 60000);
@@ -42,7 +48,7 @@ test("OPUS-MT's shape from a folder: asked first, downloaded with progress, tran
   await page.waitForSelector("#translation .translation-status progress", { timeout: 60000 });
   await until(page, "ready");
   const readout = await page.$eval("#translation .translation-status", (e) => e.textContent);
-  assert.match(readout, /English → German, OPUS-MT \(downloaded and kept in this browser for next time\): 6 encoder and 6 decoder layers, 8 heads each, 74\.\d M parameters/);
+  assert.match(readout, /English → German, OPUS-MT \(downloaded and kept in this browser for next time\): 6 encoder and 6 decoder layers, 8 heads each, 73\.9 M parameters/);
   for (const f of ["config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"]) {
     assert.ok(requests.includes(`/random-opus-mt-en-de/${f}`), f);
   }
@@ -55,14 +61,15 @@ test("OPUS-MT's shape from a folder: asked first, downloaded with progress, tran
   for (const row of shown.weights) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4);
   // The link in another tab of this browser: read from its storage, nothing asked, nothing downloaded.
   const downloads = requests.filter((p) => p.endsWith(".safetensors")).length;
-  const again = await page.context().newPage();
+  const again = await ctx.newPage();
   recordErrors(again, false);
   await again.goto(await settledUrl(page));
   await until(again, "ready", 120000);
   assert.match(await again.$eval("#translation .translation-status", (e) => e.textContent), /read from this browser's storage/);
   assert.equal(requests.filter((p) => p.endsWith(".safetensors")).length, downloads);
   assert.deepEqual([...page.errors, ...again.errors], []);
-  await page.context().close();
+  await ctx.close();
+  fs.rmSync(profile, { recursive: true, force: true });
 });
 
 test("a stopped download keeps nothing, and a folder that is not a web address is refused", async () => {
