@@ -220,7 +220,7 @@ mod translation {
 
     /// The weight the row of the `nth` written `written` puts on source token `source`.
     fn weight(out: &serde_json::Value, written: (&str, usize), source: &str) -> String {
-        let shown = &out["shown"];
+        let shown = &out["shown"][0];
         let tokens = |k: &str| shown[k].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect::<Vec<_>>();
         let (rows, cols) = (tokens("rows"), tokens("cols"));
         let i = rows.iter().enumerate().filter(|(_, r)| **r == written.0).nth(written.1).unwrap().0;
@@ -236,8 +236,8 @@ mod translation {
         let text_md = chapter("why-attention");
         let out = run(|_| {});
         assert_eq!(text(&out), "1998-03-23");
-        assert_eq!(out["shown"]["layer"], 2);
-        assert_eq!(out["shown"]["rows"][0], "\u{2581}", "a piece that is only a space, labelled");
+        assert_eq!(out["shown"][0]["layer"], 2);
+        assert_eq!(out["shown"][0]["rows"][0], "\u{2581}", "a piece that is only a space, labelled");
         let quotes = [
             (("19", 0), " nineteen", "0.97"),
             (("9", 0), " ninety", "0.99"),
@@ -253,9 +253,9 @@ mod translation {
         says(&text_md, "1.00 on eight; then the month's 3 puts 0.50 on march, and the day's 2 puts 0.64 on twenty");
         says(&text_md, "(0.95 for the first one)");
         // The exercise why-real-day: the written 2's strongest source token is twenty (choice A).
-        let rows: Vec<&str> = out["shown"]["rows"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        let rows: Vec<&str> = out["shown"][0]["rows"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
         let two = rows.iter().position(|r| *r == "2").unwrap();
-        let strongest = out["strongest"][two].as_u64().unwrap() as usize;
+        let strongest = out["strongest"][0][two].as_u64().unwrap() as usize;
         assert_eq!(out["source"][strongest], " twenty");
         says(&text_md, "solution: twenty, with 0.64 of the row's weight");
         // The beam's runner-up, and greedy decoding's answer.
@@ -271,7 +271,7 @@ mod translation {
         says(&text_md, "Knock out all four (`cross.2.0 cross.2.1 cross.2.2 cross.2.3`) and it becomes 1966-07-12");
         assert_eq!(text(&run(|p| p.knock = all(0))), "1998-03-23");
         let first = run(|p| p.layer = 0);
-        let peak = first["shown"]["weights"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(num);
+        let peak = first["shown"][0]["weights"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(num);
         assert_eq!(format!("{:.2}", peak.fold(0.0, f64::max)), "0.52");
         says(&text_md, "(no row puts more than 0.52 on one token)");
         let old = run(|p| p.text = "the fourteenth of july, seventeen eighty-nine".into());
@@ -286,9 +286,9 @@ mod translation {
         for l in 0..3 {
             for h in 0..4 {
                 let out = run(|p| (p.kind, p.layer, p.mean, p.head) = (Kind::Decoder, l, false, h));
-                let w = out["shown"]["weights"].as_array().unwrap();
+                let w = out["shown"][0]["weights"].as_array().unwrap();
                 assert_eq!(w.len(), out["target"].as_array().unwrap().len());
-                assert_eq!(out["shown"]["cols"][0], "start");
+                assert_eq!(out["shown"][0]["cols"][0], "start");
                 for (i, row) in w.iter().enumerate() {
                     let row: Vec<f64> = row.as_array().unwrap().iter().map(num).collect();
                     assert!(row[i + 1..].iter().all(|&x| x == 0.0), "layer {l} head {h} row {i}");
@@ -297,8 +297,45 @@ mod translation {
             }
         }
         let enc = run(|p| (p.kind, p.mean) = (Kind::Encoder, true));
-        let w = enc["shown"]["weights"].as_array().unwrap();
+        let w = enc["shown"][0]["weights"].as_array().unwrap();
         assert!(num(&w[0][w.len() - 1]) > 0.0, "the encoder's first token reads its last");
+    }
+
+    /// why-attention.md: in the bundled model's encoder, layer 1's head 3 fetches the century
+    /// (nineteen) and head 0 the day (twenty) for most source tokens, however far away.
+    #[test]
+    fn two_encoder_heads_fetch_the_century_and_the_day_from_afar() {
+        let text_md = chapter("why-attention");
+        let fetched = |h: usize, word: &str| {
+            let out = run(|p| (p.kind, p.layer, p.mean, p.head) = (Kind::Encoder, 1, false, h));
+            let weights = out["shown"][0]["weights"].as_array().unwrap().clone();
+            let at = out["source"].as_array().unwrap().iter().position(|t| t == word).unwrap();
+            let rows: Vec<f64> = out["strongest"][0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .filter(|(_, j)| j.as_u64() == Some(at as u64))
+                .map(|(i, _)| num(&weights[i][at]))
+                .collect();
+            (rows.len(), format!("{:.2}", rows.iter().copied().fold(1.0, f64::min)), weights.len())
+        };
+        assert_eq!(fetched(3, " nineteen"), (10, "0.92".into(), 14));
+        says(&text_md, "10 of the 14 source tokens, from th at the start on, put 0.92 or more of their weight on");
+        assert_eq!(fetched(0, " twenty").0, 8);
+        says(&text_md, "head 0 does the same for the day, with 8 tokens looking most at twenty");
+        // All three side by side: the encoder's (S, S), the decoder's (T, T), cross-attention (T, S).
+        let all = run(|p| p.kind = Kind::All);
+        let dims: Vec<(usize, usize)> = all["shown"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let w = m["weights"].as_array().unwrap();
+                (w.len(), w[0].as_array().unwrap().len())
+            })
+            .collect();
+        assert_eq!(dims, vec![(14, 14), (11, 11), (11, 14)]);
     }
 
     #[test]

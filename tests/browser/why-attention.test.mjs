@@ -78,15 +78,15 @@ test("the translation Transformer translates in the page and draws its three att
   assert.match(await page.$eval("#translation details.beam-steps", (e) => e.textContent), /1998-07-23/);
   const data = await downloadJson(page, "translation");
   assert.equal(data.outputs.computed.text, "1998-03-23");
-  assert.deepEqual(data.outputs.computed.strongest, [13, 9, 10, 12, 13, 13, 7, 13, 2, 4, 13]);
-  for (const row of data.outputs.computed.shown.weights) {
+  assert.deepEqual(data.outputs.computed.strongest[0], [13, 9, 10, 12, 13, 13, 7, 13, 2, 4, 13]);
+  for (const row of data.outputs.computed.shown[0].weights) {
     assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4, "a row of cross-attention sums to 1");
   }
   // The decoder's self-attention is masked: nothing above the diagonal.
   await page.selectOption("#translation-attention", "decoder");
   await page.waitForFunction(() => /masked/.test(document.querySelector("#translation canvas.matrix")?.getAttribute("aria-label")));
   const masked = await downloadJson(page, "translation");
-  masked.outputs.computed.shown.weights.forEach((row, i) => assert.ok(row.slice(i + 1).every((w) => w === 0), `row ${i}`));
+  masked.outputs.computed.shown[0].weights.forEach((row, i) => assert.ok(row.slice(i + 1).every((w) => w === 0), `row ${i}`));
   // Another date, and every head of the last layer's cross-attention knocked out.
   await setValue(page, "#translation-text", "march 3rd 1999");
   await translated("1999-03-03");

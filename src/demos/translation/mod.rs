@@ -25,15 +25,17 @@ crate::options! {
         Cross = ("cross", "Cross-attention: each written token over the source"),
         Encoder = ("encoder", "Encoder self-attention: the source over itself, no mask"),
         Decoder = ("decoder", "Decoder self-attention: the translation over itself, masked"),
+        All = ("all", "All three, side by side"),
     }
 }
 
 /// Where OPUS-MT English→German is downloaded from (the hub's main branch).
 pub const OPUS_MT_EN_DE: &str = "https://huggingface.co/Helsinki-NLP/opus-mt-en-de/resolve/main/";
 
-/// The English sentence the downloaded models open with: "it" must find its noun across the
-/// sentence, the long-distance dependency of the Transformer paper's figures.
-pub const ENGLISH_TEXT: &str = "The animal didn't cross the street because it was too tired.";
+/// The English sentence the downloaded models open with: the one of the Transformer paper's
+/// figure 3, where encoder heads link "making" to "more difficult" far along the sentence.
+pub const ENGLISH_TEXT: &str = "It is in this spirit that a majority of American governments have passed new laws \
+    since 2009 making the registration or voting process more difficult.";
 
 impl Model {
     /// The bundled model's folder under the book's static files.
@@ -70,11 +72,22 @@ impl Model {
 }
 
 impl Kind {
-    pub fn attention(self) -> AttentionKind {
+    /// The attentions the option shows, in the order of the Transformer's figure.
+    pub fn each(self) -> &'static [Kind] {
         match self {
-            Kind::Cross => AttentionKind::Cross,
-            Kind::Encoder => AttentionKind::Encoder,
-            Kind::Decoder => AttentionKind::Decoder,
+            Kind::Cross => &[Kind::Cross],
+            Kind::Encoder => &[Kind::Encoder],
+            Kind::Decoder => &[Kind::Decoder],
+            Kind::All => &[Kind::Encoder, Kind::Decoder, Kind::Cross],
+        }
+    }
+
+    fn attention(self) -> Option<AttentionKind> {
+        match self {
+            Kind::Cross => Some(AttentionKind::Cross),
+            Kind::Encoder => Some(AttentionKind::Encoder),
+            Kind::Decoder => Some(AttentionKind::Decoder),
+            Kind::All => None,
         }
     }
 }
@@ -216,22 +229,31 @@ pub struct Shown {
     pub weights: Vec<Vec<f32>>,
 }
 
-/// The layers and heads of `kind` in a translation.
+/// The layers and heads of `kind` in a translation (for all three, the most of any).
 pub fn shape(t: &Translation, kind: Kind) -> (usize, usize) {
-    let layers = match kind {
-        Kind::Encoder => &t.encoder,
-        Kind::Decoder => &t.decoder,
-        Kind::Cross => &t.cross,
-    };
-    (layers.len(), layers.first().map_or(0, |a| a.dim().0))
+    let of = |layers: &[ndarray::Array3<f32>]| (layers.len(), layers.first().map_or(0, |a| a.dim().0));
+    match kind {
+        Kind::Encoder => of(&t.encoder),
+        Kind::Decoder => of(&t.decoder),
+        Kind::Cross => of(&t.cross),
+        Kind::All => {
+            let (e, d) = (of(&t.encoder), of(&t.decoder));
+            (e.0.max(d.0), e.1.max(d.1))
+        }
+    }
 }
 
-/// The matrix the parameters ask for, its layer and head kept within the model's.
-pub fn shown(t: &Translation, p: &Params) -> Option<Shown> {
-    let (layers, heads) = shape(t, p.kind);
+/// The matrices the parameters ask for (one, or all three), each one's layer and head kept
+/// within the model's.
+pub fn shown(t: &Translation, p: &Params) -> Vec<Shown> {
+    p.kind.each().iter().filter_map(|&kind| one(t, p, kind)).collect()
+}
+
+fn one(t: &Translation, p: &Params, kind: Kind) -> Option<Shown> {
+    let (layers, heads) = shape(t, kind);
     let layer = p.layer.min(layers.checked_sub(1)?);
     let head = (!p.mean).then(|| p.head.min(heads.saturating_sub(1)));
-    let w = t.weights(p.kind.attention(), layer, head)?;
+    let w = t.weights(kind.attention()?, layer, head)?;
     let text = |tokens: &[Token]| -> Vec<String> { tokens.iter().map(|t| label(&t.text)).collect() };
     // The decoder reads the start token and what it wrote before: its row i is the pass that wrote
     // target token i, whose query is the token before it.
@@ -240,14 +262,14 @@ pub fn shown(t: &Translation, p: &Params) -> Option<Shown> {
         v.extend(text(&t.target[..t.target.len().saturating_sub(1)]));
         v
     };
-    let (rows, cols) = match p.kind {
+    let (rows, cols) = match kind {
         Kind::Encoder => (text(&t.source), text(&t.source)),
         Kind::Decoder => (inputs(), inputs()),
-        Kind::Cross => (text(&t.target), text(&t.source)),
+        Kind::Cross | Kind::All => (text(&t.target), text(&t.source)),
     };
     let which = head.map_or("mean of the heads".to_string(), |h| format!("head {h}"));
-    let title = match p.kind {
-        Kind::Cross => format!("cross-attention, layer {layer}, {which} (rows: written, columns: source)"),
+    let title = match kind {
+        Kind::Cross | Kind::All => format!("cross-attention, layer {layer}, {which} (rows: written, columns: source)"),
         Kind::Encoder => format!("encoder self-attention, layer {layer}, {which} (rows: queries, columns: keys)"),
         Kind::Decoder => {
             format!("decoder self-attention, layer {layer}, {which} (rows: queries, columns: keys; masked)")
@@ -282,9 +304,9 @@ pub struct Summary {
     pub target: Vec<String>,
     pub hypotheses: Vec<crate::session::protocol::Hypothesis>,
     pub steps: Vec<crate::session::protocol::BeamStep>,
-    pub shown: Option<Shown>,
-    /// Row by row, the column of the largest weight of the matrix shown.
-    pub strongest: Vec<usize>,
+    pub shown: Vec<Shown>,
+    /// For each matrix shown, row by row, the column of its largest weight.
+    pub strongest: Vec<Vec<usize>>,
 }
 
 pub fn summary(t: &Translation, p: &Params) -> Summary {
@@ -295,7 +317,7 @@ pub fn summary(t: &Translation, p: &Params) -> Summary {
         target: t.target.iter().map(|x| x.text.clone()).collect(),
         hypotheses: t.hypotheses.clone(),
         steps: t.steps.clone(),
-        strongest: shown.as_ref().map_or_else(Vec::new, |s| strongest(&s.weights)),
+        strongest: shown.iter().map(|s| strongest(&s.weights)).collect(),
         shown,
     }
 }

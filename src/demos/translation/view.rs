@@ -205,7 +205,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         })
     };
     ctx.limit_ints(TranslationDemo::ID, limits, DemoCtx::model_limit);
-    let shown_now = Memo::new(move |_| result.with(|r| r.as_ref().and_then(|t| params.with(|p| shown(t, p)))));
+    let shown_now =
+        Memo::new(move |_| result.with(|r| r.as_ref().map_or_else(Vec::new, |t| params.with(|p| shown(t, p)))));
     Effect::new(move |_| {
         if let Some(t) = result.get() {
             ctx.computed.set(params.with(|p| serde_json::to_value(summary(&t, p)).ok()));
@@ -286,6 +287,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 "Row i is the pass that writes token i: its query is the token before, and it attends to the \
                  start token and the tokens written so far, never to a later one (the mask)."
             }
+            Kind::All => {
+                "The Transformer's three attentions in one layer: the encoder's over the source (no mask), the \
+                 decoder's over what it wrote (masked), and cross-attention from the translation to the source."
+            }
         })
     };
     view! {
@@ -297,7 +302,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         </div>
         <p class="muted">{kind_note}</p>
         <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
-        {move || ctx.show_numbers.get().then(|| shown_now.with(|s| s.as_ref().map(|s| mat_table(&matrix(s)))))}
+        {move || {
+        ctx.show_numbers.get().then(|| shown_now.with(|s| s.iter().map(|s| mat_table(&matrix(s))).collect_view()))
+    }}
     }
     .into_any()
 }

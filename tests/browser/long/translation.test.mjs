@@ -43,7 +43,7 @@ test("OPUS-MT's shape from a folder: asked first, downloaded with progress, tran
   assert.match(await page.$eval("#translation .translation-status", (e) => e.textContent), /not in this browser's storage yet/);
   assert.ok(!requests.some((p) => p.endsWith(".safetensors")), "nothing is downloaded before the reader asks");
   // The model opens on its own sentence and its last layer.
-  assert.equal(await page.$eval("#translation-text", (e) => e.value), "The animal didn't cross the street because it was too tired.");
+  assert.match(await page.$eval("#translation-text", (e) => e.value), /^It is in this spirit .* making the registration or voting process more difficult\.$/);
   await page.click("#translation button.download");
   await page.waitForSelector("#translation .translation-status progress", { timeout: 60000 });
   await until(page, "ready");
@@ -55,7 +55,7 @@ test("OPUS-MT's shape from a folder: asked first, downloaded with progress, tran
   await page.waitForFunction(() => document.querySelector("#translation .translation")?.dataset.loaded === "true");
   await page.waitForSelector("#translation .answers", { timeout: 120000 });
   const data = await downloadJson(page, "translation");
-  const shown = data.outputs.computed.shown;
+  const shown = data.outputs.computed.shown[0];
   assert.equal(shown.layer, 5);
   assert.equal(shown.cols.at(-1), "</s>");
   for (const row of shown.weights) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4);
