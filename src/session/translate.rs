@@ -48,7 +48,8 @@ pub struct TranslateQuery {
     pub text: String,
     /// 1: greedy decoding; more: beam search (OPUS-MT's default is 4).
     pub beams: usize,
-    /// Tokens written at most (the last forced to `</s>`).
+    /// Tokens written at most (the last forced to `</s>`); 0: twice the source's tokens and 8 more.
+    /// Always within the model's window.
     pub max_new: usize,
     /// (kind, layer, head) knocked out in the search and in the attentions shown.
     #[serde(default)]
@@ -262,7 +263,8 @@ impl TranslationSession {
         let opts = Options { knock_out: knock_out.clone(), ..Default::default() };
         // The window holds the start token and what is written; more beams than MAX_BEAMS are not
         // asked for (each multiplies the work of a step).
-        let max_new = q.max_new.clamp(1, m.config.max_position_embeddings.saturating_sub(1).max(1));
+        let asked = if q.max_new == 0 { 2 * source.len() + 8 } else { q.max_new };
+        let max_new = asked.clamp(1, m.config.max_position_embeddings.saturating_sub(1).max(1));
         let set = BeamSettings { beams: q.beams.clamp(1, MAX_BEAMS), max_new, length_penalty: 1.0 };
         let text = |tokens: &[u32]| self.tokenizer.decode(tokens);
         let (written, hypotheses, steps) = if set.beams == 1 {

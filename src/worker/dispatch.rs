@@ -209,7 +209,7 @@ impl Worker {
         let tokenizer = match family(&files.config_json).map(|f| (f, f.tokenizer_file())) {
             Ok((f, Some(file))) => {
                 let pinned = expect.and_then(|m| m.tokenizer.as_ref());
-                let read = match super::tokenizer_file::fetch(base, file, pinned, use_cache, load).await {
+                let read = match super::side_file::fetch(base, file, pinned, use_cache, load).await {
                     Ok(t) => match t.text(file).map(str::to_string) {
                         Ok(text) => Ok((t, text)),
                         Err(e) => {
@@ -273,24 +273,37 @@ fn load_local(config: &str, file: Option<Uint8Array>, tokenizer: Option<&str>) -
     loader.finish(tokenizer)
 }
 
+/// How a load uses Cache Storage: `keep` the downloaded files there (and read them from there);
+/// with `only_cached`, load only what is kept.
+struct Caching {
+    keep: bool,
+    only_cached: bool,
+}
+
 /// A translation model from `base`: `config.json` and `model.safetensors` as any model's (the
 /// weights loaded while they arrive, from Cache Storage when kept there with `use_cache`), then
 /// the tokenizer's three files. Kept in the cache once it loaded; a file that fails is removed.
 /// `None` when `only_cached` and it is not kept (the page was told `NotCached`).
 async fn translator(
+    w: &Worker,
     name: &str,
     base: &str,
-    (use_cache, only_cached): (bool, bool),
+    cache: Caching,
     load: u64,
 ) -> Result<Option<(TranslationSession, Source)>, String> {
+    let (use_cache, only_cached) = (cache.keep, cache.only_cached);
     let Some(mut files) =
         fetch::model_files::<StreamLoader<Marian>>(name, base, None, use_cache, only_cached, load).await?
     else {
         return Ok(None);
     };
+    // A load the page replaced stops here (its files dropped: nothing is stored).
+    if !w.current(load) {
+        return Ok(None);
+    }
     let mut side = Vec::new();
     for file in ["source.spm", "target.spm", "vocab.json"] {
-        match super::tokenizer_file::fetch(base, file, None, use_cache, load).await {
+        match super::side_file::fetch(base, file, None, use_cache, load).await {
             Ok(t) => side.push(t),
             Err(e) => {
                 files.evict().await;
@@ -301,6 +314,9 @@ async fn translator(
             }
         }
     }
+    if !w.current(load) {
+        return Ok(None);
+    }
     post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
     let session = (|| {
         let model = files.model.take().ok_or("the model was finished twice")?.finish().map_err(|e| e.to_string())?;
@@ -309,6 +325,7 @@ async fn translator(
         TranslationSession::with_model(model, tokenizer).map_err(|e| e.to_string())
     })();
     match session {
+        Ok(_) if !w.current(load) => Ok(None),
         Ok(s) => {
             let mut source = files.keep().await;
             for t in &side {
@@ -353,7 +370,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
         }
         Request::LoadTranslator { name, base, cache, only_cached, load } => {
             w.latest_load.set(load);
-            match translator(&name, &base, (cache, only_cached), load).await {
+            match translator(&w, &name, &base, Caching { keep: cache, only_cached }, load).await {
                 Ok(Some((t, source))) if w.current(load) => {
                     let info = t.info(&name);
                     *w.translator.borrow_mut() = Some(Rc::new(t));

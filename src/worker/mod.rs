@@ -1,9 +1,10 @@
 //! The compute worker: receives `Request`s from the page, runs them on the loaded model's session
 //! (`session::ModelSession`, any family) or the training lab's engine, and posts `Reply`s back
-//! (`session::protocol`). Every message is `{json: string, data?}`: the page sends local model
-//! files as an ArrayBuffer, and the worker sends attention weights as a Float32Array (both
-//! transferred, not copied). `fetch` gets a model's files (download, verify, cache),
-//! `tokenizer_file` a Llama-family model's `tokenizer.json`; `dispatch` answers each request;
+//! (`session::protocol`), or on the translation model (`session::translate`). Every message is
+//! `{json: string, data?}`: the page sends local model files as an ArrayBuffer, and the worker
+//! sends attention weights as a Float32Array (both transferred, not copied). `fetch` gets a
+//! model's files (download, verify, cache), `side_file` the files beside them (a Llama-family
+//! model's `tokenizer.json`, a Marian model's tokenizer); `dispatch` answers each request;
 //! `train` runs the training lab in slices between the page's messages.
 
 use std::rc::Rc;
@@ -19,7 +20,7 @@ mod dispatch;
 mod fetch;
 #[cfg(feature = "threads")]
 mod pool;
-mod tokenizer_file;
+mod side_file;
 mod train;
 
 fn scope() -> DedicatedWorkerGlobalScope {

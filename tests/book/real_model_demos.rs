@@ -205,8 +205,8 @@ mod instruction_reach {
 
 mod translation {
     use super::*;
-    use attention_live::demos::translation::{knock_outs, Kind, Params, TranslationDemo};
-    use attention_live::session::protocol::{AttentionKind, Translation};
+    use attention_live::demos::translation::{check_knock_outs, knock_outs, query, Kind, Params, TranslationDemo};
+    use attention_live::session::protocol::{AttentionKind, Translation, TranslatorInfo};
 
     fn run(change: impl FnOnce(&mut Params)) -> serde_json::Value {
         let mut p = Params::defaults();
@@ -274,6 +274,25 @@ mod translation {
         let peak = first["shown"][0]["weights"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap()).map(num);
         assert_eq!(format!("{:.2}", peak.fold(0.0, f64::max)), "0.52");
         says(&text_md, "(no row puts more than 0.52 on one token)");
+        // The model as the prose describes it: its shape and size, its test, its tokens, its data.
+        let card: serde_json::Value = serde_json::from_slice(&read("models/dates-marian/card.json").unwrap()).unwrap();
+        let arch = &card["architecture"];
+        let shape = [&arch["encoder_layers"], &arch["decoder_layers"], &arch["encoder_attention_heads"]];
+        assert_eq!(shape.map(|x| x.as_u64().unwrap()), [3, 3, 4]);
+        let bytes = read("models/dates-marian/model.safetensors").unwrap().len();
+        assert_eq!(format!("{:.1} {:.1}", num(&card["parameters"]) / 1e6, bytes as f64 / 1e6), "1.0 2.0");
+        says(&text_md, "3 encoder and 3 decoder layers of 4 heads and about a million parameters (2 MB)");
+        assert!(card["validation"].as_str().unwrap().starts_with("1000 dates"));
+        assert_eq!((num(&card["exact_match_f32"]), num(&card["exact_match_f16"])), (1.0, 1.0));
+        says(&text_md, "On 1,000 held-out dates it is right every time");
+        let script = std::fs::read_to_string(format!("{}/scripts/marian/train_bundled.py", env!("CARGO_MANIFEST_DIR")));
+        assert!(script.unwrap().contains("rng.randint(1900, 2099)"), "the years it was trained on");
+        says(&text_md, "it saw the years 1900 to 2099");
+        assert_eq!((&out["source"][0], &out["source"][1]), (&serde_json::json!(" th"), &serde_json::json!("e")));
+        says(&text_md, "so \"the\" arrives as th and e");
+        let gap = num(&out["hypotheses"][0]["score"]) - num(&out["hypotheses"][1]["score"]);
+        assert!(gap > 0.5, "the runner-up is far behind: {gap}");
+        assert_eq!(out["complete"], true);
         let old = run(|p| p.text = "the fourteenth of july, seventeen eighty-nine".into());
         assert_eq!(text(&old), "2059-07-14");
         says(&text_md, "\"the fourteenth of july, seventeen eighty-nine\" comes out as 2059-07-14");
@@ -348,9 +367,31 @@ mod translation {
             let e = knock_outs(bad).unwrap_err();
             assert!(e.contains(bad) && e.contains("kind.layer.head"), "{bad}: {e}");
         }
-        // A bad entry reaches the reader as the demo's error, not as a query.
+        // A bad entry reaches the reader as the demo's error, not as a query; so does an empty text.
         let p = Params { knock: "cross.x".into(), ..Params::defaults() };
         assert!(TranslationDemo::load(&p, &mut read).unwrap().is_err());
+        let p = Params { text: "  ".into(), ..Params::defaults() };
+        assert_eq!(query(&p).unwrap_err(), "type a text to translate");
+        // A head the loaded model does not have is refused, naming what it has.
+        let info = TranslatorInfo {
+            name: "dates".into(),
+            encoder_layers: 3,
+            decoder_layers: 3,
+            encoder_heads: 4,
+            decoder_heads: 4,
+            d_model: 128,
+            params: 1,
+            max_tokens: 64,
+        };
+        assert_eq!(check_knock_outs(&knock_outs("cross.2.3 encoder.0.0").unwrap(), &info), Ok(()));
+        let e = check_knock_outs(&knock_outs("cross.3.0").unwrap(), &info).unwrap_err();
+        assert!(e.contains("“cross.3.0” is not a head") && e.contains("layers 0 to 2 and heads 0 to 3"), "{e}");
+        assert!(check_knock_outs(&knock_outs("decoder.0.4").unwrap(), &info).is_err());
+        // The matrix says which heads are knocked out.
+        let out = run(|p| p.knock = "cross.2.1 cross.2.3".into());
+        assert!(out["shown"][0]["title"].as_str().unwrap().contains("mean of the heads, 2 of them knocked out"));
+        let out = run(|p| (p.knock, p.mean, p.head) = ("cross.2.1".into(), false, 1));
+        assert!(out["shown"][0]["title"].as_str().unwrap().contains("head 1, knocked out"));
     }
 
     /// The message and buffer the worker sends read back into the same translation; a buffer of

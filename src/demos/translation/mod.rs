@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::session::protocol::{AttentionKind, Token, TranslateQuery, Translation};
+use crate::session::protocol::{AttentionKind, Token, TranslateQuery, Translation, TranslatorInfo};
 
 crate::options! {
     /// The translation model. New options come last: a link names one by its key.
@@ -46,11 +46,12 @@ impl Model {
         }
     }
 
-    /// What the model opens with: its text and the layer shown (the last).
+    /// What the model opens with: its text and the layer shown.
     pub fn featured(self) -> (&'static str, usize) {
         match self {
             Model::Dates => (DEFAULT_TEXT, 2),
-            Model::OpusEnDe | Model::Url => (ENGLISH_TEXT, 5),
+            // Layer 4: the fifth of six, the encoder layer of the paper's figure.
+            Model::OpusEnDe | Model::Url => (ENGLISH_TEXT, 4),
         }
     }
 
@@ -96,8 +97,6 @@ impl Kind {
 /// the other way round, so the alignment crosses.
 pub const DEFAULT_TEXT: &str = "the twenty-third of march, nineteen ninety-eight";
 
-/// Tokens a translation writes at most (the bundled model's dates take 11 and `</s>`).
-pub const MAX_NEW: usize = 40;
 
 crate::params! {
     pub struct Params {
@@ -211,10 +210,34 @@ pub fn knock_outs(text: &str) -> Result<Vec<(AttentionKind, usize, usize)>, Stri
     Ok(out)
 }
 
-/// What the page asks the worker.
+/// Refuses a knocked-out head the loaded model does not have, naming it and what there is.
+pub fn check_knock_outs(heads: &[(AttentionKind, usize, usize)], m: &TranslatorInfo) -> Result<(), String> {
+    for &(kind, layer, head) in heads {
+        let (name, layers, n) = match kind {
+            AttentionKind::Encoder => ("encoder", m.encoder_layers, m.encoder_heads),
+            AttentionKind::Decoder => ("decoder", m.decoder_layers, m.decoder_heads),
+            AttentionKind::Cross => ("cross", m.decoder_layers, m.decoder_heads),
+        };
+        if layer >= layers || head >= n {
+            return Err(format!(
+                "“{name}.{layer}.{head}” is not a head of this model: its {name} attention has layers 0 to {} \
+                 and heads 0 to {}",
+                layers.saturating_sub(1),
+                n.saturating_sub(1)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What the page asks the worker: the text (refused when empty), as many tokens as the session
+/// allows for its length (`max_new` 0).
 pub fn query(p: &Params) -> Result<TranslateQuery, String> {
+    if p.text.trim().is_empty() {
+        return Err("type a text to translate".into());
+    }
     let knock_out = knock_outs(&p.knock)?;
-    Ok(TranslateQuery { id: 0, text: p.text.clone(), beams: p.beams, max_new: MAX_NEW, knock_out })
+    Ok(TranslateQuery { id: 0, text: p.text.clone(), beams: p.beams, max_new: 0, knock_out })
 }
 
 /// The matrix shown: which attention, layer and head (`None`: the heads' mean), its weights
@@ -267,7 +290,16 @@ fn one(t: &Translation, p: &Params, kind: Kind) -> Option<Shown> {
         Kind::Decoder => (inputs(), inputs()),
         Kind::Cross | Kind::All => (text(&t.target), text(&t.source)),
     };
-    let which = head.map_or("mean of the heads".to_string(), |h| format!("head {h}"));
+    let out: Vec<usize> = match (kind.attention(), knock_outs(&p.knock)) {
+        (Some(k), Ok(all)) => all.iter().filter(|x| x.0 == k && x.1 == layer).map(|x| x.2).collect(),
+        _ => Vec::new(),
+    };
+    let which = match head {
+        Some(h) if out.contains(&h) => format!("head {h}, knocked out"),
+        Some(h) => format!("head {h}"),
+        None if !out.is_empty() => format!("mean of the heads, {} of them knocked out", out.len()),
+        None => "mean of the heads".to_string(),
+    };
     let title = match kind {
         Kind::Cross | Kind::All => format!("cross-attention, layer {layer}, {which} (rows: written, columns: source)"),
         Kind::Encoder => format!("encoder self-attention, layer {layer}, {which} (rows: queries, columns: keys)"),
@@ -296,6 +328,11 @@ pub fn strongest(weights: &[Vec<f32>]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether the translation ended with `</s>`, rather than at the length limit.
+pub fn complete(t: &Translation) -> bool {
+    t.target.last().is_some_and(|x| x.text == "</s>")
+}
+
 /// What "Download data" and the tests read: the translation, its hypotheses and the matrix shown.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -307,6 +344,8 @@ pub struct Summary {
     pub shown: Vec<Shown>,
     /// For each matrix shown, row by row, the column of its largest weight.
     pub strongest: Vec<Vec<usize>>,
+    /// The translation ended with `</s>` (else the length limit cut it).
+    pub complete: bool,
 }
 
 pub fn summary(t: &Translation, p: &Params) -> Summary {
@@ -318,6 +357,7 @@ pub fn summary(t: &Translation, p: &Params) -> Summary {
         hypotheses: t.hypotheses.clone(),
         steps: t.steps.clone(),
         strongest: shown.iter().map(|s| strongest(&s.weights)).collect(),
+        complete: complete(t),
         shown,
     }
 }

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use super::{query, shape, shown, summary, switch_featured, Kind, Model, Params, Shown, TranslationDemo};
+use super::{
+    check_knock_outs, complete, query, shape, shown, summary, switch_featured, Kind, Model, Params, Shown,
+    TranslationDemo,
+};
 use crate::demos::Demo;
 use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::kit::worker::{ComputeWorker, Event};
@@ -46,12 +49,16 @@ fn info_line(i: &TranslatorInfo, source: Source) -> String {
         Source::NetworkUnstored => " (downloaded; this browser would not keep it)",
         Source::Network | Source::File => "",
     };
+    let heads = if i.encoder_heads == i.decoder_heads {
+        format!("{} heads each", i.encoder_heads)
+    } else {
+        format!("{} and {} heads", i.encoder_heads, i.decoder_heads)
+    };
     format!(
-        "{}{from}: {} encoder and {} decoder layers, {} heads each, {:.1} M parameters, on this computer's CPU.",
+        "{}{from}: {} encoder and {} decoder layers, {heads}, {:.1} M parameters, on this computer's CPU.",
         i.name,
         i.encoder_layers,
         i.decoder_layers,
-        i.encoder_heads,
         Signed(i.params as f64 / 1e6)
     )
 }
@@ -102,8 +109,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let status = RwSignal::new(Status::Loading("Starting the compute worker…".into(), None));
     let result = RwSignal::new(None::<Arc<Translation>>);
     let failed = RwSignal::new(None::<String>);
-    // The id of the latest translation asked for, and the latest load: earlier answers are dropped.
+    // The id of the latest translation asked for (0: none), and the latest load: earlier answers
+    // are dropped. One translation at a time: what the reader changes meanwhile is asked for
+    // (`again`) once it is back, so that typing never queues stale work.
     let latest = StoredValue::new(0u64);
+    let (busy, again) = (StoredValue::new(false), StoredValue::new(false));
     let loads = StoredValue::new(0u64);
     // The reader stopped a download: the fresh worker waits to be asked again.
     let halted = StoredValue::new(false);
@@ -114,6 +124,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let (m, base) = params.with_untracked(|p| (p.model, p.model.base(&p.base)));
         info.set(None);
         result.set(None);
+        latest.set_value(0);
+        busy.set_value(false);
+        again.set_value(false);
         let base = match base {
             Ok(b) => b,
             Err(e) => return status.set(Status::Failed(e)),
@@ -130,17 +143,28 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         });
     };
     let ask = move |w: ComputeWorker| {
-        if info.with_untracked(Option::is_none) {
-            return;
+        let Some(model) = info.get_untracked() else { return };
+        if busy.get_value() {
+            return again.set_value(true);
         }
-        match params.with_untracked(query) {
+        let q = params.with_untracked(query).and_then(|q| check_knock_outs(&q.knock_out, &model).map(|()| q));
+        match q {
             Ok(q) => {
                 failed.set(None);
                 if let Some(id) = w.send(Request::Translate(q)) {
                     latest.set_value(id);
+                    busy.set_value(true);
                 }
             }
             Err(e) => failed.set(Some(e)),
+        }
+    };
+    // The latest translation is back: ask for what changed meanwhile.
+    let back = move |w: ComputeWorker| {
+        busy.set_value(false);
+        if again.get_value() {
+            again.set_value(false);
+            ask(w);
         }
     };
     let current = move |l: u64| l == loads.get_value();
@@ -159,20 +183,22 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         Event::Translation(t) if t.id == latest.get_value() => {
             failed.set(None);
             result.set(Some(Arc::new(*t)));
+            back(w);
         }
         Event::Reply(Reply::Error { id: None, message, load: l }) if current(l) => {
             status.set(Status::Failed(format!("The model did not load: {message}")))
         }
         Event::Reply(Reply::Error { id: Some(id), message, .. }) if id == latest.get_value() => {
-            failed.set(Some(message))
+            failed.set(Some(message));
+            back(w);
         }
-        Event::Died(message) => ctx.error.set(Some(message)),
+        Event::Died(message) => status.set(Status::Failed(message)),
         _ => {}
     });
     worker.start();
     // Another model loads (its own text and layer replace the old one's where the reader kept
     // them); a new text, beam count or knock-out asks again (the matrix shown changes in the page).
-    let model = Memo::new(move |_| params.with(|p| (p.model, p.base.clone())));
+    let model = Memo::new(move |_| params.with(|p| (p.model, p.model.base(&p.base))));
     Effect::new(move |prev: Option<Model>| {
         let m = model.with(|m| m.0);
         if let Some(from) = prev {
@@ -194,7 +220,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         halted.set_value(true);
         loads.update_value(|l| *l += 1);
         worker.start();
-        status.set(Status::Failed("Stopped. Nothing was kept; choose Download to start again.".into()));
+        status.set(Status::Failed("Stopped. Nothing was kept; choose Download the model to start again.".into()));
     };
     let download = move |_| load(worker, true);
     // The layer and head sliders follow the model's shape for the attention shown.
@@ -217,21 +243,30 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let s = status.get();
         let line = match &s {
             Status::Loading(l, _) | Status::Ready(l) | Status::Failed(l) => l.clone(),
-            Status::Waiting => format!(
-                "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
-                params.with_untracked(|p| model_name(p.model))
-            ),
+            Status::Waiting => params.with_untracked(|p| match p.model {
+                Model::OpusEnDe => format!(
+                    "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
+                    model_name(p.model)
+                ),
+                _ => "This checkpoint is not in this browser's storage yet. Download it (kept for next time)?".into(),
+            }),
         };
         let bar = match &s {
             Status::Loading(_, Some(f)) => Some(view! { <progress max="1" value=*f></progress> }),
             _ => None,
         };
-        let button = match &s {
-            Status::Waiting | Status::Failed(_) if params.with_untracked(|p| p.model.folder().is_none()) => Some(
+        // Downloads can be stopped and started again; the bundled model can be loaded again.
+        let downloads = params.with_untracked(|p| p.model.folder().is_none());
+        let button = match (&s, downloads) {
+            (Status::Waiting | Status::Failed(_), true) => Some(
                 view! { <button type="button" class="download" on:click=download>"Download the model"</button> }
                     .into_any(),
             ),
-            Status::Loading(..) => {
+            (Status::Failed(_), false) => Some(
+                view! { <button type="button" class="download" on:click=download>"Load the model again"</button> }
+                    .into_any(),
+            ),
+            (Status::Loading(..), true) => {
                 Some(view! { <button type="button" class="stop" on:click=stop>"Stop"</button> }.into_any())
             }
             _ => None,
@@ -273,6 +308,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                         <dd class="answer translated"><code>{t.text.clone()}</code></dd>
                     </dl>
                     <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
+                    {(!complete(t)).then(|| view! {
+                        <p class="notice" role="status">{format!(
+                            "The translation stopped at {} tokens, the most the demo writes for a text of {} \
+                             tokens: it is cut short.",
+                            t.target.len(),
+                            t.source.len()
+                        )}</p>
+                    })}
                     {hyps}
                     {steps}
                 }
@@ -297,7 +340,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         <div class="translation-status" data-status=move || status.with(Status::key)>{status_view}</div>
         {move || failed.get().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         <div class="translation" data-loaded=move || info.with(Option::is_some).to_string()
-            data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())>
+            data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())
+            data-id=move || result.with(|r| r.as_ref().map_or(0, |t| t.id)).to_string()
+            data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |t| t.compute_ms)).to_string()
+            data-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.target.len())).to_string()>
             {answer}
         </div>
         <p class="muted">{kind_note}</p>

@@ -12,7 +12,7 @@ use super::fetch::{cached, file, open_cache};
 use crate::session::manifest::FileCheck;
 
 /// A side file's bytes, and where they came from, to keep or to evict with its model.
-pub struct TokenizerFile {
+pub struct SideFile {
     pub bytes: Vec<u8>,
     url: String,
     cache: Option<Cache>,
@@ -28,12 +28,12 @@ pub async fn fetch(
     expect: Option<&FileCheck>,
     use_cache: bool,
     load: u64,
-) -> Result<TokenizerFile, String> {
+) -> Result<SideFile, String> {
     let cache = if use_cache { open_cache().await } else { None };
     let url = format!("{base}{name}");
     let stored = cached(&cache, &url).await;
     match file(&url, name, expect, stored, load).await {
-        Ok((bytes, from_cache)) => Ok(TokenizerFile { bytes, url, cache, fresh: !from_cache }),
+        Ok((bytes, from_cache)) => Ok(SideFile { bytes, url, cache, fresh: !from_cache }),
         Err(e) => {
             evict(&cache, &url).await;
             Err(e)
@@ -41,7 +41,7 @@ pub async fn fetch(
     }
 }
 
-impl TokenizerFile {
+impl SideFile {
     /// The file as text, or why it is not.
     pub fn text(&self, name: &str) -> Result<&str, String> {
         std::str::from_utf8(&self.bytes).map_err(|_| format!("{name} is not UTF-8 text"))
@@ -54,7 +54,7 @@ async fn evict(cache: &Option<Cache>, url: &str) {
     }
 }
 
-impl TokenizerFile {
+impl SideFile {
     /// Keeps a downloaded file in Cache Storage (once its model loaded): whether it was stored.
     pub async fn keep(&self) -> bool {
         let Some(c) = &self.cache else { return true };
