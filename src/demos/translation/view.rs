@@ -103,6 +103,96 @@ fn model_name(m: Model) -> String {
     m.label().split(" (").next().unwrap_or_default().to_string()
 }
 
+/// The loading line, its progress bar, and the button that goes with it: Download (asked for
+/// before a download, and after a failure or a Stop), Stop (while a download runs), or Load again
+/// (the bundled model, after a failure).
+fn status_view(
+    s: &Status,
+    model: Model,
+    download: impl Fn(web_sys::MouseEvent) + Copy + 'static,
+    stop: impl Fn(web_sys::MouseEvent) + Copy + 'static,
+) -> impl IntoView {
+    let line = match s {
+        Status::Loading(l, _) | Status::Ready(l) | Status::Failed(l) => l.clone(),
+        Status::Waiting if model == Model::OpusEnDe => format!(
+            "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
+            model_name(model)
+        ),
+        Status::Waiting => {
+            "This checkpoint is not in this browser's storage yet. Download it (kept for next time)?".into()
+        }
+    };
+    let bar = match s {
+        Status::Loading(_, Some(f)) => Some(view! { <progress max="1" value=*f></progress> }),
+        _ => None,
+    };
+    let downloads = model.folder().is_none();
+    let button = match (s, downloads) {
+        (Status::Waiting | Status::Failed(_), true) => Some(
+            view! { <button type="button" class="download" on:click=download>"Download the model"</button> }
+                .into_any(),
+        ),
+        (Status::Failed(_), false) => Some(
+            view! { <button type="button" class="download" on:click=download>"Load the model again"</button> }
+                .into_any(),
+        ),
+        (Status::Loading(..), true) => {
+            Some(view! { <button type="button" class="stop" on:click=stop>"Stop"</button> }.into_any())
+        }
+        _ => None,
+    };
+    view! {
+        <p class="readout" role="status">{line}</p>
+        {bar}
+        {button.map(|b| view! { <div class="row-actions">{b}</div> })}
+    }
+}
+
+/// The translation: the source's tokens, the text, the time, a notice when the length limit cut
+/// it, and beam search's hypotheses and steps.
+fn answer_view(t: &Translation) -> impl IntoView {
+    let hyps = (t.hypotheses.len() > 1).then(|| {
+        let items = t
+            .hypotheses
+            .iter()
+            .map(|h| view! { <li><code>{h.text.clone()}</code>{score(h.score)}</li> })
+            .collect_view();
+        view! {
+            <p class="muted">"Finished hypotheses, best first (score: log-probability ÷ length):"</p>
+            <ol class="hypotheses">{items}</ol>
+        }
+    });
+    let steps = (!t.steps.is_empty()).then(|| {
+        let table = steps_table(&t.steps);
+        view! {
+            <details class="beam-steps">
+                <summary>"Beam search, step by step"</summary>
+                {table}
+            </details>
+        }
+    });
+    let cut = (!complete(t)).then(|| {
+        let line = format!(
+            "The translation stopped at {} tokens, the most the demo writes for a text of {} tokens: it is cut short.",
+            t.target.len(),
+            t.source.len()
+        );
+        view! { <p class="notice" role="status">{line}</p> }
+    });
+    let source = t.source.iter().map(|x| x.text.clone()).collect::<Vec<_>>().join(" ");
+    view! {
+        <dl class="answers">
+            <dt>"Source tokens"</dt><dd><code>{source}</code></dd>
+            <dt>"Translation"</dt>
+            <dd class="answer translated"><code>{t.text.clone()}</code></dd>
+        </dl>
+        <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
+        {cut}
+        {hyps}
+        {steps}
+    }
+}
+
 pub fn view(ctx: DemoCtx) -> AnyView {
     let params = ctx.params::<Params>();
     let info = RwSignal::new(None::<TranslatorInfo>);
@@ -239,89 +329,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
     });
     let mats = Signal::derive(move || shown_now.with(|s| s.iter().map(matrix).collect::<Vec<_>>()));
-    let status_view = move || {
-        let s = status.get();
-        let line = match &s {
-            Status::Loading(l, _) | Status::Ready(l) | Status::Failed(l) => l.clone(),
-            Status::Waiting => params.with_untracked(|p| match p.model {
-                Model::OpusEnDe => format!(
-                    "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
-                    model_name(p.model)
-                ),
-                _ => "This checkpoint is not in this browser's storage yet. Download it (kept for next time)?".into(),
-            }),
-        };
-        let bar = match &s {
-            Status::Loading(_, Some(f)) => Some(view! { <progress max="1" value=*f></progress> }),
-            _ => None,
-        };
-        // Downloads can be stopped and started again; the bundled model can be loaded again.
-        let downloads = params.with_untracked(|p| p.model.folder().is_none());
-        let button = match (&s, downloads) {
-            (Status::Waiting | Status::Failed(_), true) => Some(
-                view! { <button type="button" class="download" on:click=download>"Download the model"</button> }
-                    .into_any(),
-            ),
-            (Status::Failed(_), false) => Some(
-                view! { <button type="button" class="download" on:click=download>"Load the model again"</button> }
-                    .into_any(),
-            ),
-            (Status::Loading(..), true) => {
-                Some(view! { <button type="button" class="stop" on:click=stop>"Stop"</button> }.into_any())
-            }
-            _ => None,
-        };
-        view! {
-            <p class="readout" role="status">{line}</p>
-            {bar}
-            {button.map(|b| view! { <div class="row-actions">{b}</div> })}
-        }
-    };
-    let answer = move || {
-        result.with(|r| {
-            r.as_ref().map(|t| {
-                let hyps = (t.hypotheses.len() > 1).then(|| {
-                    let items = t
-                        .hypotheses
-                        .iter()
-                        .map(|h| view! { <li><code>{h.text.clone()}</code>{score(h.score)}</li> })
-                        .collect_view();
-                    view! {
-                        <p class="muted">"Finished hypotheses, best first (score: log-probability ÷ length):"</p>
-                        <ol class="hypotheses">{items}</ol>
-                    }
-                });
-                let steps = (!t.steps.is_empty()).then(|| {
-                    let table = steps_table(&t.steps);
-                    view! {
-                        <details class="beam-steps">
-                            <summary>"Beam search, step by step"</summary>
-                            {table}
-                        </details>
-                    }
-                });
-                let source = t.source.iter().map(|x| x.text.clone()).collect::<Vec<_>>().join(" ");
-                view! {
-                    <dl class="answers">
-                        <dt>"Source tokens"</dt><dd><code>{source}</code></dd>
-                        <dt>"Translation"</dt>
-                        <dd class="answer translated"><code>{t.text.clone()}</code></dd>
-                    </dl>
-                    <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
-                    {(!complete(t)).then(|| view! {
-                        <p class="notice" role="status">{format!(
-                            "The translation stopped at {} tokens, the most the demo writes for a text of {} \
-                             tokens: it is cut short.",
-                            t.target.len(),
-                            t.source.len()
-                        )}</p>
-                    })}
-                    {hyps}
-                    {steps}
-                }
-            })
-        })
-    };
+    let status_view = move || params.with_untracked(|p| status_view(&status.get(), p.model, download, stop));
+    let answer = move || result.with(|r| r.as_deref().map(answer_view));
     let kind_note = move || {
         params.with(|p| match p.kind {
             Kind::Cross => "Each row is one written token; its weights over the source add up to 1.",

@@ -75,13 +75,18 @@ test("OPUS-MT's shape from a folder: asked first, downloaded with progress, tran
 test("a stopped download keeps nothing, and a folder that is not a web address is refused", async () => {
   // A host whose model file sends its first megabyte and then nothing: the download is under way
   // (its progress shown) when the reader stops it.
-  const size = fs.statSync(`${models}/random-opus-mt-en-de/model.safetensors`).size;
+  const file = `${models}/random-opus-mt-en-de/model.safetensors`;
+  const size = fs.statSync(file).size;
+  const first = Buffer.alloc(1 << 20);
+  const fd = fs.openSync(file, "r");
+  fs.readSync(fd, first, 0, first.length, 0);
+  fs.closeSync(fd);
   const stalls = await startServer(models, 0, {
     cors: true,
     respond: (req, res, path) => {
       if (!path.endsWith("model.safetensors")) return false;
       res.writeHead(200, { "content-length": String(size), "access-control-allow-origin": "*" });
-      res.write(Buffer.alloc(1 << 20));
+      res.write(first);
       return true;
     },
   });
