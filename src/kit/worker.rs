@@ -320,22 +320,14 @@ impl ComputeWorker {
                 self.emit(Event::Progress(Progress { phase, loaded, total, rate, load }));
             }
             Reply::Analysis(a) => {
-                let data = Reflect::get(&msg, &"data".into())
-                    .ok()
-                    .and_then(|d| d.dyn_into::<Float32Array>().ok())
-                    .map(|d| d.to_vec())
-                    .unwrap_or_default();
+                let data = floats(&msg);
                 match Attention::decode(a.attention.clone(), data) {
                     Ok(w) => self.emit(Event::Analysis(a, w)),
                     Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(a.id), message, load: 0 })),
                 }
             }
             Reply::Translation(t) => {
-                let data = Reflect::get(&msg, &"data".into())
-                    .ok()
-                    .and_then(|d| d.dyn_into::<Float32Array>().ok())
-                    .map(|d| d.to_vec())
-                    .unwrap_or_default();
+                let data = floats(&msg);
                 let id = t.id;
                 match Translation::from_parts(t, data) {
                     Ok(t) => self.emit(Event::Translation(Box::new(t))),
@@ -343,11 +335,7 @@ impl ComputeWorker {
                 }
             }
             Reply::TrainSnapshot { id, mut snapshot } => {
-                snapshot.attention = Reflect::get(&msg, &"data".into())
-                    .ok()
-                    .and_then(|d| d.dyn_into::<Float32Array>().ok())
-                    .map(|d| d.to_vec())
-                    .unwrap_or_default();
+                snapshot.attention = floats(&msg);
                 self.emit(Event::Snapshot(id, snapshot))
             }
             Reply::TrainCheckpoint { id, config_json } => {
@@ -362,6 +350,15 @@ impl ComputeWorker {
             other => self.emit(Event::Reply(other)),
         }
     }
+}
+
+/// The floats a message carries beside its JSON (`data`: attention weights), none if it has none.
+fn floats(msg: &JsValue) -> Vec<f32> {
+    Reflect::get(msg, &"data".into())
+        .ok()
+        .and_then(|d| d.dyn_into::<Float32Array>().ok())
+        .map(|d| d.to_vec())
+        .unwrap_or_default()
 }
 
 /// Posts one message: `{json, data?}`, `data` transferred.
