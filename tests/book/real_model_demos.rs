@@ -421,5 +421,9 @@ mod translation {
         // vocab_size values); the page counts every weight the model uses.
         let card: serde_json::Value = serde_json::from_slice(&file("card.json")).unwrap();
         assert_eq!(s.info("dates").params as u64, card["parameters"].as_u64().unwrap() + 123);
+        // "about 300 MB": OPUS-MT English→German's shape in F32.
+        let opus = attention_live::marian::Config::opus_mt_en_de().n_params() as f64 * 4.0;
+        assert_eq!(format!("{:.0} MB", opus / 1e6), "296 MB");
+        says(&chapter("why-attention"), "(about 300 MB, downloaded once and kept)");
     }
 }
