@@ -304,7 +304,7 @@ fn one(t: &Translation, p: &Params, kind: Kind) -> Option<Shown> {
         Kind::Cross | Kind::All => format!("cross-attention, layer {layer}, {which} (rows: written, columns: source)"),
         Kind::Encoder => format!("encoder self-attention, layer {layer}, {which} (rows: queries, columns: keys)"),
         Kind::Decoder => {
-            format!("decoder self-attention, layer {layer}, {which} (rows: queries, columns: keys; masked)")
+            format!("masked decoder self-attention, layer {layer}, {which} (rows: queries, columns: keys)")
         }
     };
     let weights = w.outer_iter().map(|r| r.to_vec()).collect();

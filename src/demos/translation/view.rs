@@ -123,7 +123,9 @@ fn status_view(
         }
     };
     let bar = match s {
-        Status::Loading(_, Some(f)) => Some(view! { <progress max="1" value=*f></progress> }),
+        Status::Loading(_, Some(f)) => {
+            Some(view! { <progress max="1" value=*f aria-label="How much of the file has arrived"></progress> })
+        }
         _ => None,
     };
     let downloads = model.folder().is_none();
@@ -355,8 +357,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             data-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.target.len())).to_string()>
             {answer}
         </div>
-        <p class="muted">{kind_note}</p>
-        <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
+        // The plots wait for a translation (a download not asked for yet shows none).
+        <div class="translation-plots" style:display=move || if result.with(Option::is_none) { "none" } else { "" }>
+            <p class="muted">{kind_note}</p>
+            <MatrixGrid ctx=ctx mats=mats min_w=420.0/>
+        </div>
         {move || {
         ctx.show_numbers.get().then(|| shown_now.with(|s| s.iter().map(|s| mat_table(&matrix(s))).collect_view()))
     }}
