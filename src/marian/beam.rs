@@ -5,9 +5,15 @@
 //! N join the finished hypotheses, scored by the sum over length^penalty; the N best that do not
 //! end run on. The search stops when no running beam can beat the worst finished hypothesis (the
 //! best running score over the current length), or when every continuation ends.
+//!
+//! `Search` is the bookkeeping alone: a backend runs the decoder on `Search::last_tokens`, hands
+//! the logits to `Search::advance` and reorders its caches as the returned parents say. The CPU
+//! drives it here (`Marian::beam_search_with`), the GPU in `marian::gpu`.
+
+use ndarray::{Array1, ArrayView2};
 
 use super::model::{Hypothesis, Marian, Options};
-use super::DecoderCache;
+use super::Config;
 use crate::model::RunError;
 
 /// What `generate` adds to a score to rule it out.
@@ -30,17 +36,151 @@ pub struct Step {
     pub finished: Vec<Hypothesis>,
 }
 
-struct Beam {
-    tokens: Vec<u32>,
-    score: f32,
-    cache: DecoderCache,
-}
-
 struct Candidate {
     beam: usize,
     token: u32,
     score: f32,
     ends: bool,
+}
+
+/// The state of one beam search: the running beams (tokens and summed log-probabilities), the
+/// finished hypotheses kept so far and the steps taken.
+pub struct Search {
+    set: BeamSettings,
+    n: usize,
+    max_len: usize,
+    /// The target's length so far, its start token included.
+    len: usize,
+    running: Vec<Hypothesis>,
+    /// Each kept hypothesis, and whether it really finished (the placeholders are ruled out).
+    finished: Vec<(Hypothesis, bool)>,
+    improvable: bool,
+    done: bool,
+    steps: Vec<Step>,
+}
+
+impl Search {
+    /// N beams from the decoder start token; all but the first ruled out, as `generate` starts.
+    pub fn new(config: &Config, set: BeamSettings) -> Search {
+        let n = set.beams.max(1);
+        let start = vec![config.decoder_start_token_id];
+        let running = (0..n)
+            .map(|i| Hypothesis { tokens: start.clone(), score: if i == 0 { 0.0 } else { RULED_OUT } })
+            .collect();
+        let finished = (0..n).map(|_| (Hypothesis { tokens: Vec::new(), score: RULED_OUT }, false)).collect();
+        Search {
+            set,
+            n,
+            max_len: 1 + set.max_new.max(1),
+            len: 1,
+            running,
+            finished,
+            improvable: true,
+            done: false,
+            steps: Vec::new(),
+        }
+    }
+
+    /// The number of beams, N: the rows of every step's logits.
+    pub fn beams(&self) -> usize {
+        self.n
+    }
+
+    /// Each running beam's last token: what the decoder reads next, one row a beam.
+    pub fn last_tokens(&self) -> Vec<u32> {
+        self.running.iter().map(|b| *b.tokens.last().expect("a beam has its start token")).collect()
+    }
+
+    /// Whether the search has stopped (`advance` then does nothing).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// One step from the decoder's logits for each running beam's next token, (N, vocab).
+    /// Returns, for each new running beam, the beam it continues (whose cache it takes).
+    pub fn advance(&mut self, config: &Config, logits: ArrayView2<f32>) -> Vec<usize> {
+        let (n, len, max_len) = (self.n, self.len, self.max_len);
+        // Every running beam's next-token log-probabilities, plus its score: N × vocab candidates.
+        let mut scored: Vec<(f32, usize, u32)> = Vec::with_capacity(n * logits.ncols());
+        for (b, beam) in self.running.iter().enumerate() {
+            let lp = next_log_probs(config, logits.row(b), len, max_len);
+            scored.extend(lp.iter().enumerate().map(|(v, &p)| (p + beam.score, b, v as u32)));
+        }
+        // The 2N best (ties: the lower flat index first): selected, then only they are sorted.
+        let order =
+            |a: &(f32, usize, u32), b: &(f32, usize, u32)| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2)));
+        let keep = (2 * n).min(scored.len());
+        if keep < scored.len() {
+            scored.select_nth_unstable_by(keep, order);
+        }
+        scored.truncate(keep);
+        scored.sort_by(order);
+        let eos = config.eos_token_id;
+        let top: Vec<Candidate> = scored
+            .into_iter()
+            .map(|(score, beam, token)| Candidate { beam, token, score, ends: token == eos || len + 1 >= max_len })
+            .collect();
+        let tokens = |c: &Candidate| [&self.running[c.beam].tokens[..], &[c.token]].concat();
+        // The finished hypotheses: the old ones and the candidates among the first N that end.
+        let norm = (len as f32).powf(self.set.length_penalty);
+        let mut merged = std::mem::take(&mut self.finished);
+        for (i, c) in top.iter().enumerate() {
+            // (`generate` also rules out every candidate once no running beam can improve: here the
+            // search has stopped by then.)
+            let just_finished = c.ends && i < n;
+            let score = c.score / norm + if just_finished { 0.0 } else { RULED_OUT };
+            merged.push((Hypothesis { tokens: tokens(c), score }, just_finished));
+        }
+        merged.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
+        merged.truncate(n);
+        self.finished = merged;
+        // The running beams: the N best candidates that do not end.
+        let mut next: Vec<(f32, &Candidate)> =
+            top.iter().map(|c| (c.score + if c.ends { RULED_OUT } else { 0.0 }, c)).collect();
+        next.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let all_end = top.iter().all(|c| c.ends);
+        let (running, parents): (Vec<Hypothesis>, Vec<usize>) = next
+            .into_iter()
+            .take(n)
+            .map(|(score, c)| (Hypothesis { tokens: tokens(c), score }, c.beam))
+            .unzip();
+        self.running = running;
+        self.len += 1;
+        self.steps.push(Step {
+            // A running beam that had to be taken from the ending candidates is not shown.
+            running: self.running.iter().filter(|b| b.score > RULED_OUT / 2.0).cloned().collect(),
+            finished: self.finished.iter().filter(|f| f.1).map(|f| f.0.clone()).collect(),
+        });
+        // Can a running beam still beat the worst finished hypothesis?
+        let best_running = self.running[0].score / ((self.len - 1) as f32).powf(self.set.length_penalty);
+        let worst = self.finished.iter().map(|f| f.0.score).fold(f32::INFINITY, f32::min);
+        self.improvable &= self.finished.iter().any(|f| best_running > if f.1 { worst } else { RULED_OUT });
+        self.done = !self.improvable || all_end;
+        parents
+    }
+
+    /// The finished hypotheses, best first (`num_return_sequences` = N), and every step.
+    pub fn finish(self) -> (Vec<Hypothesis>, Vec<Step>) {
+        (self.finished.into_iter().map(|f| f.0).collect(), self.steps)
+    }
+}
+
+/// The log-probabilities of the next token from a decoder step's last logits, after `generate`'s
+/// rules for OPUS-MT: the pad token is never written (`bad_words_ids`), and at the last step
+/// allowed only `</s>` is, with log-probability 0 (`forced_eos_token_id`). `len` counts the
+/// target's tokens so far (the start token included).
+pub fn next_log_probs(config: &Config, logits: ndarray::ArrayView1<f32>, len: usize, max_len: usize) -> Array1<f32> {
+    let max = logits.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let sum: f32 = logits.iter().map(|&v| (v - max).exp()).sum();
+    let log_sum = sum.ln();
+    let mut lp = logits.mapv(|v| v - max - log_sum);
+    lp[config.pad_token_id as usize] = f32::NEG_INFINITY;
+    if len + 1 >= max_len {
+        let eos = config.eos_token_id as usize;
+        lp.fill(f32::NEG_INFINITY);
+        lp[eos] = 0.0;
+    }
+    lp
 }
 
 impl Marian {
@@ -58,96 +198,17 @@ impl Marian {
         opts: &Options,
     ) -> Result<(Vec<Hypothesis>, Vec<Step>), RunError> {
         let opts = Options { knock_out: opts.knock_out.clone(), ..Default::default() };
-        let n = set.beams.max(1);
-        let max_len = 1 + set.max_new.max(1);
-        let encoded = self.encode(source, &opts)?;
-        let start =
-            Beam { tokens: vec![self.config.decoder_start_token_id], score: 0.0, cache: self.new_cache(&encoded) };
-        // What a beam's cache is swapped with while the step runs on all of them.
-        let empty = start.cache.clone();
-        // The first step's beams are copies of the start; all but one are ruled out.
-        let mut running: Vec<Beam> = (0..n)
-            .map(|i| Beam {
-                score: if i == 0 { 0.0 } else { RULED_OUT },
-                tokens: start.tokens.clone(),
-                cache: start.cache.clone(),
-            })
-            .collect();
-        let mut finished: Vec<(Hypothesis, bool)> =
-            (0..n).map(|_| (Hypothesis { tokens: Vec::new(), score: RULED_OUT }, false)).collect();
-        let (mut improvable, mut steps) = (true, Vec::new());
-        let mut len = 1;
+        let mut search = Search::new(&self.config, set);
+        let start = self.new_cache(&self.encode(source, &opts)?);
+        let mut caches = vec![start; search.beams()];
         loop {
-            // Every running beam's next-token log-probabilities, plus its score: N × vocab candidates,
-            // the N beams' step run together.
-            let last: Vec<u32> =
-                running.iter().map(|b| *b.tokens.last().expect("a beam has its start token")).collect();
-            let mut caches: Vec<DecoderCache> =
-                running.iter_mut().map(|b| std::mem::replace(&mut b.cache, empty.clone())).collect();
-            let logits = self.decode_batch(&last, &mut caches, &opts)?;
-            let mut scored: Vec<(f32, usize, u32)> = Vec::with_capacity(running.len() * logits.ncols());
-            for (b, (beam, cache)) in running.iter_mut().zip(caches).enumerate() {
-                beam.cache = cache;
-                let lp = self.next_log_probs(logits.row(b), len, max_len);
-                scored.extend(lp.iter().enumerate().map(|(v, &p)| (p + beam.score, b, v as u32)));
+            // The N beams' step run together.
+            let logits = self.decode_batch(&search.last_tokens(), &mut caches, &opts)?;
+            let parents = search.advance(&self.config, logits.view());
+            if search.is_done() {
+                return Ok(search.finish());
             }
-            // The 2N best (ties: the lower flat index first): selected, then only they are sorted.
-            let order =
-                |a: &(f32, usize, u32), b: &(f32, usize, u32)| b.0.total_cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2)));
-            let keep = (2 * n).min(scored.len());
-            if keep < scored.len() {
-                scored.select_nth_unstable_by(keep, order);
-            }
-            scored.truncate(keep);
-            scored.sort_by(order);
-            let eos = self.config.eos_token_id;
-            let top: Vec<Candidate> = scored
-                .into_iter()
-                .take(2 * n)
-                .map(|(score, beam, token)| Candidate { beam, token, score, ends: token == eos || len + 1 >= max_len })
-                .collect();
-            let tokens = |c: &Candidate| [&running[c.beam].tokens[..], &[c.token]].concat();
-            // The finished hypotheses: the old ones and the candidates among the first N that end.
-            let norm = (len as f32).powf(set.length_penalty);
-            let mut merged = std::mem::take(&mut finished);
-            for (i, c) in top.iter().enumerate() {
-                // (`generate` also rules out every candidate once no running beam can improve: here the
-                // search has stopped by then.)
-                let just_finished = c.ends && i < n;
-                let score = c.score / norm + if just_finished { 0.0 } else { RULED_OUT };
-                merged.push((Hypothesis { tokens: tokens(c), score }, just_finished));
-            }
-            merged.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
-            merged.truncate(n);
-            finished = merged;
-            // The running beams: the N best candidates that do not end.
-            let mut next: Vec<(f32, &Candidate)> =
-                top.iter().map(|c| (c.score + if c.ends { RULED_OUT } else { 0.0 }, c)).collect();
-            next.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let all_end = top.iter().all(|c| c.ends);
-            running = next
-                .into_iter()
-                .take(n)
-                .map(|(score, c)| Beam { tokens: tokens(c), score, cache: running[c.beam].cache.clone() })
-                .collect();
-            len += 1;
-            steps.push(Step {
-                // A running beam that had to be taken from the ending candidates is not shown.
-                running: running
-                    .iter()
-                    .filter(|b| b.score > RULED_OUT / 2.0)
-                    .map(|b| Hypothesis { tokens: b.tokens.clone(), score: b.score })
-                    .collect(),
-                finished: finished.iter().filter(|f| f.1).map(|f| f.0.clone()).collect(),
-            });
-            // Can a running beam still beat the worst finished hypothesis?
-            let best_running = running[0].score / ((len - 1) as f32).powf(set.length_penalty);
-            let worst = finished.iter().map(|f| f.0.score).fold(f32::INFINITY, f32::min);
-            improvable &= finished.iter().any(|f| best_running > if f.1 { worst } else { RULED_OUT });
-            if !improvable || all_end {
-                break;
-            }
+            caches = parents.iter().map(|&p| caches[p].clone()).collect();
         }
-        Ok((finished.into_iter().map(|f| f.0).collect(), steps))
     }
 }

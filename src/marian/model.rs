@@ -376,22 +376,9 @@ pub struct Hypothesis {
 }
 
 impl Marian {
-    /// The log-probabilities of the next token from a decoder step's last logits, after
-    /// `generate`'s rules for OPUS-MT: the pad token is never written (`bad_words_ids`), and at
-    /// the last step allowed only `</s>` is, with log-probability 0 (`forced_eos_token_id`).
-    /// `len` counts the target's tokens so far (the start token included).
+    /// The log-probabilities of the next token (`beam::next_log_probs`).
     pub fn next_log_probs(&self, logits: ndarray::ArrayView1<f32>, len: usize, max_len: usize) -> Array1<f32> {
-        let max = logits.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-        let sum: f32 = logits.iter().map(|&v| (v - max).exp()).sum();
-        let log_sum = sum.ln();
-        let mut lp = logits.mapv(|v| v - max - log_sum);
-        lp[self.config.pad_token_id as usize] = f32::NEG_INFINITY;
-        if len + 1 >= max_len {
-            let eos = self.config.eos_token_id as usize;
-            lp.fill(f32::NEG_INFINITY);
-            lp[eos] = 0.0;
-        }
-        lp
+        super::beam::next_log_probs(&self.config, logits, len, max_len)
     }
 
     /// Greedy decoding: the most likely token each step, from the decoder start token, until
