@@ -28,7 +28,8 @@ pub enum Kernel {
     MatvecLnF16,
     Logits,
     LayerNorm,
-    Gelu,
+    /// An MLP's activation in place (`Act`).
+    Activation,
     Embed,
     KvAppend,
     Attention,
@@ -40,9 +41,12 @@ pub enum Kernel {
     RmsNorm,
     Rope,
     Swiglu,
+    /// The translation model's attention, its weights written out: non-causal or causal, queries
+    /// from any rows (`marian::gpu`).
+    Attend,
 }
 
-const SOURCES: [(Kernel, &str, &str); 18] = [
+const SOURCES: [(Kernel, &str, &str); 19] = [
     (Kernel::Matmul, "matmul", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
     (Kernel::Matvec, "matvec", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matvec.wgsl"))),
     (Kernel::MatmulF16, "matmul_f16", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/matmul.wgsl"))),
@@ -55,7 +59,11 @@ const SOURCES: [(Kernel, &str, &str); 18] = [
     ),
     (Kernel::Logits, "logits", include_str!("wgsl/logits.wgsl")),
     (Kernel::LayerNorm, "layer_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/layer_norm.wgsl"))),
-    (Kernel::Gelu, "gelu", concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/gelu.wgsl"))),
+    (
+        Kernel::Activation,
+        "activation",
+        concat!(include_str!("wgsl/gelu_new.wgsl"), include_str!("wgsl/activation.wgsl")),
+    ),
     (Kernel::Embed, "embed", include_str!("wgsl/embed.wgsl")),
     (Kernel::KvAppend, "kv_append", include_str!("wgsl/kv_append.wgsl")),
     (Kernel::Attention, "attention", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/attention.wgsl"))),
@@ -65,6 +73,7 @@ const SOURCES: [(Kernel, &str, &str); 18] = [
     (Kernel::RmsNorm, "rms_norm", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/rms_norm.wgsl"))),
     (Kernel::Rope, "rope", include_str!("wgsl/rope.wgsl")),
     (Kernel::Swiglu, "swiglu", include_str!("wgsl/swiglu.wgsl")),
+    (Kernel::Attend, "attend", concat!(include_str!("wgsl/reduce.wgsl"), include_str!("wgsl/attend.wgsl"))),
 ];
 
 /// Rows of A above which `Matmul` (64 × 64 tiles) beats `Matvec` (one row per workgroup).
@@ -466,4 +475,35 @@ pub fn pool(
         ..Default::default()
     };
     batch.add(Kernel::Pool, &p, &[w, thumbs], [groups_for(n, 64), 1, 1]);
+}
+
+/// An MLP's activation (`wgsl/activation.wgsl`'s `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    /// GPT-2's GELU, the tanh form.
+    GeluNew = 0,
+    Relu = 1,
+    /// SiLU, x σ(x): "swish", OPUS-MT's.
+    Silu = 2,
+    /// GELU with erf.
+    Gelu = 3,
+}
+
+/// Records x ← act(x) in place on `n` values.
+pub fn activation(batch: &mut Batch, x: &wgpu::Buffer, n: usize, act: Act) {
+    let p = params::Activation { n: n as u32, kind: act as u32, ..Default::default() };
+    batch.add(Kernel::Activation, &p, &[x], [groups_for(n, 256), 1, 1]);
+}
+
+/// Records the attention of T queries (rows row0 .. row0 + T of `q`, `q_stride` apart) over the S
+/// rows of `k` and `v` (S, C) with `n_head` heads: the output into the same rows of `y` (rows of
+/// C), the (H, T, S) weights into `w` (`wgsl/attend.wgsl`).
+pub fn attend(
+    batch: &mut Batch,
+    p: params::Attend,
+    n_head: usize,
+    (q, k, v): (&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer),
+    (y, w): (&wgpu::Buffer, &wgpu::Buffer),
+) {
+    batch.add(Kernel::Attend, &p, &[q, k, v, y, w], [p.t, n_head as u32, 1]);
 }

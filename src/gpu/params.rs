@@ -63,17 +63,17 @@ params! {
     Norm for [LayerNorm, RmsNorm] in ["layer_norm.wgsl", "rms_norm.wgsl"] {
         rows: u32, n: u32, eps: f32, row0: u32,
     }
-    /// GELU in place on `n` values.
-    Gelu for [Gelu] in ["gelu.wgsl"] {
-        n: u32, pad0: u32, pad1: u32, pad2: u32,
+    /// An activation (`kernels::Act` as `kind`) in place on `n` values.
+    Activation for [Activation] in ["activation.wgsl"] {
+        n: u32, kind: u32, pad0: u32, pad1: u32,
     }
     /// x = table[ids] (+ positions unless `no_positions`), for the table's rows v0 .. v0 + rows.
     Embed for [Embed] in ["embed.wgsl"] {
         t: u32, c: u32, past: u32, v0: u32, rows: u32, no_positions: u32, pad1: u32, pad2: u32,
     }
-    /// The new rows' keys and values appended to the cache.
+    /// The new rows' keys and values (qkv's rows from `row0`) appended to the cache.
     KvAppend for [KvAppend] in ["kv_append.wgsl"] {
-        t: u32, c: u32, past: u32, pad: u32,
+        t: u32, c: u32, past: u32, row0: u32,
     }
     /// Fused causal attention of T new rows over `past` + T positions; heads in `ablate`
     /// knocked out; `n_kv` key and value heads (0: one per query head).
@@ -95,6 +95,11 @@ params! {
     /// RoPE in place on `heads` heads of width `hd`, rows `stride` apart.
     Rope for [Rope] in ["rope.wgsl"] {
         t: u32, stride: u32, heads: u32, hd: u32,
+    }
+    /// Attention of T queries (rows `row0` .., `q_stride` apart) over S keys, its weights written
+    /// out; causal over the last T positions when `causal`; heads in `ablate` knocked out.
+    Attend for [Attend] in ["attend.wgsl"] {
+        t: u32, s: u32, hd: u32, q_stride: u32, row0: u32, causal: u32, ablate: u32, scale: f32,
     }
     /// SwiGLU's gate: silu(gate) ⊙ up over (T, F).
     Swiglu for [Swiglu] in ["swiglu.wgsl"] {

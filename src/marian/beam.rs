@@ -64,9 +64,8 @@ impl Search {
     pub fn new(config: &Config, set: BeamSettings) -> Search {
         let n = set.beams.max(1);
         let start = vec![config.decoder_start_token_id];
-        let running = (0..n)
-            .map(|i| Hypothesis { tokens: start.clone(), score: if i == 0 { 0.0 } else { RULED_OUT } })
-            .collect();
+        let running =
+            (0..n).map(|i| Hypothesis { tokens: start.clone(), score: if i == 0 { 0.0 } else { RULED_OUT } }).collect();
         let finished = (0..n).map(|_| (Hypothesis { tokens: Vec::new(), score: RULED_OUT }, false)).collect();
         Search {
             set,
@@ -139,11 +138,8 @@ impl Search {
             top.iter().map(|c| (c.score + if c.ends { RULED_OUT } else { 0.0 }, c)).collect();
         next.sort_by(|a, b| b.0.total_cmp(&a.0));
         let all_end = top.iter().all(|c| c.ends);
-        let (running, parents): (Vec<Hypothesis>, Vec<usize>) = next
-            .into_iter()
-            .take(n)
-            .map(|(score, c)| (Hypothesis { tokens: tokens(c), score }, c.beam))
-            .unzip();
+        let (running, parents): (Vec<Hypothesis>, Vec<usize>) =
+            next.into_iter().take(n).map(|(score, c)| (Hypothesis { tokens: tokens(c), score }, c.beam)).unzip();
         self.running = running;
         self.len += 1;
         self.steps.push(Step {

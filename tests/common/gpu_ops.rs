@@ -9,7 +9,7 @@ use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use attention_live::gpt2::ops as cpu;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
-use attention_live::gpu::kernels::{self, groups_for, Batch, Epilogue, Kernel};
+use attention_live::gpu::kernels::{self, groups_for, Act, Batch, Epilogue, Kernel};
 use attention_live::gpu::params;
 use attention_live::gpu::{head_size, Gpu, GpuError, Precision};
 
@@ -38,7 +38,8 @@ pub trait Ops {
     /// h wteᵀ: (m, C) x (C, V) -> (m, V).
     async fn logits(&self, h: ArrayView2<'_, f32>, wte: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
     async fn layer_norm(&self, x: ArrayView2<'_, f32>, ln: &LayerNorm, eps: f32) -> Result<Array2<f32>, GpuError>;
-    async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError>;
+    /// An MLP's activation of each value.
+    async fn activation(&self, x: ArrayView2<'_, f32>, act: Act) -> Result<Array2<f32>, GpuError>;
     /// wte[ids] + wpe[past ..]: (T, C).
     async fn embed(
         &self,
@@ -74,6 +75,19 @@ pub trait Ops {
         past: usize,
         n_head: usize,
     ) -> Result<Array3<f32>, GpuError>;
+    /// Attention of the queries in the first C columns of `qkv`'s rows over all S rows of `k` and `v`
+    /// (S, C), causal over the last T positions when asked: the output (T, C), heads whose bit is
+    /// set in `ablate` zeroed, and the weights (H, T, S) (`Kernel::Attend`).
+    #[allow(clippy::too_many_arguments)]
+    async fn attend(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        n_head: usize,
+        causal: bool,
+        ablate: u32,
+    ) -> Result<(Array2<f32>, Array3<f32>), GpuError>;
     /// Softmax of each row; with `causal = Some((t, past))` row r keeps past + r mod t + 1 entries.
     async fn softmax(&self, x: ArrayView2<'_, f32>, causal: Option<(usize, usize)>) -> Result<Array2<f32>, GpuError>;
 }
@@ -119,8 +133,15 @@ impl Ops for Cpu {
     async fn layer_norm(&self, x: ArrayView2<'_, f32>, ln: &LayerNorm, eps: f32) -> Result<Array2<f32>, GpuError> {
         Ok(cpu::layer_norm(x, ln, eps))
     }
-    async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
-        Ok(x.mapv(cpu::gelu_new))
+    async fn activation(&self, x: ArrayView2<'_, f32>, act: Act) -> Result<Array2<f32>, GpuError> {
+        use attention_live::marian::config::Activation;
+        use attention_live::marian::model::activate;
+        Ok(match act {
+            Act::GeluNew => x.mapv(cpu::gelu_new),
+            Act::Relu => x.mapv(|v| activate(Activation::Relu, v)),
+            Act::Silu => x.mapv(|v| activate(Activation::Swish, v)),
+            Act::Gelu => x.mapv(|v| activate(Activation::Gelu, v)),
+        })
     }
     async fn embed(
         &self,
@@ -190,6 +211,30 @@ impl Ops for Cpu {
             w.index_axis_mut(Axis(0), h).assign(&wts);
         }
         Ok(w)
+    }
+    async fn attend(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        n_head: usize,
+        causal: bool,
+        ablate: u32,
+    ) -> Result<(Array2<f32>, Array3<f32>), GpuError> {
+        use attention_live::numerics::flash::{causal_attention, full_attention};
+        let (t, (s_len, c)) = (qkv.nrows(), k.dim());
+        let hd = c / n_head;
+        let (mut y, mut w) = (Array2::zeros((t, c)), Array3::zeros((n_head, t, s_len)));
+        for h in 0..n_head {
+            let cols = s![.., h * hd..(h + 1) * hd];
+            let (q, k, v) = (qkv.slice(cols), k.slice(cols), v.slice(cols));
+            let (out, wts) = if causal { causal_attention(q, k, v, s_len - t) } else { full_attention(q, k, v) };
+            if ablate >> h & 1 == 0 {
+                y.slice_mut(cols).assign(&out);
+            }
+            w.index_axis_mut(Axis(0), h).assign(&wts);
+        }
+        Ok((y, w))
     }
     async fn softmax(&self, x: ArrayView2<'_, f32>, causal: Option<(usize, usize)>) -> Result<Array2<f32>, GpuError> {
         let n = x.ncols();
@@ -343,18 +388,13 @@ impl Ops for Gpu {
             .await?;
         shape2(self.read(&y, 0, rows * n).await?, rows, n)
     }
-    async fn gelu(&self, x: ArrayView2<'_, f32>) -> Result<Array2<f32>, GpuError> {
+    async fn activation(&self, x: ArrayView2<'_, f32>, act: Act) -> Result<Array2<f32>, GpuError> {
         let n = x.len();
         let xb = self
             .checked(|| {
                 let xb = self.upload("x", &flat(x));
                 let mut batch = Batch::new(self);
-                batch.add(
-                    Kernel::Gelu,
-                    &params::Gelu { n: n as u32, ..Default::default() },
-                    &[&xb],
-                    [groups_for(n, 256), 1, 1],
-                );
+                kernels::activation(&mut batch, &xb, n, act);
                 batch.submit();
                 xb
             })
@@ -499,6 +539,42 @@ impl Ops for Gpu {
             .await?;
         let flat = self.read(&w, 0, n_head * t * s).await?;
         Array3::from_shape_vec((n_head, t, s), flat).map_err(|e| GpuError::Failed(e.to_string()))
+    }
+    async fn attend(
+        &self,
+        qkv: ArrayView2<'_, f32>,
+        k: ArrayView2<'_, f32>,
+        v: ArrayView2<'_, f32>,
+        n_head: usize,
+        causal: bool,
+        ablate: u32,
+    ) -> Result<(Array2<f32>, Array3<f32>), GpuError> {
+        let (t, (s_len, c)) = (qkv.nrows(), k.dim());
+        let hd = head_size(c, n_head)?;
+        let (y, w) = self
+            .checked(|| {
+                let (qb, kb, vb) =
+                    (self.upload("qkv", &flat(qkv)), self.upload("k", &flat(k)), self.upload("v", &flat(v)));
+                let (yb, wb) = (self.buffer("y", t * c), self.buffer("w", n_head * t * s_len));
+                let mut batch = Batch::new(self);
+                let p = params::Attend {
+                    t: t as u32,
+                    s: s_len as u32,
+                    hd: hd as u32,
+                    q_stride: qkv.ncols() as u32,
+                    row0: 0,
+                    causal: causal as u32,
+                    ablate,
+                    scale: 1.0 / (hd as f32).sqrt(),
+                };
+                kernels::attend(&mut batch, p, n_head, (&qb, &kb, &vb), (&yb, &wb));
+                batch.submit();
+                (yb, wb)
+            })
+            .await?;
+        let w = self.read(&w, 0, n_head * t * s_len).await?;
+        let w = Array3::from_shape_vec((n_head, t, s_len), w).map_err(|e| GpuError::Failed(e.to_string()))?;
+        Ok((shape2(self.read(&y, 0, t * c).await?, t, c)?, w))
     }
     async fn softmax(&self, x: ArrayView2<'_, f32>, causal: Option<(usize, usize)>) -> Result<Array2<f32>, GpuError> {
         let (rows, n) = x.dim();

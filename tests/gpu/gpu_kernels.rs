@@ -6,6 +6,7 @@
 
 use crate::common;
 use attention_live::gpt2::weights::{LayerNorm, Linear};
+use attention_live::gpu::kernels::Act;
 use attention_live::numerics::rng::Rng;
 use common::gpu_ops::{linear_in, Cpu, Ops};
 use ndarray::{Array1, Array2, Array3};
@@ -27,21 +28,21 @@ fn gelu(x: f64) -> f64 {
     0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3))).tanh())
 }
 
-/// Causal attention of head h for query i at position past + i, as the formula reads:
-/// softmax over keys 0..=past+i of q·k/√d, then Σ weights · v. Returns (weights over S, output).
+/// Attention of head h for query row i, as the formula reads: softmax over keys 0..=past+sees of
+/// q·k/√d, then Σ weights · v (causal: sees = i, the query at position past + i). Returns
+/// (weights over S, output).
 fn attend(
     qkv: &Array2<f32>,
     k: &Array2<f32>,
     v: &Array2<f32>,
     past: usize,
     n_head: usize,
-    h: usize,
-    i: usize,
+    (h, sees, i): (usize, usize, usize),
 ) -> (Vec<f64>, Vec<f64>) {
     let c = k.ncols();
     let hd = c / n_head;
     let s_len = past + qkv.nrows();
-    let visible = past + i + 1;
+    let visible = past + sees + 1;
     let scores: Vec<f64> = (0..visible)
         .map(|j| {
             (0..hd).map(|d| qkv[[i, h * hd + d]] as f64 * k[[j, h * hd + d]] as f64).sum::<f64>() / (hd as f64).sqrt()
@@ -134,7 +135,18 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     // GELU over a range that includes large |x| (where tanh saturates).
     let x = Array2::from_shape_fn((3, 100), |(r, c)| (r as f32 * 100.0 + c as f32 - 150.0) * 0.2);
     let want: Vec<f64> = x.iter().map(|&v| gelu(v as f64)).collect();
-    close("gelu", &name, b.gelu(x.view()).await.unwrap().as_slice().unwrap(), &want, 1e-5);
+    close("gelu", &name, b.activation(x.view(), Act::GeluNew).await.unwrap().as_slice().unwrap(), &want, 1e-5);
+    // The translation model's activations, against their formulas in f64.
+    type Formula = fn(f64) -> f64;
+    let formulas: [(Act, Formula); 3] = [
+        (Act::Relu, |v| v.max(0.0)),
+        (Act::Silu, |v| v / (1.0 + (-v).exp())),
+        (Act::Gelu, |v| 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2))),
+    ];
+    for (act, f) in formulas {
+        let want: Vec<f64> = x.iter().map(|&v| f(v as f64)).collect();
+        close(&format!("{act:?}"), &name, b.activation(x.view(), act).await.unwrap().as_slice().unwrap(), &want, 1e-5);
+    }
 
     // embeddings at positions 3 .. 3 + 4
     let (wte, wpe) = (random(&mut rng, 20, 16, 1.0), random(&mut rng, 10, 16, 1.0));
@@ -169,7 +181,7 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     let mut want_w = Array3::<f64>::zeros((n_head, t, past + t));
     for h in 0..n_head {
         for i in 0..t {
-            let (wts, out) = attend(&qkv, &k, &v, past, n_head, h, i);
+            let (wts, out) = attend(&qkv, &k, &v, past, n_head, (h, i, i));
             for (j, x) in wts.iter().enumerate() {
                 want_w[[h, i, j]] = *x;
             }
@@ -187,6 +199,24 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
         "{name}: masked weights must be exactly 0"
     );
 
+    // The translation model's attention, weights written out: over the 7 positions just cached,
+    // without a mask (every query sees every key) and causal over the last 5, head 2 knocked out.
+    let s_len = past + t;
+    let (k7, v7) = (k.slice(ndarray::s![..s_len, ..]), v.slice(ndarray::s![..s_len, ..]));
+    for causal in [false, true] {
+        let (y, w) = b.attend(qkv.view(), k7, v7, n_head, causal, 0b100).await.unwrap();
+        let what = if causal { "attend, causal" } else { "attend, no mask" };
+        for h in 0..n_head {
+            for i in 0..t {
+                // Without a mask, query i sees what the last query of a causal pass sees: all S keys.
+                let (wts, out) = attend(&qkv, &k, &v, past, n_head, (h, if causal { i } else { t - 1 }, i));
+                close(what, &name, w.slice(ndarray::s![h, i, ..]).as_slice().unwrap(), &wts, 1e-6);
+                let want = if h == 2 { vec![0.0; out.len()] } else { out };
+                close(what, &name, y.slice(ndarray::s![i, h * 8..(h + 1) * 8]).as_slice().unwrap(), &want, TOL);
+            }
+        }
+    }
+
     // A long causal row (600 keys: three 256-key tiles of the fused kernel, whose running
     // maximum must be rescaled) with a sharp score far from the first tile.
     let (n_head, c, t) = (1, 16, 600);
@@ -198,7 +228,7 @@ async fn kernels_match_their_definitions<B: Ops>(b: &B) {
     let (k, v) = b.kv_append(qkv.view(), k0.view(), v0.view(), 0).await.unwrap();
     let y = b.attention(qkv.view(), k.view(), v.view(), 0, n_head, 0).await.unwrap();
     for i in [0, 255, 256, 599] {
-        let (_, out) = attend(&qkv, &k, &v, 0, 1, 0, i);
+        let (_, out) = attend(&qkv, &k, &v, 0, 1, (0, i, i));
         close(
             &format!("attention over {} tiles, row {i}", i / 256 + 1),
             &name,
