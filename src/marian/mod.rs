@@ -19,6 +19,7 @@
 //! - `model`: the encoder, the decoder with its cache, every attention captured, knock-outs per
 //!   head and kind, greedy decoding and beam search (`beam`), as `transformers`' `generate` does
 //!   them;
+//! - `gpu`: the same forward passes, greedy decoding and beam search on the GPU backend;
 //! - `tokenizer`: the checkpoint's `source.spm`, `target.spm` and `vocab.json`, with
 //!   `MarianTokenizer`'s ids.
 //!
@@ -28,6 +29,7 @@
 
 pub mod beam;
 pub mod config;
+pub mod gpu;
 pub mod model;
 pub mod stream;
 pub mod tokenizer;

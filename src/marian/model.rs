@@ -270,7 +270,7 @@ impl Marian {
 
     /// Token embeddings (scaled by √C when the config says so) plus the positions from `past`:
     /// (T, C).
-    fn embed(&self, table: &Array2<f32>, tokens: &[u32], past: usize) -> Array2<f32> {
+    pub(super) fn embed(&self, table: &Array2<f32>, tokens: &[u32], past: usize) -> Array2<f32> {
         let scale = if self.config.scale_embedding { (self.config.d_model as f32).sqrt() } else { 1.0 };
         let mut x = Array2::<f32>::zeros((tokens.len(), self.config.d_model));
         for (i, (mut row, &id)) in x.rows_mut().into_iter().zip(tokens).enumerate() {

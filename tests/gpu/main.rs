@@ -14,3 +14,4 @@ mod gpu_counts;
 mod gpu_kernels;
 mod gpu_llama_kernels;
 mod llama_gpu;
+mod marian_gpu;
