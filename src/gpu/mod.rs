@@ -6,8 +6,9 @@
 //!   `params`: each kernel's parameters as a typed struct, checked against its WGSL;
 //! - `table`: a (vocab, C) table in chunks of rows, and the embedding and logits passes over it;
 //! - `counts`: what the device has been asked to do (dispatches, submissions, readbacks);
-//! - GPT-2's and the Llama family's forward passes on this backend live with the models
-//!   (`gpt2::gpu`, `llama::gpu`): the backend knows buffers and kernels, not models;
+//! - GPT-2's, the Llama family's and the translation model's forward passes on this backend live
+//!   with the models (`gpt2::gpu`, `llama::gpu`, `marian::gpu`): the backend knows buffers and
+//!   kernels, not models;
 //! - `bench`: the attention benchmark (naive CPU, tiled CPU, fused GPU), DOM-free.
 //!
 //! A missing or failing GPU is a value, never a panic: `Gpu::new` returns why there is none,
