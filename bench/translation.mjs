@@ -32,7 +32,8 @@ const SENTENCE = "The quick brown fox jumps over the lazy dog while the farmer w
 const DATE = "the twenty-third of march, nineteen ninety-eight";
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const state = (page) => page.$eval("#translation .translation", (e) =>
-  ({ id: Number(e.dataset.id), ms: Number(e.dataset.computeMs), tokens: Number(e.dataset.tokens) }));
+  ({ id: Number(e.dataset.id), ms: Number(e.dataset.computeMs), tokens: Number(e.dataset.tokens),
+    source: Number(e.dataset.sourceTokens) }));
 
 // Waits for a translation newer than `before` and returns it.
 async function next(page, before) {
@@ -82,6 +83,7 @@ for (const [name, query, download, text] of [
     }
     const ms = median(runs.map((r) => r.ms));
     row[`beams_${beams}`] = { ms: Math.round(ms), tokens: runs[0].tokens, tok_s: +(runs[0].tokens / (ms / 1000)).toFixed(1) };
+    row.source_tokens = runs[0].source;
   }
   row.renderer_peak_mb = rendererPeakMb();
   results.models[name] = row;

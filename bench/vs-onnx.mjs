@@ -10,6 +10,11 @@
 // same prompt length and 20 greedy steps with the KV cache: ours in the worker's own time, and
 // as the page shows it, each token posted to the page and shown there), load and the
 // renderer's peak too;
+// BENCH_FAMILY=marian: the translation demo's two models (bench/translation.mjs: the bundled
+// dates model and OPUS-MT en-de's shape) against their exports (bench/onnx_marian.mjs, which runs
+// as many source and target tokens as the page's translation had), greedy and with 4 beams,
+// one thread each; ours is the worker's time for the whole query, which also runs the pass that
+// captures every attention for the page (ONNX Runtime only searches);
 // ratios > 1 mean ours is faster (or smaller). THREADS=N runs both on N threads (ours with the
 // isolation headers and its pool capped at N, as bench/threads.mjs does); default 1.
 import fs from "node:fs";
@@ -20,6 +25,7 @@ const read = (f) => JSON.parse(fs.readFileSync(`${here}out/${f}`, "utf8"));
 const rounds = Number(process.env.ROUNDS || 2);
 const threads = Number(process.env.THREADS || 1);
 const llama = process.env.BENCH_FAMILY === "llama";
+const marian = process.env.BENCH_FAMILY === "marian";
 const oursEnv = threads > 1
   ? { ...process.env, BENCH_ISOLATED: "1", BENCH_THREADS: String(threads) }
   : { ...process.env, BENCH_ISOLATED: "0" };
@@ -31,7 +37,24 @@ const ort = (model, genPrompt) => {
 };
 const x = (a, b) => `${(a / b).toFixed(2)}×`;
 
-if (!llama) {
+if (marian) {
+  console.log("1 thread each; each cell: ONNX Runtime Web / ours (ratio, > 1: ours faster or smaller)");
+  console.log("| round | model | tokens | greedy tok/s | 4 beams tok/s | renderer peak |");
+  console.log("|---|---|---|---|---|---|");
+  for (let i = 1; i <= rounds; i++) {
+    execFileSync("node", [`${here}translation.mjs`], { stdio: "ignore" });
+    const [dates, opus] = Object.entries(read("translation.json").models);
+    for (const [model, [name, r]] of [["dates", dates], ["opus", opus]]) {
+      const env = { ...process.env, ORT_THREADS: "1", ORT_MODEL: model, ORT_SOURCE: String(r.source_tokens),
+        ORT_STEPS: String(r.beams_1.tokens) };
+      execFileSync("node", [`${here}onnx_marian.mjs`], { stdio: "ignore", env });
+      const o = read(`onnx-marian-${model}.json`);
+      const up = (a, b) => `${a} / ${b} (${x(b, a)})`;
+      console.log(`| ${i} | ${name} | ${r.source_tokens} → ${r.beams_1.tokens} | ${up(o.beams_1.tok_s, r.beams_1.tok_s)} | ` +
+        `${up(o.beams_4.tok_s, r.beams_4.tok_s)} | ${o.renderer_peak_mb} / ${r.renderer_peak_mb} MB (${x(o.renderer_peak_mb, r.renderer_peak_mb)}) |`);
+    }
+  }
+} else if (!llama) {
   console.log("| round | ORT 16 tok | ours 16 tok | ratio | ORT 128 tok | ours 128 tok | ratio |");
   console.log("|---|---|---|---|---|---|---|");
   for (let i = 1; i <= rounds; i++) {

@@ -20,6 +20,7 @@
 //!
 //! F32 weights only. Tested against the `transformers` fixtures in `tests/gpu/marian_gpu.rs`.
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -101,6 +102,8 @@ pub struct GpuMarian {
     decoder: Vec<GpuDecoderLayer>,
     /// (vocab, C): the output layer in chunks of rows, each within the adapter's binding limit.
     output: Vec<TableChunk>,
+    /// Set by `fail_next`: the next encoder pass records an invalid shader.
+    fault: Cell<bool>,
 }
 
 /// The bits of the heads of (kind, layer) that `opts` knocks out.
@@ -192,7 +195,13 @@ impl GpuMarian {
                 (encoder, decoder, table::upload(g, "output", w.output(), rows))
             })
             .await?;
-        Ok(GpuMarian { gpu, model, encoder, decoder, output })
+        Ok(GpuMarian { gpu, model, encoder, decoder, output, fault: Cell::new(false) })
+    }
+
+    /// Makes the next encoder pass fail with a real device error (a shader that does not
+    /// compile), so that tests and the page can show the fallback to the CPU.
+    pub fn fail_next(&self) {
+        self.fault.set(true);
     }
 
     /// Runs the encoder over a source and computes each decoder layer's cross-attention keys and
@@ -213,6 +222,9 @@ impl GpuMarian {
         let x0 = self.model.embed(&self.model.weights.encoder_embed, source, 0);
         let (readback, at, cross) = gpu
             .checked(|| {
+                if self.fault.take() {
+                    gpu.record_fault();
+                }
                 let sc = Scratch::new(gpu, s, c, 3 * c, cfg.encoder_ffn_dim, heads * s * s);
                 let (k, v) = (gpu.buffer("k", s * c), gpu.buffer("v", s * c));
                 gpu.write(&sc.x, 0, bytemuck::cast_slice(x0.as_slice().expect("standard layout")));

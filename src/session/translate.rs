@@ -6,16 +6,26 @@
 //! the translation, and the cross-attention from each written token to the source, per layer and
 //! head.
 //!
+//! The model runs on the GPU when one is attached (`attach_gpu`, after a self-test against the
+//! CPU); if the GPU fails, the session moves to the CPU for good, answers there and says so once
+//! (`Translation::notice`).
+//!
 //! The attentions are those of the pass that wrote each token: the decoder runs once more over
 //! the start token and the translation but its last token (teacher forcing, which gives the
 //! steps' numbers up to rounding), so row i of the decoder's matrices belongs to the i-th written
 //! token.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use ndarray::Array3;
 use serde::{Deserialize, Serialize};
 
 use super::protocol::Token;
 use crate::formats::LoadError;
+use crate::gpu::{Gpu, GpuError};
+use crate::marian::gpu::GpuMarian;
 use crate::marian::model::Kind;
 use crate::marian::{BeamSettings, Marian, Options, Tokenizer};
 use crate::model::RunError;
@@ -93,6 +103,10 @@ pub struct Translation {
     pub cross: Vec<Array3<f32>>,
     /// The worker's time for the whole query in milliseconds (set by the worker; 0 natively).
     pub compute_ms: f64,
+    /// What computed it: "the CPU", or "WebGPU (adapter)".
+    pub backend: String,
+    /// Why it ran on the CPU after all, once, when the GPU just failed.
+    pub notice: Option<String>,
 }
 
 /// A translation as it travels from the worker to the page: everything but the attentions, which
@@ -113,6 +127,10 @@ pub struct TranslationMessage {
     pub decoder_heads: usize,
     #[serde(default)]
     pub compute_ms: f64,
+    #[serde(default)]
+    pub backend: String,
+    #[serde(default)]
+    pub notice: Option<String>,
 }
 
 impl Translation {
@@ -136,6 +154,8 @@ impl Translation {
             decoder_layers: self.decoder.len(),
             decoder_heads,
             compute_ms: self.compute_ms,
+            backend: self.backend,
+            notice: self.notice,
         };
         (message, data)
     }
@@ -182,6 +202,8 @@ impl Translation {
             decoder,
             cross,
             compute_ms: m.compute_ms,
+            backend: m.backend,
+            notice: m.notice,
         })
     }
 
@@ -214,12 +236,37 @@ pub struct TranslatorInfo {
     pub params: usize,
     /// The longest source (and translation) in tokens, `</s>` included.
     pub max_tokens: usize,
+    /// Where it runs: "WebGPU (adapter)", or "the CPU" and why (set by the worker).
+    #[serde(default)]
+    pub backend: String,
 }
 
 pub struct TranslationSession {
-    pub model: Marian,
+    /// The CPU model: always present, the GPU's fallback.
+    pub model: Arc<Marian>,
     pub tokenizer: Tokenizer,
+    /// The same model on the GPU, when attached.
+    gpu: RefCell<Option<Rc<GpuMarian>>>,
+    /// Why the GPU was dropped, until the next translation says so.
+    notice: RefCell<Option<String>>,
 }
+
+/// What a query asks of the search: the source's ids, the settings and the knock-outs.
+struct Plan {
+    source: Vec<u32>,
+    set: BeamSettings,
+    opts: Options,
+}
+
+/// The search's result: the target written (with its start token), the hypotheses and the steps.
+type Searched = (Vec<u32>, Vec<crate::marian::Hypothesis>, Vec<crate::marian::Step>);
+
+/// The attentions of the pass that wrote each token: encoder, decoder, cross, per layer.
+type Attentions = (Vec<Array3<f32>>, Vec<Array3<f32>>, Vec<Array3<f32>>);
+
+/// The largest difference of a logit between the GPU and the CPU that the self-test accepts,
+/// relative to the largest logit (f32 sums in another order differ by a few ulps).
+const SELF_TEST_TOL: f32 = 1e-4;
 
 impl TranslationSession {
     /// A session on the checkpoint's files: `config.json`, `model.safetensors`, `source.spm`,
@@ -237,7 +284,12 @@ impl TranslationSession {
 
     pub fn with_model(model: Marian, tokenizer: Tokenizer) -> Result<Self, LoadError> {
         tokenizer.check_vocab(model.config.vocab_size).map_err(|e| LoadError::Tokenizer(e.to_string()))?;
-        Ok(TranslationSession { model, tokenizer })
+        Ok(TranslationSession {
+            model: Arc::new(model),
+            tokenizer,
+            gpu: RefCell::new(None),
+            notice: RefCell::new(None),
+        })
     }
 
     /// What the page is told once it loaded.
@@ -252,57 +304,170 @@ impl TranslationSession {
             d_model: c.d_model,
             params: c.n_params(),
             max_tokens: c.max_position_embeddings,
+            backend: "the CPU".into(),
         }
     }
 
-    /// Translates `q.text`.
-    pub fn translate(&self, q: &TranslateQuery) -> Result<Translation, RunError> {
-        let m = &self.model;
+    /// Uploads the model to `gpu` and runs a self-test: a short source and target's logits on the
+    /// GPU must match the CPU's. Only then do translations run there.
+    pub async fn attach_gpu(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
+        let g = GpuMarian::upload(gpu, self.model.clone()).await?;
+        let cfg = &self.model.config;
+        let n = cfg.max_position_embeddings.min(6);
+        let ids: Vec<u32> = (1..n as u32).map(|i| (i * 97) % cfg.vocab_size as u32).collect();
+        let source = [&ids[..], &[cfg.eos_token_id]].concat();
+        let target = [&[cfg.decoder_start_token_id], &ids[..]].concat();
+        let opts = Options { all_logits: true, ..Default::default() };
+        let test = |e: crate::model::RunError| GpuError::SelfTest(e.to_string());
+        let encoded = self.model.encode(&source, &opts).map_err(test)?;
+        let cpu = self.model.decode(&target, &mut self.model.new_cache(&encoded), &opts).map_err(test)?.logits;
+        let (_, cache) = g.encode(&source, &opts, target.len()).await?;
+        let out = g.decode(&target, &mut [cache], &opts).await?.logits;
+        let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+        let err = cpu.iter().zip(&out).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
+            if e.is_nan() {
+                f32::INFINITY
+            } else {
+                m.max(e)
+            }
+        });
+        if err > SELF_TEST_TOL * scale {
+            return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
+        }
+        *self.gpu.borrow_mut() = Some(Rc::new(g));
+        Ok(())
+    }
+
+    /// Runs on the CPU from now on.
+    pub fn detach_gpu(&self) {
+        *self.gpu.borrow_mut() = None;
+    }
+
+    /// Makes the next GPU run fail (a real validation error), to exercise the fallback.
+    pub fn inject_gpu_fault(&self) {
+        if let Some(g) = self.gpu.borrow().as_ref() {
+            g.fail_next();
+        }
+    }
+
+    /// The adapter's name while the model runs on the GPU.
+    pub fn gpu_name(&self) -> Option<String> {
+        self.gpu.borrow().as_ref().map(|g| g.gpu.name.clone())
+    }
+
+    /// What the query asks of the search.
+    fn plan(&self, q: &TranslateQuery) -> Plan {
         let source = self.tokenizer.encode_source(&q.text);
-        let knock_out: Vec<(Kind, usize, usize)> = q.knock_out.iter().map(|&(k, l, h)| (k.engine(), l, h)).collect();
-        let opts = Options { knock_out: knock_out.clone(), ..Default::default() };
+        let knock_out = q.knock_out.iter().map(|&(k, l, h)| (k.engine(), l, h)).collect();
         // The window holds the start token and what is written; more beams than MAX_BEAMS are not
         // asked for (each multiplies the work of a step).
         let asked = if q.max_new == 0 { 2 * source.len() + 8 } else { q.max_new };
-        let max_new = asked.clamp(1, m.config.max_position_embeddings.saturating_sub(1).max(1));
+        let max_new = asked.clamp(1, self.model.config.max_position_embeddings.saturating_sub(1).max(1));
         let set = BeamSettings { beams: q.beams.clamp(1, MAX_BEAMS), max_new, length_penalty: 1.0 };
-        let text = |tokens: &[u32]| self.tokenizer.decode(tokens);
-        let (written, hypotheses, steps) = if set.beams == 1 {
-            let out = m.greedy_with(&source, set.max_new, &opts)?;
-            let hyp = Hypothesis { text: text(&out), score: None };
-            (out, vec![hyp], Vec::new())
+        Plan { source, set, opts: Options { knock_out, ..Default::default() } }
+    }
+
+    /// The inputs of the pass that shows the attentions: the start token and the translation but
+    /// its last token, one row per token written (`written` holds at least one after the start).
+    fn rows(written: &[u32]) -> Result<&[u32], RunError> {
+        written.get(..written.len().saturating_sub(1)).filter(|t| !t.is_empty()).ok_or(RunError::Empty)
+    }
+
+    /// Translates `q.text` on the CPU.
+    pub fn translate(&self, q: &TranslateQuery) -> Result<Translation, RunError> {
+        let (m, plan) = (&self.model, self.plan(q));
+        let searched = if plan.set.beams == 1 {
+            (m.greedy_with(&plan.source, plan.set.max_new, &plan.opts)?, Vec::new(), Vec::new())
         } else {
-            let (hyps, steps) = m.beam_search_with(&source, set, &opts)?;
-            let best = hyps.first().map(|h| h.tokens.clone()).ok_or(RunError::Empty)?;
-            let view = |h: &crate::marian::Hypothesis| Hypothesis { text: text(&h.tokens), score: Some(h.score) };
-            let steps = steps
-                .iter()
-                .map(|s| BeamStep {
-                    running: s.running.iter().map(view).collect(),
-                    finished: s.finished.iter().map(view).collect(),
-                })
-                .collect();
-            (best, hyps.iter().map(view).collect(), steps)
+            let (hyps, steps) = m.beam_search_with(&plan.source, plan.set, &plan.opts)?;
+            (hyps.first().map(|h| h.tokens.clone()).ok_or(RunError::Empty)?, hyps, steps)
         };
-        // The attentions of the pass that wrote each token: the start token and the translation
-        // but its last token in, one row per token written.
-        let opts = Options { attentions: true, ..opts };
-        let encoded = m.encode(&source, &opts)?;
-        // `written` holds the start token and at least one token after it.
-        let inputs = written.get(..written.len().saturating_sub(1)).filter(|t| !t.is_empty()).ok_or(RunError::Empty)?;
-        let decoded = m.decode(inputs, &mut m.new_cache(&encoded), &opts)?;
+        let opts = Options { attentions: true, ..plan.opts.clone() };
+        let encoded = m.encode(&plan.source, &opts)?;
+        let decoded = m.decode(Self::rows(&searched.0)?, &mut m.new_cache(&encoded), &opts)?;
+        let attentions = (encoded.attentions, decoded.self_attentions, decoded.cross_attentions);
+        Ok(self.assemble(q, &plan, searched, attentions, "the CPU".into()))
+    }
+
+    /// Translates `q.text` on the GPU.
+    async fn translate_on(&self, g: &GpuMarian, q: &TranslateQuery) -> Result<Translation, GpuError> {
+        let plan = self.plan(q);
+        let searched = if plan.set.beams == 1 {
+            (g.greedy_with(&plan.source, plan.set.max_new, &plan.opts).await?, Vec::new(), Vec::new())
+        } else {
+            let (hyps, steps) = g.beam_search_with(&plan.source, plan.set, &plan.opts).await?;
+            let best = hyps.first().map(|h| h.tokens.clone()).ok_or(GpuError::Failed("no hypothesis".into()))?;
+            (best, hyps, steps)
+        };
+        let opts = Options { attentions: true, ..plan.opts.clone() };
+        let rows = Self::rows(&searched.0).map_err(|e| GpuError::Failed(e.to_string()))?;
+        let (encoded, cache) = g.encode(&plan.source, &opts, rows.len()).await?;
+        let decoded = g.decode(rows, &mut [cache], &opts).await?;
+        let attentions = (encoded.attentions, decoded.self_attentions, decoded.cross_attentions);
+        Ok(self.assemble(q, &plan, searched, attentions, format!("WebGPU ({})", g.gpu.name)))
+    }
+
+    /// Translates `q.text` where the model runs: on the GPU when attached, and if it fails there,
+    /// on the CPU from now on, with a notice.
+    pub async fn answer(&self, q: &TranslateQuery) -> Result<Translation, RunError> {
+        let gpu = self.gpu.borrow().clone();
+        if let Some(g) = gpu {
+            match self.translate_on(&g, q).await {
+                Ok(t) => return Ok(t),
+                Err(e) => {
+                    self.detach_gpu();
+                    let full = e.to_string();
+                    crate::gpu::log(&full);
+                    let first = full.lines().next().unwrap_or_default().trim().to_string();
+                    *self.notice.borrow_mut() =
+                        Some(format!("WebGPU failed ({first}); the model now runs on the CPU."));
+                }
+            }
+        }
+        let mut t = self.translate(q)?;
+        t.notice = self.notice.borrow_mut().take();
+        Ok(t)
+    }
+
+    fn assemble(
+        &self,
+        q: &TranslateQuery,
+        plan: &Plan,
+        searched: Searched,
+        at: Attentions,
+        backend: String,
+    ) -> Translation {
+        let (written, hyps, steps) = searched;
+        let text = |tokens: &[u32]| self.tokenizer.decode(tokens);
+        let view = |h: &crate::marian::Hypothesis| Hypothesis { text: text(&h.tokens), score: Some(h.score) };
+        // Greedy decoding's one hypothesis has no score.
+        let hypotheses = if hyps.is_empty() {
+            vec![Hypothesis { text: text(&written), score: None }]
+        } else {
+            hyps.iter().map(view).collect()
+        };
+        let steps = steps
+            .iter()
+            .map(|s| BeamStep {
+                running: s.running.iter().map(view).collect(),
+                finished: s.finished.iter().map(view).collect(),
+            })
+            .collect();
         let token = |&id: &u32| Token { id, text: self.tokenizer.token_text(id) };
-        Ok(Translation {
+        let (encoder, decoder, cross) = at;
+        Translation {
             id: q.id,
-            source: source.iter().map(token).collect(),
+            source: plan.source.iter().map(token).collect(),
             target: written.iter().skip(1).map(token).collect(),
             text: text(&written),
             hypotheses,
             steps,
-            encoder: encoded.attentions,
-            decoder: decoded.self_attentions,
-            cross: decoded.cross_attentions,
+            encoder,
+            decoder,
+            cross,
             compute_ms: 0.0,
-        })
+            backend,
+            notice: None,
+        }
     }
 }

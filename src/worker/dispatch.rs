@@ -66,7 +66,7 @@ pub struct Worker {
     turns: Cell<(u64, u64)>,
     /// The training lab's run.
     runs: super::train::Runs,
-    /// The translation model (`LoadTranslator`), beside `session`: CPU only.
+    /// The translation model (`LoadTranslator`), beside `session`.
     translator: RefCell<Option<Rc<TranslationSession>>>,
     /// The latest load the page asked for: an earlier one still under way is superseded, and
     /// its model is dropped instead of installed (what runs is what the page chose last).
@@ -155,6 +155,33 @@ impl Worker {
                     &Reply::Backend { backend: Backend::Webgpu, detail: format!("{name}{weights}"), notice: None },
                     None,
                 )
+            }
+            Err(e) => cpu(format!("{asked}{e}")),
+        }
+    }
+
+    /// Puts a translation model on the backend the page chose (the GPU after its self-test, where
+    /// there is one and, unless asked for, it is not a software adapter) and says where it runs.
+    async fn translator_backend(&self, t: &TranslationSession, choice: BackendChoice, fault: bool) -> String {
+        let _turn = self.turn().await;
+        let cpu = |why: String| format!("the CPU ({why}; {})", super::threads_detail());
+        if choice == BackendChoice::Cpu {
+            return cpu("chosen in the page".into());
+        }
+        let asked = if choice == BackendChoice::Auto { "" } else { "WebGPU was asked for, but " };
+        let gpu = match self.gpu().await {
+            Ok(g) => g,
+            Err(e) => return cpu(format!("{asked}{e}")),
+        };
+        if choice == BackendChoice::Auto && gpu.software {
+            return cpu("the only WebGPU adapter here is a software fallback, slower than the CPU".into());
+        }
+        match t.attach_gpu(gpu.clone()).await {
+            Ok(()) => {
+                if fault {
+                    t.inject_gpu_fault();
+                }
+                format!("WebGPU ({})", gpu.name)
             }
             Err(e) => cpu(format!("{asked}{e}")),
         }
@@ -368,11 +395,18 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 Err(e) => load_error(load, format!("{name}: {e}")),
             }
         }
-        Request::LoadTranslator { name, base, cache, only_cached, load } => {
+        Request::LoadTranslator { name, base, cache, only_cached, load, backend, fault } => {
             w.latest_load.set(load);
             match translator(&w, &name, &base, Caching { keep: cache, only_cached }, load).await {
                 Ok(Some((t, source))) if w.current(load) => {
-                    let info = t.info(&name);
+                    let mut info = t.info(&name);
+                    if backend != BackendChoice::Cpu {
+                        post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None, load }, None);
+                    }
+                    info.backend = w.translator_backend(&t, backend, fault).await;
+                    if !w.current(load) {
+                        return;
+                    }
                     *w.translator.borrow_mut() = Some(Rc::new(t));
                     post(&Reply::TranslatorLoaded { info, source, load }, None);
                 }
@@ -385,8 +419,9 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                 return error(Some(q.id), "no translation model is loaded yet".into());
             };
             let clock = clock();
+            let _turn = w.turn().await;
             let t0 = clock();
-            match t.translate(&q) {
+            match t.answer(&q).await {
                 Ok(mut out) => {
                     out.compute_ms = clock() - t0;
                     let (message, data) = out.into_parts();

@@ -382,6 +382,7 @@ mod translation {
             d_model: 128,
             params: 1,
             max_tokens: 64,
+            backend: "the CPU".into(),
         };
         assert_eq!(check_knock_outs(&knock_outs("cross.2.3 encoder.0.0").unwrap(), &info), Ok(()));
         let e = check_knock_outs(&knock_outs("cross.3.0").unwrap(), &info).unwrap_err();

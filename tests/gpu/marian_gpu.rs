@@ -129,3 +129,54 @@ fn greedy_decoding_and_beam_search_on_the_gpu_are_generates() {
         }
     }
 }
+
+/// The page's translation session on the GPU: each sentence of the tokenizer fixture, greedy and
+/// with 4 beams, gives the CPU's translation, hypotheses and attentions; a GPU failure moves the
+/// session to the CPU, which answers that query and says so once.
+#[test]
+fn the_translation_session_runs_on_the_gpu_and_falls_back_to_the_cpu() {
+    use attention_live::session::translate::{AttentionKind, TranslateQuery, TranslationSession};
+    let Some(gpu) = common::gpu() else { return };
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |f: &str| std::fs::read(format!("{root}/tests/fixtures/marian/{f}")).unwrap();
+    let text = |f: &str| String::from_utf8(read(f)).unwrap();
+    let tokenizer =
+        (&read("tokenizer/source.spm")[..], &read("tokenizer/target.spm")[..], &text("tokenizer/vocab.json")[..]);
+    let s = TranslationSession::load(&text("translator/config.json"), &read("translator/model.safetensors"), tokenizer)
+        .unwrap();
+    pollster::block_on(s.attach_gpu(Rc::new(gpu))).expect("the self-test passes");
+    let fixture: Value = serde_json::from_slice(&read("translator/translations.json")).unwrap();
+    for case in fixture.as_array().unwrap() {
+        for beams in [1, 4] {
+            let knock_out = vec![(AttentionKind::Cross, 1, 2)];
+            let q =
+                TranslateQuery { id: 1, text: case["text"].as_str().unwrap().into(), beams, max_new: 12, knock_out };
+            let on_gpu = pollster::block_on(s.answer(&q)).unwrap();
+            let on_cpu = s.translate(&q).unwrap();
+            assert!(on_gpu.backend.starts_with("WebGPU"), "{}", on_gpu.backend);
+            assert_eq!((&on_gpu.text, &on_gpu.target), (&on_cpu.text, &on_cpu.target), "{beams} beams");
+            assert_eq!(on_gpu.hypotheses.len(), on_cpu.hypotheses.len());
+            for (a, b) in on_gpu.hypotheses.iter().zip(&on_cpu.hypotheses) {
+                assert_eq!(a.text, b.text);
+                assert!((a.score.unwrap_or(0.0) - b.score.unwrap_or(0.0)).abs() < TOL);
+            }
+            for (a, b) in
+                [(&on_gpu.encoder, &on_cpu.encoder), (&on_gpu.decoder, &on_cpu.decoder), (&on_gpu.cross, &on_cpu.cross)]
+            {
+                assert_eq!(a.len(), b.len());
+                for (x, y) in a.iter().zip(b.iter()) {
+                    assert!(max_err(x.iter(), y.as_slice().unwrap()) < TOL);
+                }
+            }
+        }
+    }
+    let q =
+        TranslateQuery { id: 2, text: "Where is the station?".into(), beams: 4, max_new: 12, knock_out: Vec::new() };
+    s.inject_gpu_fault();
+    let fell_back = pollster::block_on(s.answer(&q)).unwrap();
+    assert_eq!(fell_back.backend, "the CPU");
+    assert!(fell_back.notice.as_deref().is_some_and(|n| n.starts_with("WebGPU failed (")), "{:?}", fell_back.notice);
+    assert_eq!(fell_back.text, s.translate(&q).unwrap().text);
+    let after = pollster::block_on(s.answer(&q)).unwrap();
+    assert_eq!((after.backend.as_str(), after.notice), ("the CPU", None), "once on the CPU, it says so once");
+}

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::{spec, Demo, DemoSpec};
-use crate::session::protocol::{AttentionKind, Token, TranslateQuery, Translation, TranslatorInfo};
+use crate::session::protocol::{AttentionKind, BackendChoice, Token, TranslateQuery, Translation, TranslatorInfo};
 
 crate::options! {
     /// The translation model. New options come last: a link names one by its key.
@@ -16,6 +16,25 @@ crate::options! {
         Dates = ("dates", "Dates in words → ISO dates (bundled, 2 MB)"),
         OpusEnDe = ("opus-mt-en-de", "English → German, OPUS-MT (download about 300 MB)"),
         Url = ("url", "Marian checkpoint from a URL"),
+    }
+}
+
+crate::options! {
+    /// Where the model runs (`session::protocol::BackendChoice`).
+    pub enum RunsOn {
+        Auto = ("auto", "Automatic: WebGPU if this browser has a GPU"),
+        Webgpu = ("webgpu", "WebGPU (GPU)"),
+        Cpu = ("cpu", "CPU"),
+    }
+}
+
+impl RunsOn {
+    pub fn choice(self) -> BackendChoice {
+        match self {
+            RunsOn::Auto => BackendChoice::Auto,
+            RunsOn::Webgpu => BackendChoice::Webgpu,
+            RunsOn::Cpu => BackendChoice::Cpu,
+        }
     }
 }
 
@@ -110,6 +129,7 @@ crate::params! {
         mean: bool = Param::boolean("mean", "Mean of the heads", true),
         head: usize = Param::int("head", "Head (when not the mean)", 0, 15, 0),
         knock: String = Param::text("knock-out", "Knocked-out heads (kind.layer.head, e.g. cross.2.1)", 200, ""),
+        backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
     }
 }
 

@@ -16,6 +16,9 @@ use crate::kit::DemoCtx;
 use crate::numerics::format::Signed;
 use crate::session::protocol::{BeamStep, Phase, Reply, Request, Source, Translation, TranslatorInfo};
 
+/// Tests set this localStorage key to "1" to make the model's next GPU run fail on purpose.
+const GPU_FAULT_KEY: &str = "attention-live:gpu-fault";
+
 fn matrix(s: &Shown) -> Mat {
     let rows = s.weights.iter().map(|r| r.iter().map(|&x| f64::from(x)).collect()).collect();
     Mat::new(s.title.clone(), rows, true).labels(&s.rows, &s.cols)
@@ -55,11 +58,12 @@ fn info_line(i: &TranslatorInfo, source: Source) -> String {
         format!("{} and {} heads", i.encoder_heads, i.decoder_heads)
     };
     format!(
-        "{}{from}: {} encoder and {} decoder layers, {heads}, {:.1} M parameters, on this computer's CPU.",
+        "{}{from}: {} encoder and {} decoder layers, {heads}, {:.1} M parameters. Runs on {}.",
         i.name,
         i.encoder_layers,
         i.decoder_layers,
-        Signed(i.params as f64 / 1e6)
+        Signed(i.params as f64 / 1e6),
+        i.backend
     )
 }
 
@@ -188,10 +192,20 @@ fn answer_view(t: &Translation) -> impl IntoView {
             <dt>"Translation"</dt>
             <dd class="answer translated"><code>{t.text.clone()}</code></dd>
         </dl>
-        <p class="muted">{format!("Translated in {:.0} ms.", Signed(t.compute_ms))}</p>
+        <p class="muted">{format!("Translated in {:.0} ms on {}.", Signed(t.compute_ms), t.backend)}</p>
+        {t.notice.clone().map(|n| view! { <p class="notice" role="status">{n}</p> })}
         {cut}
         {hyps}
         {steps}
+    }
+}
+
+/// "webgpu" or "cpu": what computed the translation shown (none yet: "").
+fn backend_key(t: Option<&Translation>) -> &'static str {
+    match t {
+        Some(t) if t.backend.starts_with("WebGPU") => "webgpu",
+        Some(_) => "cpu",
+        None => "",
     }
 }
 
@@ -213,7 +227,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     // (`fetch`) unless this browser kept it.
     let load = move |w: ComputeWorker, fetch: bool| {
         halted.set_value(false);
-        let (m, base) = params.with_untracked(|p| (p.model, p.model.base(&p.base)));
+        let (m, base, backend) = params.with_untracked(|p| (p.model, p.model.base(&p.base), p.backend.choice()));
         info.set(None);
         result.set(None);
         latest.set_value(0);
@@ -232,6 +246,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             cache: !bundled,
             only_cached: !bundled && !fetch,
             load: loads.get_value(),
+            backend,
+            fault: crate::kit::browser::local_get(GPU_FAULT_KEY).as_deref() == Some("1"),
         });
     };
     let ask = move |w: ComputeWorker| {
@@ -290,7 +306,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     worker.start();
     // Another model loads (its own text and layer replace the old one's where the reader kept
     // them); a new text, beam count or knock-out asks again (the matrix shown changes in the page).
-    let model = Memo::new(move |_| params.with(|p| (p.model, p.model.base(&p.base))));
+    let model = Memo::new(move |_| params.with(|p| (p.model, p.model.base(&p.base), p.backend)));
     Effect::new(move |prev: Option<Model>| {
         let m = model.with(|m| m.0);
         if let Some(from) = prev {
@@ -354,7 +370,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())
             data-id=move || result.with(|r| r.as_ref().map_or(0, |t| t.id)).to_string()
             data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |t| t.compute_ms)).to_string()
-            data-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.target.len())).to_string()>
+            data-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.target.len())).to_string()
+            data-source-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.source.len())).to_string()
+            data-backend=move || result.with(|r| backend_key(r.as_deref()))>
             {answer}
         </div>
         // The plots wait for a translation (a download not asked for yet shows none).

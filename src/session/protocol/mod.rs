@@ -23,8 +23,9 @@
 //!   each of these, when it fails, `Error` with its id;
 //! - `LoadTranslator`: as `Load` (`Progress` per file, then `TranslatorLoaded`, `NotCached` or
 //!   `Error { id: None }`, with the load's number); `Translate`: `Translation`
-//!   with its attention buffer, or `Error` with its id. A translation model runs on the CPU, beside
-//!   the loaded model of `Load` (each is kept until replaced);
+//!   with its attention buffer, or `Error` with its id. A translation model runs beside the loaded
+//!   model of `Load` (each is kept until replaced), on the backend its load asked for (`backend`;
+//!   a GPU failure moves it to the CPU, and the next `Translation` says so);
 //! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
 //!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
 //!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
@@ -91,6 +92,11 @@ pub enum Request {
         only_cached: bool,
         #[serde(default)]
         load: u64,
+        /// Where the translation model runs; `fault` makes its next GPU run fail (tests).
+        #[serde(default)]
+        backend: BackendChoice,
+        #[serde(default)]
+        fault: bool,
     },
     /// Translate a text with the translation model.
     Translate(TranslateQuery),

@@ -3,7 +3,8 @@
 // speed); without the flag it offers none. Checked here: the model runs on WebGPU and answers
 // as the CPU does, the backend indicator and control work and live in the URL, a missing
 // adapter and a forced GPU failure both fall back to the CPU with a message, and the demo keeps
-// working after the failure.
+// working after the failure. The translation demo (why-attention) likewise: its model translates on
+// WebGPU as on the CPU, and a forced failure moves it to the CPU with a notice.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import {
@@ -111,4 +112,38 @@ test("a GPU failure falls back to the CPU with a notice, and the demo keeps work
   assert.ok((await gpt2Generate(page)).length > 10);
   assert.deepEqual(page.errors, []);
   await page.context().close();
+});
+
+test("the translation model translates on WebGPU as on the CPU, and a GPU failure falls back with a notice", async () => {
+  const open = (query, init) => openPage(gpuBrowser, `${base}/why-attention/${query}#translation`, DESKTOP, {
+    init,
+    wait: (page) => page.waitForFunction(() => document.querySelector("#translation .translation")?.dataset.backend,
+      null, { timeout: 60000 }),
+  });
+  const read = (page) => page.$eval("#translation", (d) => ({
+    text: d.querySelector(".translation").dataset.text,
+    backend: d.querySelector(".translation").dataset.backend,
+    hypotheses: [...d.querySelectorAll(".hypotheses li")].map((li) => li.textContent),
+    status: d.querySelector(".translation-status").textContent,
+  }));
+  // SwiftShader is a software adapter: "automatic" keeps the CPU and says why.
+  const auto = await open("");
+  assert.match((await read(auto)).status, /Runs on the CPU \(the only WebGPU adapter here is a software fallback/);
+  const gpu = await open("?translation.backend=webgpu");
+  const cpu = await open("?translation.backend=cpu");
+  const [g, c] = [await read(gpu), await read(cpu)];
+  assert.equal(g.backend, "webgpu");
+  assert.match(g.status, /Runs on WebGPU \(/);
+  assert.equal(c.backend, "cpu");
+  assert.equal(g.text, "1998-03-23");
+  assert.deepEqual(g.hypotheses, c.hypotheses, "the same hypotheses and scores, to the displayed digit");
+  // The test hook: the model's first GPU run records an invalid shader.
+  const failing = await open("?translation.backend=webgpu", () => localStorage.setItem("attention-live:gpu-fault", "1"));
+  const f = await read(failing);
+  assert.equal(f.backend, "cpu");
+  assert.equal(f.text, "1998-03-23", "the failed request was answered by the CPU");
+  const notice = await failing.$eval("#translation .notice", (e) => e.textContent);
+  assert.match(notice, /^WebGPU failed \(the GPU reported an error: .*WGSL.*\); the model now runs on the CPU\.$/);
+  assert.deepEqual([...auto.errors, ...gpu.errors, ...cpu.errors, ...failing.errors], []);
+  for (const p of [auto, gpu, cpu, failing]) await p.context().close();
 });
