@@ -260,12 +260,7 @@ impl Marian {
             cache.own.advance(1);
         }
         // (B, C) x (C, vocab) -> (B, vocab): one pass over the table for all the beams.
-        let logits = if x.nrows() > 1 {
-            x.dot(&self.weights.output().t())
-        } else {
-            table_logits(x.view(), self.weights.output())
-        };
-        Ok(logits + &self.weights.final_logits_bias)
+        Ok(table_logits(x.view(), self.weights.output()) + &self.weights.final_logits_bias)
     }
 
     /// Token embeddings (scaled by √C when the config says so) plus the positions from `past`:

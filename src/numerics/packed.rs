@@ -307,37 +307,47 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
     lanes + x[n4..n].iter().zip(&y[n4..n]).map(|(a, b)| a * b).sum::<f32>()
 }
 
-/// out[r] = table[r, :] · h for every row r (one thread: a one-row product is bound by memory,
-/// see `par::one_row_work`).
+/// out[i, r] = table[r, :] · h[i] for every row r of the table and each of a few rows h[i]: the
+/// table is read once, each of its rows dotted with every h[i] while it is in the cache (one
+/// thread: a product of a few rows is bound by memory, see `par::one_row_work`). `out` is
+/// (rows of h, vocab), row-major.
 #[cfg(target_arch = "wasm32")]
 #[target_feature(enable = "simd128")]
-fn dot_kernel(table: &[f32], h: &[f32], out: &mut [f32]) {
-    let c = h.len();
-    for (r, o) in out.iter_mut().enumerate() {
-        *o = dot(&table[r * c..(r + 1) * c], h);
+fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
+    let Some(c) = hs.first().map(Vec::len) else { return };
+    let vocab = table.len() / c.max(1);
+    for r in 0..vocab {
+        let row = &table[r * c..(r + 1) * c];
+        for (i, h) in hs.iter().enumerate() {
+            out[i * vocab + r] = dot(row, h);
+        }
     }
 }
 
 /// An output layer against a table of (vocab, C) rows, GPT-2's tied embeddings or the Llama
-/// family's `lm_head` (or its tied embeddings): (T, C) x (C, vocab) -> (T, vocab). For a few
-/// rows, one dot product per vocabulary row, so the table is read in place, never transposed or
-/// packed; in the browser four lanes at a time.
+/// family's `lm_head` (or its tied embeddings): (T, C) x (C, vocab) -> (T, vocab). The table is
+/// read in place, never transposed or packed. Natively one product; in the browser, for up to 4
+/// rows (a decoding step, or beam search's beams), one pass over the table, four lanes at a time
+/// (wasm's matrix product has no SIMD).
 pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
-    if h.nrows() > 4 {
-        return h.dot(&wte.t());
-    }
-    let mut out = Array2::zeros((h.nrows(), wte.nrows()));
-    for (hr, mut or) in h.rows().into_iter().zip(out.rows_mut()) {
-        // (vocab, C) x (C,) -> (vocab,)
-        #[cfg(not(target_arch = "wasm32"))]
-        or.assign(&wte.dot(&hr));
-        #[cfg(target_arch = "wasm32")]
-        {
-            let table = wte.as_slice().expect("the table is in standard layout");
-            let hr = hr.to_vec();
-            // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)
-            dot_kernel(table, &hr, or.as_slice_mut().expect("a fresh row is contiguous"));
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        if h.nrows() == 1 {
+            // (vocab, C) x (C,) -> (vocab,)
+            return wte.dot(&h.row(0)).insert_axis(ndarray::Axis(0));
         }
+        h.dot(&wte.t())
     }
-    out
+    #[cfg(target_arch = "wasm32")]
+    {
+        if h.nrows() > 4 {
+            return h.dot(&wte.t());
+        }
+        let mut out = Array2::zeros((h.nrows(), wte.nrows()));
+        let table = wte.as_slice().expect("the table is in standard layout");
+        let hs: Vec<Vec<f32>> = h.rows().into_iter().map(|r| r.to_vec()).collect();
+        // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)
+        dot_kernel(table, &hs, out.as_slice_mut().expect("a fresh array is contiguous"));
+        out
+    }
 }

@@ -103,6 +103,9 @@ pub struct Translation {
     pub cross: Vec<Array3<f32>>,
     /// The worker's time for the whole query in milliseconds (set by the worker; 0 natively).
     pub compute_ms: f64,
+    /// Of that, the search's (greedy decoding or beam search); the rest is the pass that captures
+    /// every attention. 0 without a clock.
+    pub search_ms: f64,
     /// What computed it: "the CPU", or "WebGPU (adapter)".
     pub backend: String,
     /// Why it ran on the CPU after all, once, when the GPU just failed.
@@ -127,6 +130,8 @@ pub struct TranslationMessage {
     pub decoder_heads: usize,
     #[serde(default)]
     pub compute_ms: f64,
+    #[serde(default)]
+    pub search_ms: f64,
     #[serde(default)]
     pub backend: String,
     #[serde(default)]
@@ -154,6 +159,7 @@ impl Translation {
             decoder_layers: self.decoder.len(),
             decoder_heads,
             compute_ms: self.compute_ms,
+            search_ms: self.search_ms,
             backend: self.backend,
             notice: self.notice,
         };
@@ -202,6 +208,7 @@ impl Translation {
             decoder,
             cross,
             compute_ms: m.compute_ms,
+            search_ms: m.search_ms,
             backend: m.backend,
             notice: m.notice,
         })
@@ -375,23 +382,35 @@ impl TranslationSession {
 
     /// Translates `q.text` on the CPU.
     pub fn translate(&self, q: &TranslateQuery) -> Result<Translation, RunError> {
-        let (m, plan) = (&self.model, self.plan(q));
+        self.translate_timed(q, &|| 0.0)
+    }
+
+    /// `translate`, timing the search with `clock` (milliseconds).
+    fn translate_timed(&self, q: &TranslateQuery, clock: &dyn Fn() -> f64) -> Result<Translation, RunError> {
+        let (m, plan, t0) = (&self.model, self.plan(q), clock());
         let searched = if plan.set.beams == 1 {
             (m.greedy_with(&plan.source, plan.set.max_new, &plan.opts)?, Vec::new(), Vec::new())
         } else {
             let (hyps, steps) = m.beam_search_with(&plan.source, plan.set, &plan.opts)?;
             (hyps.first().map(|h| h.tokens.clone()).ok_or(RunError::Empty)?, hyps, steps)
         };
+        let search_ms = clock() - t0;
         let opts = Options { attentions: true, ..plan.opts.clone() };
         let encoded = m.encode(&plan.source, &opts)?;
         let decoded = m.decode(Self::rows(&searched.0)?, &mut m.new_cache(&encoded), &opts)?;
         let attentions = (encoded.attentions, decoded.self_attentions, decoded.cross_attentions);
-        Ok(self.assemble(q, &plan, searched, attentions, "the CPU".into()))
+        let t = self.assemble(q, &plan, searched, attentions, "the CPU".into());
+        Ok(Translation { search_ms, ..t })
     }
 
     /// Translates `q.text` on the GPU.
-    async fn translate_on(&self, g: &GpuMarian, q: &TranslateQuery) -> Result<Translation, GpuError> {
-        let plan = self.plan(q);
+    async fn translate_on(
+        &self,
+        g: &GpuMarian,
+        q: &TranslateQuery,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<Translation, GpuError> {
+        let (plan, t0) = (self.plan(q), clock());
         let searched = if plan.set.beams == 1 {
             (g.greedy_with(&plan.source, plan.set.max_new, &plan.opts).await?, Vec::new(), Vec::new())
         } else {
@@ -399,20 +418,22 @@ impl TranslationSession {
             let best = hyps.first().map(|h| h.tokens.clone()).ok_or(GpuError::Failed("no hypothesis".into()))?;
             (best, hyps, steps)
         };
+        let search_ms = clock() - t0;
         let opts = Options { attentions: true, ..plan.opts.clone() };
         let rows = Self::rows(&searched.0).map_err(|e| GpuError::Failed(e.to_string()))?;
         let (encoded, cache) = g.encode(&plan.source, &opts, rows.len()).await?;
         let decoded = g.decode(rows, &mut [cache], &opts).await?;
         let attentions = (encoded.attentions, decoded.self_attentions, decoded.cross_attentions);
-        Ok(self.assemble(q, &plan, searched, attentions, format!("WebGPU ({})", g.gpu.name)))
+        let t = self.assemble(q, &plan, searched, attentions, format!("WebGPU ({})", g.gpu.name));
+        Ok(Translation { search_ms, ..t })
     }
 
     /// Translates `q.text` where the model runs: on the GPU when attached, and if it fails there,
-    /// on the CPU from now on, with a notice.
-    pub async fn answer(&self, q: &TranslateQuery) -> Result<Translation, RunError> {
+    /// on the CPU from now on, with a notice. `clock` (milliseconds) times the search.
+    pub async fn answer(&self, q: &TranslateQuery, clock: &dyn Fn() -> f64) -> Result<Translation, RunError> {
         let gpu = self.gpu.borrow().clone();
         if let Some(g) = gpu {
-            match self.translate_on(&g, q).await {
+            match self.translate_on(&g, q, clock).await {
                 Ok(t) => return Ok(t),
                 Err(e) => {
                     self.detach_gpu();
@@ -424,7 +445,7 @@ impl TranslationSession {
                 }
             }
         }
-        let mut t = self.translate(q)?;
+        let mut t = self.translate_timed(q, clock)?;
         t.notice = self.notice.borrow_mut().take();
         Ok(t)
     }
@@ -466,6 +487,7 @@ impl TranslationSession {
             decoder,
             cross,
             compute_ms: 0.0,
+            search_ms: 0.0,
             backend,
             notice: None,
         }

@@ -262,22 +262,15 @@ impl Worker {
         post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
         let tokenizer_text = tokenizer.as_ref().map(|t| t.1.as_str());
         let session = files.model.take().expect("a fetched model is finished once").finish(tokenizer_text);
+        let side: Vec<_> = tokenizer.iter().map(|(t, _)| t).collect();
         match session {
             Ok(s) => {
-                let mut source = files.keep().await;
-                if let Some((t, _)) = &tokenizer {
-                    if !t.keep().await && source == Source::NetworkStored {
-                        source = Source::NetworkUnstored;
-                    }
-                }
+                let source = files.keep_with(&side).await;
                 drop(files);
                 self.loaded(s, name, source, load).await
             }
             Err(e) => {
-                files.evict().await;
-                if let Some((t, _)) = &tokenizer {
-                    t.evict().await;
-                }
+                files.evict_with(&side).await;
                 load_error(load, format!("{name}: {e}"))
             }
         }
@@ -315,10 +308,9 @@ async fn translator(
     w: &Worker,
     name: &str,
     base: &str,
-    cache: Caching,
+    Caching { keep: use_cache, only_cached }: Caching,
     load: u64,
 ) -> Result<Option<(TranslationSession, Source)>, String> {
-    let (use_cache, only_cached) = (cache.keep, cache.only_cached);
     let Some(mut files) =
         fetch::model_files::<StreamLoader<Marian>>(name, base, None, use_cache, only_cached, load).await?
     else {
@@ -333,10 +325,7 @@ async fn translator(
         match super::side_file::fetch(base, file, None, use_cache, load).await {
             Ok(t) => side.push(t),
             Err(e) => {
-                files.evict().await;
-                for t in &side {
-                    t.evict().await;
-                }
+                files.evict_with(&side.iter().collect::<Vec<_>>()).await;
                 return Err(format!("{name}: a Marian model needs its {file}: {e}"));
             }
         }
@@ -351,22 +340,12 @@ async fn translator(
             .map_err(|e| e.to_string())?;
         TranslationSession::with_model(model, tokenizer).map_err(|e| e.to_string())
     })();
+    let side: Vec<_> = side.iter().collect();
     match session {
         Ok(_) if !w.current(load) => Ok(None),
-        Ok(s) => {
-            let mut source = files.keep().await;
-            for t in &side {
-                if !t.keep().await && source == Source::NetworkStored {
-                    source = Source::NetworkUnstored;
-                }
-            }
-            Ok(Some((s, source)))
-        }
+        Ok(s) => Ok(Some((s, files.keep_with(&side).await))),
         Err(e) => {
-            files.evict().await;
-            for t in &side {
-                t.evict().await;
-            }
+            files.evict_with(&side).await;
             Err(format!("{name}: {e}"))
         }
     }
@@ -421,7 +400,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             let clock = clock();
             let _turn = w.turn().await;
             let t0 = clock();
-            match t.answer(&q).await {
+            match t.answer(&q, &clock).await {
                 Ok(mut out) => {
                     out.compute_ms = clock() - t0;
                     let (message, data) = out.into_parts();

@@ -455,6 +455,26 @@ impl<L> Files<L> {
         self.writer = None;
         evict(&self.cache, &self.urls).await;
     }
+
+    /// `keep`, with the side files read beside the model (a tokenizer's): where the whole came
+    /// from, `NetworkUnstored` if the model was stored but a side file was not.
+    pub async fn keep_with(&mut self, side: &[&super::side_file::SideFile]) -> Source {
+        let mut source = self.keep().await;
+        for t in side {
+            if !t.keep().await && source == Source::NetworkStored {
+                source = Source::NetworkUnstored;
+            }
+        }
+        source
+    }
+
+    /// `evict`, with the side files read beside the model: none of them is kept after a failure.
+    pub async fn evict_with(&mut self, side: &[&super::side_file::SideFile]) {
+        self.evict().await;
+        for t in side {
+            t.evict().await;
+        }
+    }
 }
 
 /// Removes a model's kept files (when they failed to load), so the next visit downloads them

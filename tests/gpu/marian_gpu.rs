@@ -151,7 +151,7 @@ fn the_translation_session_runs_on_the_gpu_and_falls_back_to_the_cpu() {
             let knock_out = vec![(AttentionKind::Cross, 1, 2)];
             let q =
                 TranslateQuery { id: 1, text: case["text"].as_str().unwrap().into(), beams, max_new: 12, knock_out };
-            let on_gpu = pollster::block_on(s.answer(&q)).unwrap();
+            let on_gpu = pollster::block_on(s.answer(&q, &|| 0.0)).unwrap();
             let on_cpu = s.translate(&q).unwrap();
             assert!(on_gpu.backend.starts_with("WebGPU"), "{}", on_gpu.backend);
             assert_eq!((&on_gpu.text, &on_gpu.target), (&on_cpu.text, &on_cpu.target), "{beams} beams");
@@ -173,10 +173,10 @@ fn the_translation_session_runs_on_the_gpu_and_falls_back_to_the_cpu() {
     let q =
         TranslateQuery { id: 2, text: "Where is the station?".into(), beams: 4, max_new: 12, knock_out: Vec::new() };
     s.inject_gpu_fault();
-    let fell_back = pollster::block_on(s.answer(&q)).unwrap();
+    let fell_back = pollster::block_on(s.answer(&q, &|| 0.0)).unwrap();
     assert_eq!(fell_back.backend, "the CPU");
     assert!(fell_back.notice.as_deref().is_some_and(|n| n.starts_with("WebGPU failed (")), "{:?}", fell_back.notice);
     assert_eq!(fell_back.text, s.translate(&q).unwrap().text);
-    let after = pollster::block_on(s.answer(&q)).unwrap();
+    let after = pollster::block_on(s.answer(&q, &|| 0.0)).unwrap();
     assert_eq!((after.backend.as_str(), after.notice), ("the CPU", None), "once on the CPU, it says so once");
 }

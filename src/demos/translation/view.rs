@@ -192,12 +192,24 @@ fn answer_view(t: &Translation) -> impl IntoView {
             <dt>"Translation"</dt>
             <dd class="answer translated"><code>{t.text.clone()}</code></dd>
         </dl>
-        <p class="muted">{format!("Translated in {:.0} ms on {}.", Signed(t.compute_ms), t.backend)}</p>
+        <p class="muted">{timing(t)}</p>
         {t.notice.clone().map(|n| view! { <p class="notice" role="status">{n}</p> })}
         {cut}
         {hyps}
         {steps}
     }
+}
+
+/// How long the worker took, and on what: the search, then the pass that captures the attentions.
+fn timing(t: &Translation) -> String {
+    let rest = t.compute_ms - t.search_ms;
+    format!(
+        "Translated in {:.0} ms on {} (the search {:.0} ms, then {:.0} ms to capture every attention).",
+        Signed(t.compute_ms),
+        t.backend,
+        Signed(t.search_ms),
+        Signed(rest.max(0.0))
+    )
 }
 
 /// "webgpu" or "cpu": what computed the translation shown (none yet: "").
@@ -370,6 +382,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             data-text=move || result.with(|r| r.as_ref().map(|t| t.text.clone()).unwrap_or_default())
             data-id=move || result.with(|r| r.as_ref().map_or(0, |t| t.id)).to_string()
             data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |t| t.compute_ms)).to_string()
+            data-search-ms=move || result.with(|r| r.as_ref().map_or(0.0, |t| t.search_ms)).to_string()
             data-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.target.len())).to_string()
             data-source-tokens=move || result.with(|r| r.as_ref().map_or(0, |t| t.source.len())).to_string()
             data-backend=move || result.with(|r| backend_key(r.as_deref()))>
