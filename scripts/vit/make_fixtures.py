@@ -1,0 +1,91 @@
+"""Reference fixtures for the Vision Transformer engine, made by Hugging Face transformers, fully
+offline.
+
+Run:  python scripts/vit/make_fixtures.py      (writes tests/fixtures/vit/)
+Made with: Python 3.11, torch 2.15.0, transformers 5.24.0, safetensors 0.8.0, seeds below.
+
+Small random models (initializer_range 0.2, so attention is far from uniform), eager attention
+(sdpa returns no weights):
+- `vit`: `ViTForImageClassification`, 32 × 32 images in 8 × 8 patches (16 patches and the class
+  token), width 32, 2 layers of 4 heads, MLP 64, 5 classes, exact GELU;
+- `deit`: `DeiTForImageClassificationWithTeacher`, 24 × 24 images in 6 × 6 patches (16 patches,
+  the class token and the distillation token), width 24, 3 layers of 2 heads, MLP 48, 4 classes,
+  its logits the mean of the class head's and the distillation head's.
+Each folder: config.json and model.safetensors as `save_pretrained` writes them, and
+reference.json with the pixel values fed (1, 3, H, W; random, seeded), the hidden states (after
+the embeddings and after each layer, before the final layer norm), every layer's attention
+(heads, N, N), the logits, and the logits with one head knocked out (its slice of the attention's
+output projection's input zeroed by a forward pre-hook).
+"""
+import json
+import os
+import shutil
+
+import torch
+from transformers import DeiTConfig, DeiTForImageClassificationWithTeacher, ViTConfig, ViTForImageClassification
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "..", "tests", "fixtures", "vit")
+torch.set_num_threads(1)
+
+
+def r(x, nd=7):
+    """Round for a compact JSON file; 7 significant digits keep errors far below 1e-4."""
+    return [float(f"{v:.{nd}g}") for v in x.reshape(-1).tolist()]
+
+
+COMMON = dict(num_channels=3, hidden_act="gelu", layer_norm_eps=1e-12, qkv_bias=True, initializer_range=0.2,
+              attn_implementation="eager")
+SHAPES = {
+    "vit": (ViTConfig, ViTForImageClassification, dict(
+        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, id2label={i: f"class {i}" for i in range(5)}, **COMMON)),
+    "deit": (DeiTConfig, DeiTForImageClassificationWithTeacher, dict(
+        image_size=24, patch_size=6, hidden_size=24, num_hidden_layers=3, num_attention_heads=2,
+        intermediate_size=48, id2label={i: f"kind {i}" for i in range(4)}, **COMMON)),
+}
+# (layer, head) knocked out.
+KNOCK_OUT = {"vit": (1, 2), "deit": (0, 1)}
+
+
+def attention_modules(model):
+    """Each layer's attention block, whose output projection reads the heads side by side."""
+    return [m for name, m in model.named_modules() if name.endswith("attention") and hasattr(m, "o_proj")]
+
+
+for seed, (name, (Config, Model, kw)) in enumerate(SHAPES.items()):
+    torch.manual_seed(100 + seed)
+    cfg = Config(**kw)
+    model = Model(cfg).eval()
+    with torch.no_grad():
+        for p in model.parameters():  # biases and norms away from their neutral init, so they are tested
+            if p.dim() == 1:
+                p.add_(0.1 * torch.randn_like(p))
+    pixels = torch.randn(1, 3, cfg.image_size, cfg.image_size)
+    with torch.no_grad():
+        out = model(pixel_values=pixels, output_hidden_states=True, output_attentions=True)
+        layer, head = KNOCK_OUT[name]
+        d = cfg.hidden_size // cfg.num_attention_heads
+        o_proj = attention_modules(model)[layer].o_proj
+
+        def zero(_module, args):
+            x = args[0].clone()
+            x[..., head * d:(head + 1) * d] = 0
+            return (x,)
+
+        handle = o_proj.register_forward_pre_hook(zero)
+        knocked = model(pixel_values=pixels).logits
+        handle.remove()
+    folder = os.path.join(OUT, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    reference = {
+        "pixel_values": r(pixels),
+        "hidden_states": [r(h[0]) for h in out.hidden_states],
+        "attentions": [r(a[0]) for a in out.attentions],
+        "logits": r(out.logits[0]),
+        "knock_out": {"layer": layer, "head": head, "logits": r(knocked[0])},
+    }
+    with open(os.path.join(folder, "reference.json"), "w") as f:
+        json.dump(reference, f)
+    print(name, "logits", out.logits[0].tolist())
