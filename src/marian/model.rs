@@ -315,19 +315,9 @@ fn attend(
     (attn.out_proj.apply(y.view()), weights)
 }
 
-/// Layer norm of each row: γ ⊙ (x − μ) / √(σ² + ε) + β, mean and variance in f64.
+/// Layer norm of each row with nn.LayerNorm's ε (`LayerNorm::apply`).
 fn layer_norm(x: &Array2<f32>, ln: &LayerNorm) -> Array2<f32> {
-    let mut out = x.clone();
-    for mut row in out.rows_mut() {
-        let n = row.len() as f64;
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n; // biased, as PyTorch
-        let inv = 1.0 / (var + LAYER_NORM_EPS).sqrt();
-        for ((v, &g), &b) in row.iter_mut().zip(&ln.weight).zip(&ln.bias) {
-            *v = ((*v as f64 - mean) * inv) as f32 * g + b;
-        }
-    }
-    out
+    ln.apply(x.view(), LAYER_NORM_EPS)
 }
 
 /// The MLP's activation of one value.

@@ -10,7 +10,7 @@
 //! the decoder read their own tables and the output layer is `lm_head.weight`. The sinusoidal
 //! positions (`*.embed_positions.weight`) are computed, not read.
 
-use ndarray::{Array1, Array2, ArrayView2};
+use ndarray::{Array1, Array2};
 
 use super::Config;
 use crate::formats::safetensors::SafeTensors;
@@ -18,28 +18,7 @@ use crate::formats::LoadError;
 use crate::model::linear::Linear;
 use crate::model::stream::PACK_WEIGHTS;
 
-/// A projection with a bias: y = x Wᵀ + b, W stored (out, in).
-#[derive(Debug, Clone)]
-pub struct Dense {
-    pub weight: Linear,
-    /// (out,)
-    pub bias: Array1<f32>,
-}
-
-impl Dense {
-    /// (T, in) -> (T, out)
-    pub fn apply(&self, x: ArrayView2<f32>) -> Array2<f32> {
-        self.weight.apply(x) + &self.bias
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct LayerNorm {
-    /// (C,)
-    pub weight: Array1<f32>,
-    /// (C,)
-    pub bias: Array1<f32>,
-}
+pub use crate::model::dense::{Dense, LayerNorm};
 
 /// One attention: queries from one sequence, keys and values from the same one (self-attention)
 /// or from the encoder's output (cross-attention). Each C → C.

@@ -8,6 +8,7 @@
 //! - `limits`: the largest sizes a checkpoint's config may give, checked before anything is
 //!   allocated; `fields`: typed reads of `config.json`, each refusal naming the field;
 //! - `linear`: a projection stored (out, in) as nn.Linear does, packed for the browser's kernel;
+//!   `dense`: such a projection with its bias, and a layer norm (the encoder-style engines');
 //! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
 //! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
 //! - `stream`: a checkpoint loaded while it downloads, for every family (`Streamed`: each
@@ -17,6 +18,7 @@
 //!   into its output.
 
 pub mod cache;
+pub mod dense;
 pub mod engine;
 pub mod error;
 pub mod fields;
