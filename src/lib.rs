@@ -33,6 +33,7 @@ pub mod seq2seq;
 pub mod session;
 pub mod state;
 pub mod train;
+pub mod vit;
 
 #[cfg(target_arch = "wasm32")]
 pub mod kit;

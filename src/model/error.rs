@@ -26,6 +26,11 @@ pub enum RunError {
     },
     /// The scores came out NaN or infinite.
     NotFinite,
+    /// An image tensor of another shape than the model takes: (channels, height, width).
+    ImageShape {
+        got: (usize, usize, usize),
+        want: (usize, usize, usize),
+    },
 }
 
 impl fmt::Display for RunError {
@@ -40,6 +45,11 @@ impl fmt::Display for RunError {
                 f,
                 "the model computed NaN or infinite scores: its weights are finite but so large that \
                  their products overflow 32-bit floats (the checkpoint is broken)"
+            ),
+            RunError::ImageShape { got, want } => write!(
+                f,
+                "the image is {} × {} pixels with {} channels, but the model takes {} × {} with {}",
+                got.2, got.1, got.0, want.2, want.1, want.0
             ),
             RunError::NotInVocabulary { found, allowed } => {
                 use crate::formats::echo::{echo, echo_char};

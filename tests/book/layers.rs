@@ -5,7 +5,7 @@
 //!   -> gpu                          the compute backend (buffers and kernels, no model)
 //!   -> model                        what every family shares: forward options and outputs, caches, errors, limits
 //!   -> train, seq2seq, gpt2,        the engines, one per family, DOM-free (gpt2, llama run on the backend too)
-//!      llama, marian
+//!      llama, marian, vit
 //!                                   (a session family's engine is found by its `engine.rs`: `impl CpuModel for`)
 //!   -> session                      one session generic over the families, and the worker's protocol
 //!   -> kit                          what demo views are built from: plots, controls (wasm only)
@@ -25,7 +25,7 @@ use std::path::Path;
 const BELOW: [&str; 5] = ["numerics", "formats", "state", "gpu", "model"];
 /// The engines without a session family: the training lab's, the opening chapter's toy models,
 /// and the translation models'.
-const OTHER_ENGINES: [&str; 3] = ["seq2seq", "train", "marian"];
+const OTHER_ENGINES: [&str; 4] = ["seq2seq", "train", "marian", "vit"];
 /// The layers above the engines, in order.
 const ABOVE: [&str; 7] = ["session", "kit", "demos", "exercises", "chapters", "ui", "worker"];
 
@@ -70,7 +70,7 @@ fn allowed(module: &str) -> Option<Vec<String>> {
         "gpu" => names(&["numerics", "formats"]),
         "model" => names(&["numerics", "formats", "gpu"]),
         "train" | "seq2seq" => names(&["numerics", "formats"]),
-        "marian" => names(&["numerics", "formats", "gpu", "model"]),
+        "marian" | "vit" => names(&["numerics", "formats", "gpu", "model"]),
         "session" => [names(&["numerics", "formats", "gpu", "model", "train", "seq2seq", "marian"]), families].concat(),
         "kit" | "worker" => up_to("session"),
         "demos" => up_to("kit"),

@@ -25,3 +25,4 @@ mod protocol;
 mod session;
 mod stream;
 mod train;
+mod vit;

@@ -1,0 +1,24 @@
+//! Vision Transformers, DOM-free: load a Hugging Face `ViTForImageClassification` checkpoint (or
+//! DeiT's, with its distillation token) and run it on an image. The image is cut into a grid of
+//! square patches; each patch becomes a token (its pixels through one product, the patch
+//! embedding), a class token (and DeiT's distillation token) goes in front, learned position
+//! embeddings are added, and pre-norm encoder blocks with bidirectional self-attention follow; the
+//! classifier reads the class token (DeiT with its teacher: the mean of the class token's head and
+//! the distillation token's).
+//!
+//! Modules:
+//! - `config`: the hyper-parameters (`Config`), read from `config.json`, refusing what the engine
+//!   does not run with a message naming the field;
+//! - `weights`: the checkpoint's tensors under their checkpoint names, from F32, F16 or BF16
+//!   safetensors;
+//! - `model`: the forward pass, every attention captured, knock-outs per head.
+//!
+//! Everything here builds and is tested natively (`tests/engines/vit.rs`, against fixtures
+//! written by `scripts/vit/make_fixtures.py` with `transformers`).
+
+pub mod config;
+pub mod model;
+pub mod weights;
+
+pub use config::Config;
+pub use model::{Options, Output, Vit};

@@ -1,0 +1,114 @@
+//! The Vision Transformer engine against Hugging Face transformers: fixtures made by
+//! `scripts/vit/make_fixtures.py` (versions and seeds in that file) from small random models:
+//! `vit` (`ViTForImageClassification`, the class token) and `deit`
+//! (`DeiTForImageClassificationWithTeacher`, the class and distillation tokens, two heads
+//! averaged). Every comparison runs in both CPU weight layouts: row-major, as natively, and
+//! packed, as in the browser.
+
+use crate::common::{floats, max_err};
+use attention_live::formats::safetensors::SafeTensors;
+use attention_live::model::RunError;
+use attention_live::vit::weights::Weights;
+use attention_live::vit::{Config, Options, Vit};
+use ndarray::Array3;
+use serde_json::Value;
+
+/// Absolute tolerance: the engine sums in f32 in another order than PyTorch (a few ulps) and the
+/// fixture keeps 7 significant digits; a real mistake (patches in the wrong order, the norm after
+/// instead of before, a missing bias, the tanh GELU for the exact one) moves the numbers by 1e-2
+/// or more.
+const TOL: f32 = 1e-4;
+
+const NAMES: [&str; 2] = ["vit", "deit"];
+
+fn fixture(name: &str) -> (String, Vec<u8>, Value) {
+    let d = format!("{}/tests/fixtures/vit/{name}", env!("CARGO_MANIFEST_DIR"));
+    let reference = std::fs::read_to_string(format!("{d}/reference.json")).unwrap();
+    (
+        std::fs::read_to_string(format!("{d}/config.json")).unwrap(),
+        std::fs::read(format!("{d}/model.safetensors")).unwrap(),
+        serde_json::from_str(&reference).unwrap(),
+    )
+}
+
+/// The fixture's model in each CPU layout, and its pixels (3, H, W).
+fn models(name: &str) -> (Vec<Vit>, Array3<f32>, Value) {
+    let (config, bytes, r) = fixture(name);
+    let cfg = Config::from_json(&config).unwrap();
+    let st = SafeTensors::parse(&bytes).unwrap();
+    let models = [false, true]
+        .map(|packed| Vit { config: cfg.clone(), weights: Weights::from_safetensors_in(&st, &cfg, packed).unwrap() })
+        .into();
+    let s = cfg.image_size;
+    let pixels = Array3::from_shape_vec((3, s, s), floats(&r["pixel_values"])).unwrap();
+    (models, pixels, r)
+}
+
+#[test]
+fn hidden_states_attentions_and_logits_match_transformers() {
+    for name in NAMES {
+        let (models, pixels, r) = models(name);
+        for m in models {
+            let opts = Options { attentions: true, hidden_states: true, ..Default::default() };
+            let out = m.forward(pixels.view(), &opts).unwrap();
+            for (what, ours, theirs) in [
+                (
+                    "hidden state",
+                    out.hidden_states.iter().map(|h| h.as_slice().unwrap()).collect::<Vec<_>>(),
+                    &r["hidden_states"],
+                ),
+                ("attention", out.attentions.iter().map(|a| a.as_slice().unwrap()).collect(), &r["attentions"]),
+            ] {
+                let theirs = theirs.as_array().unwrap();
+                assert_eq!(ours.len(), theirs.len(), "{name}: {what}s");
+                for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
+                    let err = max_err(o.iter(), &floats(t));
+                    assert!(err < TOL, "{name}: {what} {l} differs by {err}");
+                }
+            }
+            let err = max_err(out.logits.iter(), &floats(&r["logits"]));
+            assert!(err < TOL, "{name}: logits differ by {err}");
+        }
+    }
+}
+
+/// One head knocked out, as the fixture's forward pre-hook zeroes its slice of the attention's
+/// output projection's input: the logits move (by far more than the tolerance) and match.
+#[test]
+fn a_knocked_out_head_gives_transformers_logits() {
+    for name in NAMES {
+        let (models, pixels, r) = models(name);
+        let k = &r["knock_out"];
+        let at = (k["layer"].as_u64().unwrap() as usize, k["head"].as_u64().unwrap() as usize);
+        let out = models[1].forward(pixels.view(), &Options { knock_out: vec![at], ..Default::default() }).unwrap();
+        let want = floats(&k["logits"]);
+        assert!(max_err(out.logits.iter(), &want) < TOL, "{name} {at:?}");
+        assert!(max_err(floats(&r["logits"]).iter(), &want) > 100.0 * TOL, "{name} {at:?} changes the logits");
+    }
+}
+
+#[test]
+fn what_the_engine_does_not_run_is_refused_naming_the_field() {
+    let (config, bytes, _) = fixture("vit");
+    let cfg = Config::from_json(&config).unwrap();
+    assert_eq!((cfg.tokens(), cfg.labels[4].as_str()), (17, "class 4"));
+    let with = |key: &str, value: Value| {
+        let mut v: Value = serde_json::from_str(&config).unwrap();
+        v[key] = value;
+        Config::from_json(&v.to_string()).map(|_| ()).unwrap_err().to_string()
+    };
+    assert!(with("model_type", "bert".into()).contains("this engine runs \"vit\" and \"deit\""));
+    assert!(with("hidden_act", "swish".into()).contains("hidden_act \"swish\""));
+    assert!(with("image_size", 30.into()).contains("not a whole number of patches"));
+    assert!(with("num_attention_heads", 3.into()).contains("not divisible"));
+    // Another image size: the checkpoint's positions do not fit it, and are not interpolated.
+    let mut v: Value = serde_json::from_str(&config).unwrap();
+    v["image_size"] = 48.into();
+    let e = Vit::load(&v.to_string(), &bytes).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("holds 17 positions") && e.contains("makes 37 tokens"), "{e}");
+    // An image of another shape is refused, saying both.
+    let m = Vit::load(&config, &bytes).unwrap();
+    let e = m.forward(Array3::zeros((3, 32, 24)).view(), &Options::default()).map(|_| ()).unwrap_err();
+    assert_eq!(e, RunError::ImageShape { got: (3, 32, 24), want: (3, 32, 32) });
+    assert_eq!(e.to_string(), "the image is 24 × 32 pixels with 3 channels, but the model takes 32 × 32 with 3");
+}
