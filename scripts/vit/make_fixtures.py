@@ -14,8 +14,12 @@ Small random models (initializer_range 0.2, so attention is far from uniform), e
 Each folder: config.json and model.safetensors as `save_pretrained` writes them, and
 reference.json with the pixel values fed (1, 3, H, W; random, seeded), the hidden states (after
 the embeddings and after each layer, before the final layer norm), every layer's attention
-(heads, N, N), the logits, and the logits with one head knocked out (its slice of the attention's
-output projection's input zeroed by a forward pre-hook).
+(heads, N, N), the logits, the logits with one head knocked out (its slice of the attention's
+output projection's input zeroed by a forward pre-hook), and the attention rollout of Abnar and
+Zuidema (2020) over every layer, computed here in float64 from the attentions as their paper
+defines it: each layer's weights averaged over the heads, the identity added for the residual
+connection, each row divided by its sum (A' = (A + I) / 2), and the layers' products in order,
+rollout = A'_L ··· A'_1 (N, N).
 """
 import json
 import os
@@ -76,6 +80,12 @@ for seed, (name, (Config, Model, kw)) in enumerate(SHAPES.items()):
         handle = o_proj.register_forward_pre_hook(zero)
         knocked = model(pixel_values=pixels).logits
         handle.remove()
+    rollout = torch.eye(out.attentions[0].shape[-1], dtype=torch.float64)
+    for a in out.attentions:
+        a = a[0].double().mean(0)
+        a = a + torch.eye(a.shape[0], dtype=torch.float64)
+        a = a / a.sum(-1, keepdim=True)
+        rollout = a @ rollout
     folder = os.path.join(OUT, name)
     shutil.rmtree(folder, ignore_errors=True)
     model.save_pretrained(folder)
@@ -85,6 +95,7 @@ for seed, (name, (Config, Model, kw)) in enumerate(SHAPES.items()):
         "attentions": [r(a[0]) for a in out.attentions],
         "logits": r(out.logits[0]),
         "knock_out": {"layer": layer, "head": head, "logits": r(knocked[0])},
+        "rollout": r(rollout),
     }
     with open(os.path.join(folder, "reference.json"), "w") as f:
         json.dump(reference, f)

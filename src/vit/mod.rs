@@ -11,12 +11,14 @@
 //!   does not run with a message naming the field;
 //! - `weights`: the checkpoint's tensors under their checkpoint names, from F32, F16 or BF16
 //!   safetensors;
-//! - `model`: the forward pass, every attention captured, knock-outs per head.
+//! - `model`: the forward pass, every attention captured, knock-outs per head;
+//! - `maps`: what the page draws over the image: where a token looks, and attention rollout.
 //!
 //! Everything here builds and is tested natively (`tests/engines/vit.rs`, against fixtures
 //! written by `scripts/vit/make_fixtures.py` with `transformers`).
 
 pub mod config;
+pub mod maps;
 pub mod model;
 pub mod weights;
 

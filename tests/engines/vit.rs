@@ -87,6 +87,33 @@ fn a_knocked_out_head_gives_transformers_logits() {
     }
 }
 
+/// Attention rollout against the fixture's (float64, from transformers' attentions), and the maps
+/// over the grid against the rows they come from.
+#[test]
+fn attention_rollout_and_the_maps_over_the_patches() {
+    use attention_live::vit::maps::{from_token, rollout, rollout_map};
+    for name in NAMES {
+        let (models, pixels, r) = models(name);
+        let m = &models[0];
+        let out = m.forward(pixels.view(), &Options { attentions: true, ..Default::default() }).unwrap();
+        let roll = rollout(&out.attentions);
+        assert!(max_err(roll.iter(), &floats(&r["rollout"])) < TOL, "{name}");
+        let (extra, g) = (m.config.extra_tokens(), m.config.grid());
+        // The class token's rollout over the 4 × 4 patches: row 0 past the extra tokens.
+        let map = rollout_map(roll.view(), 0, extra, g);
+        assert_eq!(map.dim(), (g, g));
+        assert_eq!(map[[1, 2]], roll[[0, extra + g + 2]]);
+        // Head 1's weights from the last patch, and the heads' mean from the class token.
+        let last = &out.attentions[1];
+        let n = m.config.tokens();
+        assert_eq!(from_token(last, n - 1, Some(1), extra, g)[[3, 0]], last[[1, n - 1, extra + 3 * g]]);
+        let mean = from_token(last, 0, None, extra, g);
+        let heads = m.config.num_attention_heads as f32;
+        let want = (0..m.config.num_attention_heads).map(|h| last[[h, 0, extra + 5]]).sum::<f32>() / heads;
+        assert!((mean[[1, 1]] - want).abs() < 1e-6);
+    }
+}
+
 #[test]
 fn what_the_engine_does_not_run_is_refused_naming_the_field() {
     let (config, bytes, _) = fixture("vit");
