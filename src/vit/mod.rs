@@ -12,12 +12,14 @@
 //! - `weights`: the checkpoint's tensors under their checkpoint names, from F32, F16 or BF16
 //!   safetensors;
 //! - `model`: the forward pass, every attention captured, knock-outs per head;
+//! - `gpu`: the same forward pass on the GPU backend;
 //! - `maps`: what the page draws over the image: where a token looks, and attention rollout.
 //!
 //! Everything here builds and is tested natively (`tests/engines/vit.rs`, against fixtures
 //! written by `scripts/vit/make_fixtures.py` with `transformers`).
 
 pub mod config;
+pub mod gpu;
 pub mod maps;
 pub mod model;
 pub mod weights;

@@ -100,17 +100,8 @@ impl Vit {
     /// then each patch's embedding, row by row; positions added. (N, C)
     fn embed(&self, pixels: ArrayView3<f32>) -> Array2<f32> {
         let (cfg, w) = (&self.config, &self.weights);
-        let (p, g) = (cfg.patch_size, cfg.grid());
-        // (patches, channels · p · p): each patch's pixels in (channel, row, column) order, as the
-        // convolution's weight is laid out.
-        let mut patches = Array2::<f32>::zeros((g * g, cfg.num_channels * p * p));
-        for (i, mut row) in patches.rows_mut().into_iter().enumerate() {
-            let (py, px) = (i / g * p, i % g * p);
-            let patch = pixels.slice(s![.., py..py + p, px..px + p]);
-            row.iter_mut().zip(patch.iter()).for_each(|(o, &v)| *o = v);
-        }
         // (patches, channels · p · p) x (channels · p · p, C) -> (patches, C)
-        let embedded = w.patch.apply(patches.view());
+        let embedded = w.patch.apply(self.patches(pixels).view());
         let mut x = Array2::<f32>::zeros((cfg.tokens(), cfg.hidden_size));
         x.row_mut(0).assign(&w.cls_token);
         if let Some(d) = &w.distillation_token {
@@ -118,6 +109,21 @@ impl Vit {
         }
         x.slice_mut(s![cfg.extra_tokens().., ..]).assign(&embedded);
         x + &w.position_embeddings
+    }
+
+    /// The image cut into its grid of patches, row by row: (patches, channels · p · p), each patch's
+    /// pixels in (channel, row, column) order, as the patch embedding's convolution weight is laid
+    /// out.
+    pub fn patches(&self, pixels: ArrayView3<f32>) -> Array2<f32> {
+        let cfg = &self.config;
+        let (p, g) = (cfg.patch_size, cfg.grid());
+        let mut patches = Array2::<f32>::zeros((g * g, cfg.num_channels * p * p));
+        for (i, mut row) in patches.rows_mut().into_iter().enumerate() {
+            let (py, px) = (i / g * p, i % g * p);
+            let patch = pixels.slice(s![.., py..py + p, px..px + p]);
+            row.iter_mut().zip(patch.iter()).for_each(|(o, &v)| *o = v);
+        }
+        patches
     }
 
     /// The heads' attention over (N, C) normalised tokens: the output after the output projection

@@ -15,3 +15,4 @@ mod gpu_kernels;
 mod gpu_llama_kernels;
 mod llama_gpu;
 mod marian_gpu;
+mod vit_gpu;
