@@ -20,13 +20,23 @@ Zuidema (2020) over every layer, computed here in float64 from the attentions as
 defines it: each layer's weights averaged over the heads, the identity added for the residual
 connection, each row divided by its sum (A' = (A + I) / 2), and the layers' products in order,
 rollout = A'_L ··· A'_1 (N, N).
+
+Each folder also has a preprocessor_config.json (`vit`: resize to 32 × 32, bilinear, mean and std
+0.5; `deit`: resize to 28 × 28, bicubic, centre crop 24 × 24, ImageNet's mean and std), and
+reference.json the image processor's work on a drawn 45 × 37 RGB image (gradients, a
+checkerboard of sharp edges, noise; numpy seed 7) with transformers' PIL backend (Pillow 13.0.0):
+"image" (height, width, the RGB bytes row by row) and "preprocessed" (3, H, W).
 """
 import json
 import os
 import shutil
 
+import numpy as np
 import torch
 from transformers import DeiTConfig, DeiTForImageClassificationWithTeacher, ViTConfig, ViTForImageClassification
+from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, PILImageResampling
+from transformers.models.deit.image_processing_pil_deit import DeiTImageProcessorPil
+from transformers.models.vit.image_processing_pil_vit import ViTImageProcessorPil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "..", "tests", "fixtures", "vit")
@@ -48,6 +58,24 @@ SHAPES = {
         image_size=24, patch_size=6, hidden_size=24, num_hidden_layers=3, num_attention_heads=2,
         intermediate_size=48, id2label={i: f"kind {i}" for i in range(4)}, **COMMON)),
 }
+PROCESSORS = {
+    "vit": lambda: ViTImageProcessorPil(size={"height": 32, "width": 32}, resample=PILImageResampling.BILINEAR,
+                                        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5]),
+    "deit": lambda: DeiTImageProcessorPil(size={"height": 28, "width": 28}, crop_size={"height": 24, "width": 24},
+                                          resample=PILImageResampling.BICUBIC, image_mean=IMAGENET_DEFAULT_MEAN,
+                                          image_std=IMAGENET_DEFAULT_STD),
+}
+
+
+def drawn_image():
+    """A 45 × 37 RGB picture whose resizing exercises the rounding: smooth gradients, sharp edges, noise."""
+    h, w = 37, 45
+    y, x = np.mgrid[0:h, 0:w]
+    img = np.stack([x * 255 / (w - 1), y * 255 / (h - 1), ((x // 4 + y // 4) % 2) * 255], axis=-1)
+    img = img + np.random.default_rng(7).normal(0, 12, img.shape)
+    return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+
+
 # (layer, head) knocked out.
 KNOCK_OUT = {"vit": (1, 2), "deit": (0, 1)}
 
@@ -97,6 +125,12 @@ for seed, (name, (Config, Model, kw)) in enumerate(SHAPES.items()):
         "knock_out": {"layer": layer, "head": head, "logits": r(knocked[0])},
         "rollout": r(rollout),
     }
+    processor = PROCESSORS[name]()
+    processor.save_pretrained(folder)
+    image = drawn_image()
+    preprocessed = processor(images=image, return_tensors="np")["pixel_values"][0]
+    reference["image"] = {"height": image.shape[0], "width": image.shape[1], "rgb": image.reshape(-1).tolist()}
+    reference["preprocessed"] = r(preprocessed)
     with open(os.path.join(folder, "reference.json"), "w") as f:
         json.dump(reference, f)
     print(name, "logits", out.logits[0].tolist())

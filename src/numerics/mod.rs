@@ -11,6 +11,7 @@ pub mod low_rank;
 pub mod packed;
 pub mod par;
 pub mod positional;
+pub mod resample;
 pub mod rng;
 pub mod silu;
 pub mod soft_lookup;

@@ -13,6 +13,7 @@
 //!   safetensors;
 //! - `model`: the forward pass, every attention captured, knock-outs per head;
 //! - `gpu`: the same forward pass on the GPU backend;
+//! - `preprocess`: a picture to its pixels, as the checkpoint's image processor does it;
 //! - `maps`: what the page draws over the image: where a token looks, and attention rollout.
 //!
 //! Everything here builds and is tested natively (`tests/engines/vit.rs`, against fixtures
@@ -22,6 +23,7 @@ pub mod config;
 pub mod gpu;
 pub mod maps;
 pub mod model;
+pub mod preprocess;
 pub mod weights;
 
 pub use config::Config;

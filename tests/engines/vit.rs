@@ -114,6 +114,37 @@ fn attention_rollout_and_the_maps_over_the_patches() {
     }
 }
 
+/// A drawn 45 × 37 picture through each checkpoint's image processor, as transformers' PIL
+/// backend does it: resized (bilinear to 32 × 32; bicubic to 28 × 28, then cropped to 24 × 24),
+/// rescaled and normalised. Pillow's fixed-point rounding is followed to the byte, so the pixels
+/// agree to f32's rounding; one byte off would be 1/255/std ≈ 0.008.
+#[test]
+fn a_picture_is_preprocessed_as_the_image_processor_does_it() {
+    use attention_live::vit::preprocess::Processor;
+    for name in NAMES {
+        let d = format!("{}/tests/fixtures/vit/{name}", env!("CARGO_MANIFEST_DIR"));
+        let p =
+            Processor::from_json(&std::fs::read_to_string(format!("{d}/preprocessor_config.json")).unwrap()).unwrap();
+        let (_, _, r) = fixture(name);
+        let img = &r["image"];
+        let (h, w) = (img["height"].as_u64().unwrap() as usize, img["width"].as_u64().unwrap() as usize);
+        let rgb: Vec<u8> = img["rgb"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
+        let rgb = ndarray::Array3::from_shape_vec((h, w, 3), rgb).unwrap();
+        let pixels = p.apply(rgb.view()).unwrap();
+        let size = if name == "vit" { 32 } else { 24 };
+        assert_eq!(pixels.dim(), (3, size, size), "{name}");
+        assert_eq!(p.output_size((h, w)), (size, size));
+        let err = max_err(pixels.iter(), &floats(&r["preprocessed"]));
+        assert!(err < 1e-5, "{name}: the pixels differ by {err}");
+        // A picture smaller than the crop once resized is refused with the reason.
+        let small = Processor { resize: None, ..p.clone() };
+        if name == "deit" {
+            let e = small.apply(ndarray::Array3::zeros((10, 12, 3)).view()).unwrap_err();
+            assert_eq!(e, "the picture is 12 × 10 after resizing, smaller than the crop of 24 × 24");
+        }
+    }
+}
+
 #[test]
 fn what_the_engine_does_not_run_is_refused_naming_the_field() {
     let (config, bytes, _) = fixture("vit");
