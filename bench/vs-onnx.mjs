@@ -46,7 +46,7 @@ if (marian) {
     const [dates, opus] = Object.entries(read("translation.json").models);
     for (const [model, [name, r]] of [["dates", dates], ["opus", opus]]) {
       const env = { ...process.env, ORT_THREADS: "1", ORT_MODEL: model, ORT_SOURCE: String(r.source_tokens),
-        ORT_STEPS: String(r.beams_1.tokens) };
+        ORT_STEPS: String(r.beams_1.tokens), ORT_BEAM_STEPS: String(r.beams_4.tokens) };
       execFileSync("node", [`${here}onnx_marian.mjs`], { stdio: "ignore", env });
       const o = read(`onnx-marian-${model}.json`);
       const up = (a, b) => `${a} / ${b} (${x(b, a)})`;

@@ -85,6 +85,11 @@ impl Search {
         self.n
     }
 
+    /// The longest target, its start token included: what a decoder cache must hold.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
     /// Each running beam's last token: what the decoder reads next, one row a beam.
     pub fn last_tokens(&self) -> Vec<u32> {
         self.running.iter().map(|b| *b.tokens.last().expect("a beam has its start token")).collect()
@@ -97,7 +102,13 @@ impl Search {
 
     /// One step from the decoder's logits for each running beam's next token, (N, vocab).
     /// Returns, for each new running beam, the beam it continues (whose cache it takes).
+    /// `logits` has one row per beam (`beams()`); with fewer the search stops where it is, and once
+    /// it is done nothing changes.
     pub fn advance(&mut self, config: &Config, logits: ArrayView2<f32>) -> Vec<usize> {
+        if self.done || logits.nrows() < self.running.len() {
+            self.done = true;
+            return Vec::new();
+        }
         let (n, len, max_len) = (self.n, self.len, self.max_len);
         // Every running beam's next-token log-probabilities, plus its score: N × vocab candidates.
         let mut scored: Vec<(f32, usize, u32)> = Vec::with_capacity(n * logits.ncols());

@@ -8,29 +8,7 @@ use crate::model::limits::{check_params, check_sizes, MAX_FFN, MAX_HEADS, MAX_LA
 /// The most positions of the sinusoidal table (OPUS-MT's is 512).
 pub const MAX_POSITIONS: usize = 1 << 14;
 
-/// The MLP's activation (`activation_function`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activation {
-    /// x · σ(x) ("swish", "silu"): OPUS-MT's.
-    Swish,
-    Relu,
-    /// The exact GELU, with erf ("gelu").
-    Gelu,
-    /// GELU's tanh approximation ("gelu_new", "gelu_pytorch_tanh").
-    GeluTanh,
-}
-
-impl Activation {
-    fn from_name(name: &str) -> Option<Activation> {
-        Some(match name {
-            "swish" | "silu" => Activation::Swish,
-            "relu" => Activation::Relu,
-            "gelu" => Activation::Gelu,
-            "gelu_new" | "gelu_pytorch_tanh" => Activation::GeluTanh,
-            _ => return None,
-        })
-    }
-}
+pub use crate::model::dense::Activation;
 
 /// The shape of a Marian model. Field names follow `MarianConfig`.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,29 +24,16 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ndarray::{concatenate, Array2, Array3, Axis};
+use ndarray::{Array2, Array3};
 
 use super::beam::{BeamSettings, Search, Step};
-use super::config::Activation;
 use super::model::{Encoded, Hypothesis, Kind, Marian, Options};
-use super::weights::{Attention, Dense, LayerNorm};
-use crate::gpu::kernels::{self, Act, Batch};
+use super::weights::Attention;
+use crate::gpu::kernels::{self, Batch};
 use crate::gpu::table::{self, TableChunk};
-use crate::gpu::{params, Gpu, GpuError, Precision, Weight};
+use crate::gpu::{params, Gpu, GpuError};
 use crate::model::engine::GpuKvCache;
-
-/// y = x W + b with W (n_in, n_out) on the GPU.
-struct GpuDense {
-    weight: Weight,
-    bias: wgpu::Buffer,
-    n_in: usize,
-    n_out: usize,
-}
-
-struct GpuNorm {
-    weight: wgpu::Buffer,
-    bias: wgpu::Buffer,
-}
+use crate::model::gpu_dense::{GpuDense, GpuNorm};
 
 struct GpuEncoderLayer {
     /// C → 3C: [q_proj | k_proj | v_proj]
@@ -111,15 +98,6 @@ fn ablated(opts: &Options, kind: Kind, layer: usize) -> u32 {
     opts.knock_out.iter().filter(|(k, l, h)| *k == kind && *l == layer && *h < 32).fold(0, |m, (_, _, h)| m | 1 << h)
 }
 
-fn act(a: Activation) -> Act {
-    match a {
-        Activation::Swish => Act::Silu,
-        Activation::Relu => Act::Relu,
-        Activation::Gelu => Act::Gelu,
-        Activation::GeluTanh => Act::GeluNew,
-    }
-}
-
 fn shaped<D: ndarray::Dimension>(values: &[f32], shape: impl ndarray::ShapeBuilder<Dim = D>) -> ndarray::Array<f32, D> {
     ndarray::Array::from_shape_vec(shape, values.to_vec()).expect("the readback holds what was recorded")
 }
@@ -144,24 +122,8 @@ impl GpuMarian {
         let w = &model.weights;
         let (encoder, decoder, output) = gpu
             .checked(|| {
-                // (in, Σ out) with the biases side by side.
-                let dense = |name: &str, parts: &[&Dense]| {
-                    let ws: Vec<Array2<f32>> = parts.iter().map(|d| d.weight.weight()).collect();
-                    let views: Vec<_> = ws.iter().map(|w| w.view()).collect();
-                    let wt = concatenate(Axis(0), &views).expect("the projections share their input width");
-                    let wt = wt.reversed_axes().as_standard_layout().into_owned();
-                    let bias: Vec<f32> = parts.iter().flat_map(|d| d.bias.iter().copied()).collect();
-                    GpuDense {
-                        n_in: wt.nrows(),
-                        n_out: wt.ncols(),
-                        weight: g.upload_weight(name, wt.as_slice().expect("standard layout"), Precision::F32),
-                        bias: g.upload(name, &bias),
-                    }
-                };
-                let norm = |name: &str, ln: &LayerNorm| GpuNorm {
-                    weight: g.upload(name, &ln.weight.to_vec()),
-                    bias: g.upload(name, &ln.bias.to_vec()),
-                };
+                let dense = |name: &str, parts: &[&crate::model::dense::Dense]| GpuDense::upload(g, name, parts);
+                let norm = |name: &str, ln: &crate::model::dense::LayerNorm| GpuNorm::upload(g, name, ln);
                 let qkv = |a: &Attention| dense("qkv", &[&a.q_proj, &a.k_proj, &a.v_proj]);
                 let encoder = w
                     .encoder
@@ -218,7 +180,8 @@ impl GpuMarian {
             .map_err(|e| GpuError::Unsupported(e.to_string()))?;
         let (s, c, heads) = (source.len(), cfg.d_model, cfg.encoder_attention_heads);
         let gpu = &self.gpu;
-        gpu.check_size("the encoder's attention weights", (heads * s * s * 4) as u64)?;
+        // In u64: heads × S² can pass 32 bits (wasm's usize) before the adapter's limit refuses it.
+        gpu.check_size("the encoder's attention weights", heads as u64 * (s as u64).pow(2) * 4)?;
         let x0 = self.model.embed(&self.model.weights.encoder_embed, source, 0);
         let (readback, at, cross) = gpu
             .checked(|| {
@@ -235,7 +198,7 @@ impl GpuMarian {
                 }
                 for (l, layer) in self.encoder.iter().enumerate() {
                     // Bidirectional self-attention: (S, C) -> (S, 3C) = [Q | K | V] -> (S, C)
-                    dense(&mut b, &sc.x, &layer.qkv, &sc.qkv, s, false);
+                    layer.qkv.record(&mut b, &sc.x, &sc.qkv, s, false);
                     let p = params::KvAppend { t: s as u32, c: c as u32, past: 0, row0: 0 };
                     b.add(kernels::Kernel::KvAppend, &p, &[&sc.qkv, &k, &v], [kernels::groups_for(s * c, 256), 1, 1]);
                     let attend = Attend { t: s, s, heads, q_stride: 3 * c, row0: 0, causal: false };
@@ -257,8 +220,8 @@ impl GpuMarian {
                     .iter()
                     .map(|layer| {
                         let (k, v) = (gpu.buffer("cross k", s * c), gpu.buffer("cross v", s * c));
-                        dense(&mut b, &sc.x, &layer.cross_k, &k, s, false);
-                        dense(&mut b, &sc.x, &layer.cross_v, &v, s, false);
+                        layer.cross_k.record(&mut b, &sc.x, &k, s, false);
+                        layer.cross_v.record(&mut b, &sc.x, &v, s, false);
                         (k, v)
                     })
                     .collect();
@@ -310,13 +273,20 @@ impl GpuMarian {
         let cfg = &self.model.config;
         let past = caches.first().map_or(0, |c| c.own.len);
         let single = caches.len() == 1;
-        assert!(
-            (single || tokens.len() == caches.len())
-                && caches.iter().all(|k| k.own.len == past && Rc::ptr_eq(&k.cross, &caches[0].cross)),
-            "one cache, or one token a cache of one length and one source"
-        );
-        crate::model::RunError::check_input(tokens, past, cfg.vocab_size, cfg.max_position_embeddings)
+        let fits = (single || tokens.len() == caches.len())
+            && caches.iter().all(|k| k.own.len == past && Rc::ptr_eq(&k.cross, &caches[0].cross));
+        if !fits {
+            return Err(GpuError::Unsupported("one cache, or one token a cache of one length and one source".into()));
+        }
+        // One cache: its tokens at past ..; several: each beam's one token at `past`.
+        let input = if single { tokens } else { &tokens[..tokens.len().min(1)] };
+        crate::model::RunError::check_input(input, past, cfg.vocab_size, cfg.max_position_embeddings)
             .map_err(|e| GpuError::Unsupported(e.to_string()))?;
+        if let Some(&id) = tokens.iter().find(|&&id| id as usize >= cfg.vocab_size) {
+            return Err(GpuError::Unsupported(
+                crate::model::RunError::TokenOutOfRange { id, vocab: cfg.vocab_size }.to_string(),
+            ));
+        }
         let (rows, c, heads, vocab) = (tokens.len(), cfg.d_model, cfg.decoder_attention_heads, cfg.vocab_size);
         let t = if single { rows } else { 1 };
         if past + t > caches[0].own.capacity {
@@ -326,8 +296,10 @@ impl GpuMarian {
         let s_src = caches[0].source_len;
         let (keep, all_logits) = (single && opts.attentions, opts.all_logits && single);
         let logit_rows = if all_logits || !single { rows } else { 1 };
-        let w_len = heads * rows * (past + t).max(s_src);
-        gpu_size(&self.gpu, w_len, logit_rows * vocab)?;
+        let w_len = heads as u64 * rows as u64 * (past + t).max(s_src) as u64;
+        gpu_size(&self.gpu, w_len, (logit_rows * vocab) as u64)?;
+        // Within the adapter's limit, so within usize.
+        let w_len = w_len as usize;
         // (rows, C): each new token's embedding at its position (past + i; a beam's at past).
         let mut x0 = Array2::<f32>::zeros((rows, c));
         for (i, &tok) in tokens.iter().enumerate() {
@@ -347,7 +319,7 @@ impl GpuMarian {
                 }
                 for (l, layer) in self.decoder.iter().enumerate() {
                     // Masked self-attention, each cache over its own keys: (rows, C) -> (rows, 3C)
-                    dense(&mut b, &sc.x, &layer.qkv, &sc.qkv, rows, false);
+                    layer.qkv.record(&mut b, &sc.x, &sc.qkv, rows, false);
                     for (i, cache) in caches.iter().enumerate() {
                         let (k, v) = (&cache.own.k[l], &cache.own.v[l]);
                         let row0 = if single { 0 } else { i };
@@ -362,7 +334,7 @@ impl GpuMarian {
                     }
                     self.post_norm(&mut b, &sc, &layer.out_proj, &sc.y, &layer.self_attn_layer_norm, rows);
                     // Cross-attention: every row's query over the source's keys and values.
-                    dense(&mut b, &sc.x, &layer.cross_q, &sc.q, rows, false);
+                    layer.cross_q.record(&mut b, &sc.x, &sc.q, rows, false);
                     let (k, v) = &caches[0].cross[l];
                     let attend = Attend { t: rows, s: s_src, heads, q_stride: c, row0: 0, causal: false };
                     attend.record(&mut b, &sc.q, (k, v), &sc, ablated(opts, Kind::Cross, l));
@@ -442,7 +414,7 @@ impl GpuMarian {
         let opts = Options { knock_out: opts.knock_out.clone(), ..Default::default() };
         let cfg = &self.model.config;
         let mut search = Search::new(cfg, set);
-        let capacity = set.max_new.max(1) + 1;
+        let capacity = search.max_len();
         let (_, first) = self.encode(source, &opts, capacity).await?;
         let n = search.beams();
         let fresh = |_| self.new_cache(first.cross.clone(), first.source_len, capacity);
@@ -475,7 +447,7 @@ impl GpuMarian {
 
     /// x ← LayerNorm(x + y W + b): the sublayer's output projection added into x, then the norm.
     fn post_norm(&self, b: &mut Batch, sc: &Scratch, out: &GpuDense, y: &wgpu::Buffer, ln: &GpuNorm, rows: usize) {
-        dense(b, y, out, &sc.x, rows, true);
+        out.record(b, y, &sc.x, rows, true);
         self.norm_into_x(b, sc, ln, rows);
     }
 
@@ -490,20 +462,16 @@ impl GpuMarian {
 
     /// x ← x + act(x W₁ + b₁) W₂ + b₂, before the block's last norm.
     fn mlp(&self, b: &mut Batch, sc: &Scratch, (fc1, fc2): (&GpuDense, &GpuDense), rows: usize) {
-        dense(b, &sc.x, fc1, &sc.a, rows, false);
-        kernels::activation(b, &sc.a, rows * fc1.n_out, act(self.model.config.activation_function));
-        dense(b, &sc.a, fc2, &sc.x, rows, true);
+        fc1.record(b, &sc.x, &sc.a, rows, false);
+        kernels::activation(b, &sc.a, rows * fc1.n_out, self.model.config.activation_function.kernel());
+        fc2.record(b, &sc.a, &sc.x, rows, true);
     }
 }
 
-/// y = x W + b (y += … with `accumulate`): (rows, in) -> (rows, out).
-fn dense(b: &mut Batch, x: &wgpu::Buffer, d: &GpuDense, y: &wgpu::Buffer, rows: usize, accumulate: bool) {
-    kernels::linear(b, x, &d.weight, &d.bias, y, rows, d.n_in, d.n_out, accumulate);
-}
-
-fn gpu_size(gpu: &Gpu, weights: usize, logits: usize) -> Result<(), GpuError> {
-    gpu.check_size("the attention weights of one layer", (weights * 4) as u64)?;
-    gpu.check_size("the logits", (logits * 4) as u64)
+/// The attention weights' and the logits' buffers fit the adapter (counts of f32).
+fn gpu_size(gpu: &Gpu, weights: u64, logits: u64) -> Result<(), GpuError> {
+    gpu.check_size("the attention weights of one layer", weights * 4)?;
+    gpu.check_size("the logits", logits * 4)
 }
 
 /// One attention's dispatch (`Kernel::Attend`): T queries from rows row0 .. of q over S keys.

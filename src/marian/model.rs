@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, Axis};
 
-use super::config::Activation;
 use super::weights::{Attention, DecoderLayer, Dense, EncoderLayer, LayerNorm, Weights};
 use super::Config;
 use crate::formats::safetensors::SafeTensors;
@@ -217,7 +216,10 @@ impl Marian {
                 && caches.iter().all(|c| c.own.len() == past && Arc::ptr_eq(&c.cross, &caches[0].cross)),
             "one token a cache, one length, one source"
         );
-        RunError::check_input(tokens, past, cfg.vocab_size, cfg.max_position_embeddings)?;
+        // Each beam's one token at position `past`.
+        for &t in tokens {
+            RunError::check_input(&[t], past, cfg.vocab_size, cfg.max_position_embeddings)?;
+        }
         let (heads, c) = (cfg.decoder_attention_heads, cfg.d_model);
         let hd = c / heads;
         let cols = |h: usize| s![.., h * hd..(h + 1) * hd];
@@ -278,7 +280,7 @@ impl Marian {
     fn mlp(&self, x: ArrayView2<f32>, fc1: &Dense, fc2: &Dense) -> Array2<f32> {
         let mut a = fc1.apply(x);
         let act = self.config.activation_function;
-        a.mapv_inplace(|v| activate(act, v));
+        a.mapv_inplace(|v| act.apply(v));
         fc2.apply(a.view())
     }
 }
@@ -318,16 +320,6 @@ fn attend(
 /// Layer norm of each row with nn.LayerNorm's ε (`LayerNorm::apply`).
 fn layer_norm(x: &Array2<f32>, ln: &LayerNorm) -> Array2<f32> {
     ln.apply(x.view(), LAYER_NORM_EPS)
-}
-
-/// The MLP's activation of one value.
-pub fn activate(act: Activation, x: f32) -> f32 {
-    match act {
-        Activation::Swish => crate::numerics::silu::silu(x),
-        Activation::Relu => x.max(0.0),
-        Activation::Gelu => 0.5 * x * (1.0 + libm::erff(x / std::f32::consts::SQRT_2)),
-        Activation::GeluTanh => crate::numerics::gelu::gelu_new(x),
-    }
 }
 
 /// Marian's positions (`MarianSinusoidalPositionalEmbedding`): for pos and i < ⌈C/2⌉, the angle

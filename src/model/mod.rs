@@ -8,7 +8,8 @@
 //! - `limits`: the largest sizes a checkpoint's config may give, checked before anything is
 //!   allocated; `fields`: typed reads of `config.json`, each refusal naming the field;
 //! - `linear`: a projection stored (out, in) as nn.Linear does, packed for the browser's kernel;
-//!   `dense`: such a projection with its bias, and a layer norm (the encoder-style engines');
+//!   `dense`: such a projection with its bias, a layer norm and an MLP's activation (the
+//!   encoder-style engines'), and `gpu_dense` the same on the GPU;
 //! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
 //! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
 //! - `stream`: a checkpoint loaded while it downloads, for every family (`Streamed`: each
@@ -23,6 +24,7 @@ pub mod engine;
 pub mod error;
 pub mod fields;
 pub mod forward;
+pub mod gpu_dense;
 pub mod limits;
 pub mod linear;
 pub mod readout;

@@ -326,7 +326,7 @@ fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
 
 /// An output layer against a table of (vocab, C) rows, GPT-2's tied embeddings or the Llama
 /// family's `lm_head` (or its tied embeddings): (T, C) x (C, vocab) -> (T, vocab). The table is
-/// read in place, never transposed or packed. Natively one product; in the browser, for up to 4
+/// read in place, never transposed or packed. Natively one product; in the browser, for up to 16
 /// rows (a decoding step, or beam search's beams), one pass over the table, four lanes at a time
 /// (wasm's matrix product has no SIMD).
 pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
@@ -340,7 +340,7 @@ pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        if h.nrows() > 4 {
+        if h.nrows() > 16 {
             return h.dot(&wte.t());
         }
         let mut out = Array2::zeros((h.nrows(), wte.nrows()));

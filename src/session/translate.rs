@@ -330,6 +330,9 @@ impl TranslationSession {
         let cpu = self.model.decode(&target, &mut self.model.new_cache(&encoded), &opts).map_err(test)?.logits;
         let (_, cache) = g.encode(&source, &opts, target.len()).await?;
         let out = g.decode(&target, &mut [cache], &opts).await?.logits;
+        if out.dim() != cpu.dim() {
+            return Err(GpuError::SelfTest(format!("logits of shape {:?}, not {:?}", out.dim(), cpu.dim())));
+        }
         let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
         let err = cpu.iter().zip(&out).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
             if e.is_nan() {
@@ -431,6 +434,9 @@ impl TranslationSession {
     /// Translates `q.text` where the model runs: on the GPU when attached, and if it fails there,
     /// on the CPU from now on, with a notice. `clock` (milliseconds) times the search.
     pub async fn answer(&self, q: &TranslateQuery, clock: &dyn Fn() -> f64) -> Result<Translation, RunError> {
+        // A source the model cannot take is the reader's to fix, not the GPU's failure: refused first.
+        let cfg = &self.model.config;
+        RunError::check_input(&self.plan(q).source, 0, cfg.vocab_size, cfg.max_position_embeddings)?;
         let gpu = self.gpu.borrow().clone();
         if let Some(g) = gpu {
             match self.translate_on(&g, q, clock).await {
@@ -445,9 +451,15 @@ impl TranslationSession {
                 }
             }
         }
-        let mut t = self.translate_timed(q, clock)?;
-        t.notice = self.notice.borrow_mut().take();
-        Ok(t)
+        // The notice goes with the first answer after the failure (kept if this one is refused).
+        let notice = self.notice.borrow_mut().take();
+        match self.translate_timed(q, clock) {
+            Ok(t) => Ok(Translation { notice, ..t }),
+            Err(e) => {
+                *self.notice.borrow_mut() = notice;
+                Err(e)
+            }
+        }
     }
 
     fn assemble(

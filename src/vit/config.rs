@@ -9,16 +9,11 @@ use crate::model::limits::{check_params, check_sizes, MAX_FFN, MAX_HEADS, MAX_LA
 pub const MAX_IMAGE: usize = 1024;
 /// The most classes of a classifier (ImageNet-21k has 21,843).
 pub const MAX_LABELS: usize = 32_768;
+/// The most tokens of an image (DeiT-base at 384 in patches of 16 has 578): each layer's
+/// attention weights are heads × tokens² numbers.
+pub const MAX_TOKENS: usize = 4096;
 
-/// The MLP's activation (`hidden_act`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activation {
-    /// The exact GELU, with erf ("gelu"): ViT's and DeiT's.
-    Gelu,
-    /// GELU's tanh approximation ("gelu_new", "gelu_pytorch_tanh").
-    GeluTanh,
-    Relu,
-}
+pub use crate::model::dense::Activation;
 
 /// Which family wrote the checkpoint: the names of its tensors and its extra token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +60,8 @@ impl Config {
         };
         let refuse = |what: String| Err(LoadError::Config(what));
         let act = r.text("hidden_act")?.unwrap_or("gelu");
-        let hidden_act = match act {
-            "gelu" => Activation::Gelu,
-            "gelu_new" | "gelu_pytorch_tanh" => Activation::GeluTanh,
-            "relu" => Activation::Relu,
-            _ => return refuse(format!("hidden_act \"{act}\" is not supported (gelu, gelu_new, relu are)")),
+        let Some(hidden_act) = Activation::from_name(act) else {
+            return refuse(format!("hidden_act \"{act}\" is not supported (gelu, gelu_new, relu, silu are)"));
         };
         let need = |key: &str, max| r.size(key, max)?.ok_or_else(|| LoadError::Config(format!("`{key}` is missing")));
         let labels = match raw.get("id2label") {
@@ -131,6 +123,14 @@ impl Config {
                 self.image_size, self.patch_size
             ));
         }
+        if self.tokens() > MAX_TOKENS {
+            return fail(format!(
+                "image_size {} in patches of {} makes {} tokens; the engine takes {MAX_TOKENS}",
+                self.image_size,
+                self.patch_size,
+                self.tokens()
+            ));
+        }
         if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             return fail(format!(
                 "hidden_size = {} is not divisible by num_attention_heads = {}",
@@ -140,12 +140,12 @@ impl Config {
         check_params(self.param_count())
     }
 
-    /// Patches along a side, and the tokens of an image: the patches and the class token (and
-    /// DeiT's distillation token).
+    /// Patches along a side.
     pub fn grid(&self) -> usize {
         self.image_size / self.patch_size
     }
 
+    /// The tokens of an image: the patches and the class token (and DeiT's distillation token).
     pub fn tokens(&self) -> usize {
         self.grid() * self.grid() + self.extra_tokens()
     }
@@ -175,7 +175,10 @@ impl Config {
         let attn = c.checked_mul(c)?.checked_add(c)?.checked_mul(4)?;
         let mlp = c.checked_mul(f)?.checked_mul(2)?.checked_add(f)?.checked_add(c)?;
         let layer = attn.checked_add(mlp)?.checked_add(c.checked_mul(4)?)?;
+        // The patch embedding, the positions and the class (and distillation) tokens.
+        let tokens = (self.extra_tokens() as u64).checked_mul(c)?;
         patch
+            .checked_add(tokens)?
             .checked_add(n.checked_mul(c)?)?
             .checked_add(l.checked_mul(layer)?)?
             .checked_add(c.checked_mul(2)?)?

@@ -14,27 +14,14 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ndarray::{concatenate, s, Array2, Array3, ArrayView3, Axis};
+use ndarray::{s, Array2, Array3, ArrayView3};
 
-use super::config::Activation;
 use super::model::{Options, Output, Vit};
-use crate::gpu::kernels::{self, Act, Batch, Kernel};
-use crate::gpu::{params, Gpu, GpuError, Precision, Weight};
+use crate::gpu::kernels::{self, Batch, Kernel};
+use crate::gpu::{params, Gpu, GpuError};
 use crate::model::dense::{Dense, LayerNorm};
+use crate::model::gpu_dense::{GpuDense, GpuNorm};
 use crate::model::RunError;
-
-/// y = x W + b with W (n_in, n_out) on the GPU.
-struct GpuDense {
-    weight: Weight,
-    bias: wgpu::Buffer,
-    n_in: usize,
-    n_out: usize,
-}
-
-struct GpuNorm {
-    weight: wgpu::Buffer,
-    bias: wgpu::Buffer,
-}
 
 struct GpuLayer {
     layernorm_before: GpuNorm,
@@ -73,24 +60,8 @@ impl GpuVit {
         let w = &model.weights;
         let (patch, layers, layernorm) = gpu
             .checked(|| {
-                // (in, Σ out) with the biases side by side.
-                let dense = |name: &str, parts: &[&Dense]| {
-                    let ws: Vec<Array2<f32>> = parts.iter().map(|d| d.weight.weight()).collect();
-                    let views: Vec<_> = ws.iter().map(|w| w.view()).collect();
-                    let wt = concatenate(Axis(0), &views).expect("the projections share their input width");
-                    let wt = wt.reversed_axes().as_standard_layout().into_owned();
-                    let bias: Vec<f32> = parts.iter().flat_map(|d| d.bias.iter().copied()).collect();
-                    GpuDense {
-                        n_in: wt.nrows(),
-                        n_out: wt.ncols(),
-                        weight: g.upload_weight(name, wt.as_slice().expect("standard layout"), Precision::F32),
-                        bias: g.upload(name, &bias),
-                    }
-                };
-                let norm = |name: &str, ln: &LayerNorm| GpuNorm {
-                    weight: g.upload(name, &ln.weight.to_vec()),
-                    bias: g.upload(name, &ln.bias.to_vec()),
-                };
+                let dense = |name: &str, parts: &[&Dense]| GpuDense::upload(g, name, parts);
+                let norm = |name: &str, ln: &LayerNorm| GpuNorm::upload(g, name, ln);
                 let layers = w
                     .layers
                     .iter()
@@ -119,7 +90,8 @@ impl GpuVit {
             return Err(GpuError::Unsupported(RunError::ImageShape { got: pixels.dim(), want }.to_string()));
         }
         let (n, c, heads, extra) = (cfg.tokens(), cfg.hidden_size, cfg.num_attention_heads, cfg.extra_tokens());
-        self.gpu.check_size("the attention weights of one layer", (heads * n * n * 4) as u64)?;
+        // At most 32 heads × 4096² tokens (`MAX_TOKENS`): in u64, no product overflows.
+        self.gpu.check_size("the attention weights of one layer", heads as u64 * (n * n) as u64 * 4)?;
         // (N, channels · p · p): the patches' pixels, zero rows for the extra tokens.
         let patches = m.patches(pixels);
         let mut rows = Array2::<f32>::zeros((n, patches.ncols()));
@@ -142,14 +114,14 @@ impl GpuVit {
                 let mut b = Batch::new(gpu);
                 let mut at = Reads::default();
                 // x += patches W + b: (N, ch·p·p) x (ch·p·p, C) -> (N, C)
-                dense(&mut b, &pix, &self.patch, &x, n, true);
+                self.patch.record(&mut b, &pix, &x, n, true);
                 if opts.hidden_states {
                     at.hidden.push(b.read(&x, 0, n * c));
                 }
                 for (l, layer) in self.layers.iter().enumerate() {
                     // x += attn(LayerNorm(x)): (N, C) -> (N, 3C) = [Q | K | V] -> (N, C)
                     self.norm(&mut b, &x, &layer.layernorm_before, &h, n);
-                    dense(&mut b, &h, &layer.qkv, &qkv, n, false);
+                    layer.qkv.record(&mut b, &h, &qkv, n, false);
                     let p = params::KvAppend { t: n as u32, c: c as u32, past: 0, row0: 0 };
                     b.add(Kernel::KvAppend, &p, &[&qkv, &k, &v], [kernels::groups_for(n * c, 256), 1, 1]);
                     let hd = c / heads;
@@ -169,12 +141,12 @@ impl GpuVit {
                     if opts.attentions {
                         at.attentions.push(b.read(&w, 0, heads * n * n));
                     }
-                    dense(&mut b, &y, &layer.attention_output, &x, n, true);
+                    layer.attention_output.record(&mut b, &y, &x, n, true);
                     // x += mlp(LayerNorm(x)): (N, C) -> (N, F) -> (N, C)
                     self.norm(&mut b, &x, &layer.layernorm_after, &h, n);
-                    dense(&mut b, &h, &layer.intermediate, &a, n, false);
-                    kernels::activation(&mut b, &a, n * f, act(cfg.hidden_act));
-                    dense(&mut b, &a, &layer.output, &x, n, true);
+                    layer.intermediate.record(&mut b, &h, &a, n, false);
+                    kernels::activation(&mut b, &a, n * f, cfg.hidden_act.kernel());
+                    layer.output.record(&mut b, &a, &x, n, true);
                     if opts.hidden_states {
                         at.hidden.push(b.read(&x, 0, n * c));
                     }
@@ -198,6 +170,9 @@ impl GpuVit {
             Some(d) => (head(&m.weights.classifier, 0) + head(d, 1)) / 2.0,
             None => head(&m.weights.classifier, 0),
         };
+        if logits.iter().any(|v| !v.is_finite()) {
+            return Err(GpuError::Unsupported(RunError::NotFinite.to_string()));
+        }
         Ok(Output {
             logits,
             hidden_states: at.hidden.iter().map(|&o| shape(part(o, n * c), n)).collect(),
@@ -214,19 +189,6 @@ impl GpuVit {
         let cfg = &self.model.config;
         let p = params::Norm { rows: rows as u32, n: cfg.hidden_size as u32, eps: cfg.layer_norm_eps as f32, row0: 0 };
         b.add(Kernel::LayerNorm, &p, &[x, &ln.weight, &ln.bias, y], [rows as u32, 1, 1]);
-    }
-}
-
-/// y = x W + b (y += … with `accumulate`): (rows, in) -> (rows, out).
-fn dense(b: &mut Batch, x: &wgpu::Buffer, d: &GpuDense, y: &wgpu::Buffer, rows: usize, accumulate: bool) {
-    kernels::linear(b, x, &d.weight, &d.bias, y, rows, d.n_in, d.n_out, accumulate);
-}
-
-fn act(a: Activation) -> Act {
-    match a {
-        Activation::Gelu => Act::Gelu,
-        Activation::GeluTanh => Act::GeluNew,
-        Activation::Relu => Act::Relu,
     }
 }
 

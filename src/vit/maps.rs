@@ -12,11 +12,22 @@
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 /// The weights of query token `from` over the patches, (grid, grid): `head`'s, or the mean of the
-/// heads; `extra` tokens (class, distillation) come before the patches and are left out.
-pub fn from_token(attention: &Array3<f32>, from: usize, head: Option<usize>, extra: usize, grid: usize) -> Array2<f32> {
+/// heads; `extra` tokens (class, distillation) come before the patches and are left out. None for
+/// a token, head or grid the weights do not have.
+pub fn from_token(
+    attention: &Array3<f32>,
+    from: usize,
+    head: Option<usize>,
+    extra: usize,
+    grid: usize,
+) -> Option<Array2<f32>> {
+    let (heads, n, _) = attention.dim();
+    if from >= n || head.is_some_and(|h| h >= heads) {
+        return None;
+    }
     let row = match head {
         Some(h) => attention.slice(s![h, from, ..]).to_owned(),
-        None => attention.index_axis(Axis(1), from).mean_axis(Axis(0)).expect("a model has heads"),
+        None => attention.index_axis(Axis(1), from).mean_axis(Axis(0))?,
     };
     patches(row.to_vec(), extra, grid)
 }
@@ -39,12 +50,14 @@ pub fn rollout(attentions: &[Array3<f32>]) -> Array2<f32> {
     out.mapv(|v| v as f32)
 }
 
-/// A token's row of the rollout over the patches, (grid, grid).
-pub fn rollout_map(rollout: ArrayView2<f32>, from: usize, extra: usize, grid: usize) -> Array2<f32> {
-    patches(rollout.row(from).to_vec(), extra, grid)
+/// A token's row of the rollout over the patches, (grid, grid); None for a token or grid the
+/// rollout does not have.
+pub fn rollout_map(rollout: ArrayView2<f32>, from: usize, extra: usize, grid: usize) -> Option<Array2<f32>> {
+    patches(rollout.rows().into_iter().nth(from)?.to_vec(), extra, grid)
 }
 
 /// The patches' entries of a row of N = extra + grid² weights, as the grid they tile.
-fn patches(row: Vec<f32>, extra: usize, grid: usize) -> Array2<f32> {
-    Array2::from_shape_vec((grid, grid), row[extra..extra + grid * grid].to_vec()).expect("a row covers the grid")
+fn patches(row: Vec<f32>, extra: usize, grid: usize) -> Option<Array2<f32>> {
+    let cells = row.get(extra..extra.checked_add(grid.checked_mul(grid)?)?)?;
+    Array2::from_shape_vec((grid, grid), cells.to_vec()).ok()
 }

@@ -6,7 +6,6 @@
 
 use ndarray::{s, Array1, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
-use super::config::Activation;
 use super::weights::{Layer, Weights};
 use super::Config;
 use crate::formats::safetensors::SafeTensors;
@@ -73,7 +72,7 @@ impl Vit {
             // MLP: (N, C) -> (N, F) -> (N, C)
             let h = layer.layernorm_after.apply(x.view(), eps);
             let mut a = layer.intermediate.apply(h.view());
-            a.mapv_inplace(|v| activate(cfg.hidden_act, v));
+            a.mapv_inplace(|v| cfg.hidden_act.apply(v));
             x += &layer.output.apply(a.view());
             if opts.attentions {
                 out.attentions.push(w);
@@ -147,14 +146,5 @@ impl Vit {
             weights.index_axis_mut(Axis(0), i).assign(&w);
         }
         (layer.attention_output.apply(y.view()), weights)
-    }
-}
-
-/// The MLP's activation of one value.
-pub fn activate(act: Activation, x: f32) -> f32 {
-    match act {
-        Activation::Gelu => 0.5 * x * (1.0 + libm::erff(x / std::f32::consts::SQRT_2)),
-        Activation::GeluTanh => crate::numerics::gelu::gelu_new(x),
-        Activation::Relu => x.max(0.0),
     }
 }

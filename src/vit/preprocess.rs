@@ -65,7 +65,10 @@ impl Processor {
         let on = |key: &str| -> Result<bool, LoadError> { Ok(r.flag(key)?.unwrap_or(true)) };
         let resize = if on("do_resize")? {
             let size = dims("size", true)?.ok_or_else(|| refuse("`size` is missing".into()))?;
+            // Without `resample`, the processor's own default: DeiT's is bicubic, ViT's bilinear.
+            let deit = r.text("image_processor_type")?.is_some_and(|t| t.starts_with("DeiT"));
             let filter = match r.number("resample")? {
+                None if deit => Filter::Bicubic,
                 Some(2.0) | None => Filter::Bilinear,
                 Some(3.0) => Filter::Bicubic,
                 Some(n) => {
@@ -148,12 +151,12 @@ impl Processor {
         };
         let (rh, rw, _) = resized.dim();
         let cropped = match self.crop {
-            Some((ch, cw)) if ch <= rh && cw <= rw => {
-                let (top, left) = ((rh - ch) / 2, (rw - cw) / 2);
-                resized.slice(s![top..top + ch, left..left + cw, ..]).to_owned()
+            Some((crop_h, crop_w)) if crop_h <= rh && crop_w <= rw => {
+                let (top, left) = ((rh - crop_h) / 2, (rw - crop_w) / 2);
+                resized.slice(s![top..top + crop_h, left..left + crop_w, ..]).to_owned()
             }
-            Some((ch, cw)) => {
-                let why = format!("smaller than the crop of {cw} × {ch}");
+            Some((crop_h, crop_w)) => {
+                let why = format!("smaller than the crop of {crop_w} × {crop_h}");
                 return Err(format!("the picture is {rw} × {rh} after resizing, {why}"));
             }
             None => resized,

@@ -134,13 +134,12 @@ impl Ops for Cpu {
         Ok(cpu::layer_norm(x, ln, eps))
     }
     async fn activation(&self, x: ArrayView2<'_, f32>, act: Act) -> Result<Array2<f32>, GpuError> {
-        use attention_live::marian::config::Activation;
-        use attention_live::marian::model::activate;
+        use attention_live::model::dense::Activation;
         Ok(match act {
             Act::GeluNew => x.mapv(cpu::gelu_new),
-            Act::Relu => x.mapv(|v| activate(Activation::Relu, v)),
-            Act::Silu => x.mapv(|v| activate(Activation::Swish, v)),
-            Act::Gelu => x.mapv(|v| activate(Activation::Gelu, v)),
+            Act::Relu => x.mapv(|v| Activation::Relu.apply(v)),
+            Act::Silu => x.mapv(|v| Activation::Swish.apply(v)),
+            Act::Gelu => x.mapv(|v| Activation::Gelu.apply(v)),
         })
     }
     async fn embed(

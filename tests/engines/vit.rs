@@ -100,14 +100,17 @@ fn attention_rollout_and_the_maps_over_the_patches() {
         assert!(max_err(roll.iter(), &floats(&r["rollout"])) < TOL, "{name}");
         let (extra, g) = (m.config.extra_tokens(), m.config.grid());
         // The class token's rollout over the 4 × 4 patches: row 0 past the extra tokens.
-        let map = rollout_map(roll.view(), 0, extra, g);
+        let map = rollout_map(roll.view(), 0, extra, g).unwrap();
         assert_eq!(map.dim(), (g, g));
         assert_eq!(map[[1, 2]], roll[[0, extra + g + 2]]);
         // Head 1's weights from the last patch, and the heads' mean from the class token.
         let last = &out.attentions[1];
         let n = m.config.tokens();
-        assert_eq!(from_token(last, n - 1, Some(1), extra, g)[[3, 0]], last[[1, n - 1, extra + 3 * g]]);
-        let mean = from_token(last, 0, None, extra, g);
+        assert_eq!(from_token(last, n - 1, Some(1), extra, g).unwrap()[[3, 0]], last[[1, n - 1, extra + 3 * g]]);
+        let mean = from_token(last, 0, None, extra, g).unwrap();
+        // A token, head or grid the weights do not have: nothing, not a panic.
+        assert!(from_token(last, n, None, extra, g).is_none() && from_token(last, 0, Some(9), extra, g).is_none());
+        assert!(rollout_map(roll.view(), 0, extra, g + 1).is_none() && rollout_map(roll.view(), n, extra, g).is_none());
         let heads = m.config.num_attention_heads as f32;
         let want = (0..m.config.num_attention_heads).map(|h| last[[h, 0, extra + 5]]).sum::<f32>() / heads;
         assert!((mean[[1, 1]] - want).abs() < 1e-6);
@@ -145,6 +148,39 @@ fn a_picture_is_preprocessed_as_the_image_processor_does_it() {
     }
 }
 
+/// The bundled model (`scripts/vit/train_bundled.py`) on the shipped files: a few drawn pictures'
+/// bytes through this engine's image processor and model give transformers' logits and the class
+/// token's attention in the last layer, and so its answer; the card describes the shipped files.
+#[test]
+fn the_bundled_model_sees_drawn_shapes_as_transformers_does() {
+    use attention_live::vit::preprocess::Processor;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = format!("{root}/static/models/shapes-vit");
+    let read = |f: &str| std::fs::read(format!("{dir}/{f}")).unwrap();
+    let text = |f: &str| String::from_utf8(read(f)).unwrap();
+    let m = Vit::load(&text("config.json"), &read("model.safetensors")).unwrap();
+    let p = Processor::from_json(&text("preprocessor_config.json")).unwrap();
+    let path = format!("{root}/tests/fixtures/vit/shapes/reference.json");
+    let cases: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let rgb: Vec<u8> = case["rgb"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
+        let pixels = p.apply(ndarray::Array3::from_shape_vec((32, 32, 3), rgb).unwrap().view()).unwrap();
+        let out = m.forward(pixels.view(), &Options { attentions: true, ..Default::default() }).unwrap();
+        let want = floats(&case["logits"]);
+        assert!(max_err(out.logits.iter(), &want) < TOL, "{}", case["shape"]);
+        let last = out.attentions.last().unwrap();
+        let cls: Vec<f32> = last.outer_iter().flat_map(|h| h.row(0).to_vec()).collect();
+        assert!(max_err(cls.iter(), &floats(&case["cls_attention_last_layer"])) < TOL);
+        let best = |l: ndarray::ArrayView1<f32>| attention_live::numerics::softmax::argmax(l) as usize;
+        assert_eq!(best(out.logits.view()), best(ndarray::ArrayView1::from(&want)), "{}", case["shape"]);
+    }
+    let card: Value = serde_json::from_slice(&read("card.json")).unwrap();
+    assert_eq!(card["parameters"].as_u64().unwrap(), m.config.param_count().unwrap());
+    assert_eq!(card["file_bytes"].as_u64().unwrap(), read("model.safetensors").len() as u64);
+    assert!(card["file_bytes"].as_u64().unwrap() < 5_000_000, "at most 5 MB, as the book promises");
+    assert_eq!(m.config.labels, ["circle", "square", "triangle", "star", "cross", "line"]);
+}
+
 #[test]
 fn what_the_engine_does_not_run_is_refused_naming_the_field() {
     let (config, bytes, _) = fixture("vit");
@@ -156,7 +192,7 @@ fn what_the_engine_does_not_run_is_refused_naming_the_field() {
         Config::from_json(&v.to_string()).map(|_| ()).unwrap_err().to_string()
     };
     assert!(with("model_type", "bert".into()).contains("this engine runs \"vit\" and \"deit\""));
-    assert!(with("hidden_act", "swish".into()).contains("hidden_act \"swish\""));
+    assert!(with("hidden_act", "tanh".into()).contains("hidden_act \"tanh\" is not supported"));
     assert!(with("image_size", 30.into()).contains("not a whole number of patches"));
     assert!(with("num_attention_heads", 3.into()).contains("not divisible"));
     // Another image size: the checkpoint's positions do not fit it, and are not interpolated.

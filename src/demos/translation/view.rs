@@ -233,6 +233,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let latest = StoredValue::new(0u64);
     let (busy, again) = (StoredValue::new(false), StoredValue::new(false));
     let loads = StoredValue::new(0u64);
+    // Where the loaded model came from, for the status line when the backend changes under it.
+    let loaded_from = StoredValue::new(Source::Network);
     // The reader stopped a download: the fresh worker waits to be asked again.
     let halted = StoredValue::new(false);
     // Loads the chosen model: a bundled one at once, a download only once the reader asks
@@ -295,6 +297,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             status.set(Status::Loading(line, frac))
         }
         Event::Reply(Reply::TranslatorLoaded { info: i, source, load: l }) if current(l) => {
+            loaded_from.set_value(source);
             status.set(Status::Ready(info_line(&i, source)));
             info.set(Some(i));
             ask(w);
@@ -302,6 +305,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         Event::Reply(Reply::NotCached { load: l, .. }) if current(l) => status.set(Status::Waiting),
         Event::Translation(t) if t.id == latest.get_value() => {
             failed.set(None);
+            // The GPU failed and the model moved to the CPU: the status line says where it runs now.
+            if let (Some(_), Some(mut i)) = (&t.notice, info.get_untracked()) {
+                i.backend = "the CPU (after a WebGPU failure)".into();
+                status.set(Status::Ready(info_line(&i, loaded_from.get_value())));
+                info.set(Some(i));
+            }
             result.set(Some(Arc::new(*t)));
             back(w);
         }
