@@ -35,6 +35,18 @@ pub fn ids(v: &serde_json::Value) -> Vec<u32> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
 }
 
+/// Each layer's values (hidden states, attentions) against a fixture's list of layers, to `tol`.
+#[allow(dead_code)]
+pub fn each_layer<'a>(ours: impl IntoIterator<Item = &'a [f32]>, theirs: &serde_json::Value, what: &str, tol: f32) {
+    let theirs = theirs.as_array().unwrap();
+    let ours: Vec<&[f32]> = ours.into_iter().collect();
+    assert_eq!(ours.len(), theirs.len(), "{what}: layers");
+    for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
+        let err = max_err(o.iter(), &floats(t));
+        assert!(err < tol, "{what} {l}: {err}");
+    }
+}
+
 /// The largest difference between our values and a reference's, of the same length.
 #[allow(dead_code)]
 pub fn max_err<'a>(ours: impl IntoIterator<Item = &'a f32>, theirs: &[f32]) -> f32 {

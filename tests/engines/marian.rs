@@ -19,6 +19,11 @@ const TOL: f32 = 1e-4;
 
 const NAMES: [&str; 2] = ["tied", "untied"];
 
+/// The shared comparison, to this file's tolerance.
+fn each_layer<'a>(ours: impl IntoIterator<Item = &'a [f32]>, theirs: &Value, what: &str) {
+    crate::common::each_layer(ours, theirs, what, TOL)
+}
+
 fn fixture(name: &str) -> (String, Vec<u8>, Value) {
     let d = format!("{}/tests/fixtures/marian/{name}", env!("CARGO_MANIFEST_DIR"));
     let reference = std::fs::read_to_string(format!("{d}/reference.json")).unwrap();
@@ -37,16 +42,6 @@ fn models(name: &str) -> Vec<Marian> {
     [false, true]
         .map(|packed| Marian::new(cfg.clone(), Weights::from_safetensors_in(&st, &cfg, packed).unwrap()))
         .into()
-}
-
-fn each_layer<'a>(ours: impl IntoIterator<Item = &'a [f32]>, theirs: &Value, what: &str) {
-    let theirs = theirs.as_array().unwrap();
-    let ours: Vec<&[f32]> = ours.into_iter().collect();
-    assert_eq!(ours.len(), theirs.len(), "{what}: layers");
-    for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
-        let err = max_err(o.iter(), &floats(t));
-        assert!(err < TOL, "{what} {l}: {err}");
-    }
 }
 
 #[test]

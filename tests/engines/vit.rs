@@ -51,21 +51,10 @@ fn hidden_states_attentions_and_logits_match_transformers() {
         for m in models {
             let opts = Options { attentions: true, hidden_states: true, ..Default::default() };
             let out = m.forward(pixels.view(), &opts).unwrap();
-            for (what, ours, theirs) in [
-                (
-                    "hidden state",
-                    out.hidden_states.iter().map(|h| h.as_slice().unwrap()).collect::<Vec<_>>(),
-                    &r["hidden_states"],
-                ),
-                ("attention", out.attentions.iter().map(|a| a.as_slice().unwrap()).collect(), &r["attentions"]),
-            ] {
-                let theirs = theirs.as_array().unwrap();
-                assert_eq!(ours.len(), theirs.len(), "{name}: {what}s");
-                for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
-                    let err = max_err(o.iter(), &floats(t));
-                    assert!(err < TOL, "{name}: {what} {l} differs by {err}");
-                }
-            }
+            let hidden = out.hidden_states.iter().map(|h| h.as_slice().unwrap());
+            crate::common::each_layer(hidden, &r["hidden_states"], &format!("{name}: hidden state"), TOL);
+            let attentions = out.attentions.iter().map(|a| a.as_slice().unwrap());
+            crate::common::each_layer(attentions, &r["attentions"], &format!("{name}: attention"), TOL);
             let err = max_err(out.logits.iter(), &floats(&r["logits"]));
             assert!(err < TOL, "{name}: logits differ by {err}");
         }

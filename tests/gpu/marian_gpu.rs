@@ -36,14 +36,9 @@ fn on_gpu(name: &str) -> Option<(GpuMarian, Value)> {
     Some((pollster::block_on(GpuMarian::upload(gpu, Arc::new(cpu))).expect("upload to the GPU"), r))
 }
 
+/// The shared comparison, to this file's tolerance.
 fn each_layer<'a>(ours: impl IntoIterator<Item = &'a [f32]>, theirs: &Value, what: &str) {
-    let theirs = theirs.as_array().unwrap();
-    let ours: Vec<&[f32]> = ours.into_iter().collect();
-    assert_eq!(ours.len(), theirs.len(), "{what}: layers");
-    for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
-        let err = max_err(o.iter(), &floats(t));
-        assert!(err < TOL, "{what} {l}: {err}");
-    }
+    common::each_layer(ours, theirs, what, TOL)
 }
 
 /// The encoder, the decoder over the whole target and every attention of each kind; then the

@@ -37,21 +37,10 @@ fn a_vit_and_a_deit_match_transformers_on_the_gpu() {
         let Some((m, pixels, r)) = on_gpu(name) else { return };
         let opts = Options { attentions: true, hidden_states: true, ..Default::default() };
         let out = pollster::block_on(m.forward(pixels.view(), &opts)).unwrap();
-        for (what, ours, theirs) in [
-            (
-                "hidden state",
-                out.hidden_states.iter().map(|h| h.as_slice().unwrap()).collect::<Vec<_>>(),
-                &r["hidden_states"],
-            ),
-            ("attention", out.attentions.iter().map(|a| a.as_slice().unwrap()).collect(), &r["attentions"]),
-        ] {
-            let theirs = theirs.as_array().unwrap();
-            assert_eq!(ours.len(), theirs.len(), "{name}: {what}s");
-            for (l, (o, t)) in ours.iter().zip(theirs).enumerate() {
-                let err = max_err(o.iter(), &floats(t));
-                assert!(err < TOL, "{name}: {what} {l} differs by {err}");
-            }
-        }
+        let hidden = out.hidden_states.iter().map(|h| h.as_slice().unwrap());
+        crate::common::each_layer(hidden, &r["hidden_states"], &format!("{name}: hidden state"), TOL);
+        let attentions = out.attentions.iter().map(|a| a.as_slice().unwrap());
+        crate::common::each_layer(attentions, &r["attentions"], &format!("{name}: attention"), TOL);
         let err = max_err(out.logits.iter(), &floats(&r["logits"]));
         eprintln!("{name} on {}: logits differ by at most {err:.1e}", m.gpu.name);
         assert!(err < TOL, "{name}: logits differ by {err}");
