@@ -417,8 +417,12 @@ impl GpuMarian {
         let capacity = search.max_len();
         let (_, first) = self.encode(source, &opts, capacity).await?;
         let n = search.beams();
-        let fresh = |_| self.new_cache(first.cross.clone(), first.source_len, capacity);
-        let (mut caches, mut spare): (Vec<_>, Vec<_>) = ((0..n).map(fresh).collect(), (0..n).map(fresh).collect());
+        // The first beam starts on the encoder's cache; the others, and a spare set to copy into
+        // when the search reorders the beams, on empty ones beside the same source.
+        let (cross, source_len) = (first.cross.clone(), first.source_len);
+        let fresh = |_| self.new_cache(cross.clone(), source_len, capacity);
+        let mut caches: Vec<_> = std::iter::once(first).chain((1..n).map(fresh)).collect();
+        let mut spare: Vec<_> = (0..n).map(fresh).collect();
         loop {
             let logits = self.decode(&search.last_tokens(), &mut caches, &opts).await?.logits;
             let parents = search.advance(cfg, logits.view());
