@@ -24,10 +24,10 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use ndarray::{Array2, Array3};
+use ndarray::Array2;
 
 use super::beam::{BeamSettings, Search, Step};
-use super::model::{Encoded, Hypothesis, Kind, Marian, Options};
+use super::model::{Decoded, Encoded, Hypothesis, Kind, Marian, Options};
 use super::weights::Attention;
 use crate::gpu::kernels::{self, Batch};
 use crate::gpu::table::{self, TableChunk};
@@ -67,18 +67,6 @@ pub struct GpuDecoderCache {
     pub own: GpuKvCache,
     cross: Rc<Vec<(wgpu::Buffer, wgpu::Buffer)>>,
     source_len: usize,
-}
-
-/// What a decoder pass on the GPU reads back (as `Decoded` on the CPU).
-pub struct GpuDecoded {
-    /// (rows, vocab): every new position's with `all_logits`, else the last one's (one a beam).
-    pub logits: Array2<f32>,
-    /// Per layer (H, T, past + T), when asked for.
-    pub self_attentions: Vec<Array3<f32>>,
-    /// Per layer (H, T, S), when asked for.
-    pub cross_attentions: Vec<Array3<f32>>,
-    /// [embeddings, layer 0, …], each (T, C), when asked for.
-    pub hidden_states: Vec<Array2<f32>>,
 }
 
 pub struct GpuMarian {
@@ -269,7 +257,7 @@ impl GpuMarian {
         tokens: &[u32],
         caches: &mut [GpuDecoderCache],
         opts: &Options,
-    ) -> Result<GpuDecoded, GpuError> {
+    ) -> Result<Decoded, GpuError> {
         let cfg = &self.model.config;
         let past = caches.first().map_or(0, |c| c.own.len);
         let single = caches.len() == 1;
@@ -366,7 +354,7 @@ impl GpuMarian {
         let part = |at: usize, n: usize| &all[at..at + n];
         let logits =
             shaped(part(at.output, logit_rows * vocab), (logit_rows, vocab)) + &self.model.weights.final_logits_bias;
-        Ok(GpuDecoded {
+        Ok(Decoded {
             logits,
             self_attentions: at
                 .attentions
