@@ -93,6 +93,9 @@ for seed, (name, (Config, Model, kw)) in enumerate(SHAPES.items()):
         for p in model.parameters():  # biases and norms away from their neutral init, so they are tested
             if p.dim() == 1:
                 p.add_(0.1 * torch.randn_like(p))
+        for n, p in model.named_parameters():  # DeiT starts its tokens and positions at zero
+            if "embeddings." in n and "patch" not in n:
+                p.add_(0.5 * torch.randn_like(p))
     pixels = torch.randn(1, 3, cfg.image_size, cfg.image_size)
     with torch.no_grad():
         out = model(pixel_values=pixels, output_hidden_states=True, output_attentions=True)

@@ -19,7 +19,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{MessageEvent, Worker};
 
 use super::browser::now_ms;
-use crate::session::protocol::{Analysis, Attention, Phase, Reply, Request, Translation};
+use crate::session::protocol::{Analysis, Attention, Phase, Reply, Request, Translation, Vision};
 use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).
@@ -90,6 +90,8 @@ pub enum Event {
     Analysis(Analysis, Attention),
     /// A translation with its three attentions, decoded.
     Translation(Box<Translation>),
+    /// A picture's prediction with the picture seen and its attentions, decoded.
+    Vision(Box<Vision>),
     /// The training lab's heads at a step, their attention decoded.
     Snapshot(u64, HeadSnapshot),
     /// The trained model as a GPT-2 checkpoint: `config.json` and the safetensors bytes.
@@ -331,6 +333,14 @@ impl ComputeWorker {
                 let id = t.id;
                 match Translation::from_parts(t, data) {
                     Ok(t) => self.emit(Event::Translation(Box::new(t))),
+                    Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(id), message, load: 0 })),
+                }
+            }
+            Reply::Vision(v) => {
+                let data = floats(&msg);
+                let id = v.id;
+                match Vision::from_parts(v, data) {
+                    Ok(v) => self.emit(Event::Vision(Box::new(v))),
                     Err(message) => self.emit(Event::Reply(Reply::Error { id: Some(id), message, load: 0 })),
                 }
             }

@@ -31,6 +31,8 @@ pub enum RunError {
         got: (usize, usize, usize),
         want: (usize, usize, usize),
     },
+    /// A picture that cannot be read or prepared, and why.
+    Picture(String),
 }
 
 impl fmt::Display for RunError {
@@ -46,6 +48,7 @@ impl fmt::Display for RunError {
                 "the model computed NaN or infinite scores: its weights are finite but so large that \
                  their products overflow 32-bit floats (the checkpoint is broken)"
             ),
+            RunError::Picture(why) => write!(f, "{why}"),
             RunError::ImageShape { got, want } => write!(
                 f,
                 "the image is {} × {} pixels with {} channels, but the model takes {} × {} with {}",

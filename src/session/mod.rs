@@ -12,6 +12,8 @@
 //!   concern (models, the training lab, probes);
 //! - `translate`: a translation model (Marian) answering one question, the text to translate,
 //!   with the translation, the beams and all three attentions;
+//! - `vision`: a Vision Transformer answering one question, a picture, with its prediction and
+//!   every attention over its patches;
 //! - `manifest`: where the hub's models live and what their files must be (size and SHA-256);
 //!   `download`: the checks a model download goes through.
 
@@ -25,6 +27,7 @@ pub mod manifest;
 pub mod protocol;
 pub mod serve;
 pub mod translate;
+pub mod vision;
 
 pub use any::{ends_text, family, ModelSession};
 pub use family::ModelFamily;

@@ -11,6 +11,7 @@
 //!
 //! F32 weights only. Tested against the `transformers` fixtures in `tests/gpu/vit_gpu.rs`.
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -40,6 +41,8 @@ pub struct GpuVit {
     patch: GpuDense,
     layers: Vec<GpuLayer>,
     layernorm: GpuNorm,
+    /// Set by `fail_next`: the next pass records an invalid shader.
+    fault: Cell<bool>,
 }
 
 impl GpuVit {
@@ -77,7 +80,13 @@ impl GpuVit {
                 (dense("patch_embeddings", &[&w.patch]), layers, norm("layernorm", &w.layernorm))
             })
             .await?;
-        Ok(GpuVit { gpu, model, patch, layers, layernorm })
+        Ok(GpuVit { gpu, model, patch, layers, layernorm, fault: Cell::new(false) })
+    }
+
+    /// Makes the next pass fail with a real device error (a shader that does not compile), so
+    /// that tests and the page can show the fallback to the CPU.
+    pub fn fail_next(&self) {
+        self.fault.set(true);
     }
 
     /// Runs the model on preprocessed pixels (channels, height, width), as `Vit::forward`. An
@@ -106,6 +115,9 @@ impl GpuVit {
         let f = cfg.intermediate_size;
         let (readback, at) = gpu
             .checked(|| {
+                if self.fault.take() {
+                    gpu.record_fault();
+                }
                 let buf = |name: &str, len: usize| gpu.buffer(name, len);
                 let (x, h, qkv, y) = (buf("x", n * c), buf("h", n * c), buf("qkv", n * 3 * c), buf("y", n * c));
                 let (k, v, a, w) = (buf("k", n * c), buf("v", n * c), buf("a", n * f), buf("w", heads * n * n));

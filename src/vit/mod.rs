@@ -13,6 +13,7 @@
 //!   safetensors;
 //! - `model`: the forward pass, every attention captured, knock-outs per head;
 //! - `gpu`: the same forward pass on the GPU backend;
+//! - `stream`: the checkpoint loaded while it downloads (`model::stream`);
 //! - `preprocess`: a picture to its pixels, as the checkpoint's image processor does it;
 //! - `maps`: what the page draws over the image: where a token looks, and attention rollout.
 //!
@@ -24,6 +25,7 @@ pub mod gpu;
 pub mod maps;
 pub mod model;
 pub mod preprocess;
+pub mod stream;
 pub mod weights;
 
 pub use config::Config;

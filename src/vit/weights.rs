@@ -11,7 +11,9 @@
 use ndarray::{Array1, Array2};
 
 use super::config::{Config, Family};
-use crate::formats::safetensors::SafeTensors;
+use std::collections::BTreeMap;
+
+use crate::formats::safetensors::{SafeTensors, TensorInfo};
 use crate::formats::LoadError;
 use crate::model::dense::{Dense, LayerNorm};
 use crate::model::linear::Linear;
@@ -61,31 +63,13 @@ impl Weights {
 
     /// `from_safetensors` in a chosen layout: tests read the browser's packed one natively.
     pub fn from_safetensors_in(st: &SafeTensors, cfg: &Config, packed: bool) -> Result<Self, LoadError> {
+        Weights::check_header(cfg, &st.tensors)?;
         let pre = prefix(cfg);
         let layers_at = format!("{pre}.encoder.layer.");
-        for name in st.tensors.keys() {
-            let layer = name.strip_prefix(&layers_at).and_then(|r| r.split('.').next()?.parse::<usize>().ok());
-            if let Some(l) = layer.filter(|&l| l >= cfg.num_hidden_layers) {
-                return Err(LoadError::Config(format!(
-                    "num_hidden_layers = {} but the checkpoint has a layer {l}",
-                    cfg.num_hidden_layers
-                )));
-            }
-        }
         let positions = format!("{pre}.embeddings.position_embeddings");
-        if let Some(info) = st.tensors.get(&positions) {
-            let n = cfg.tokens();
-            if info.shape.len() == 3 && info.shape[1] != n {
-                return Err(LoadError::Config(format!(
-                    "{positions} holds {} positions, but image_size {} in patches of {} makes {n} tokens: \
-                     positions for another image size are not interpolated",
-                    info.shape[1], cfg.image_size, cfg.patch_size
-                )));
-            }
-        }
         // Every tensor the config calls for exists with its shape and holds only finite numbers
         // before anything is allocated from the config's sizes.
-        for (name, shape) in Weights::expected(cfg, st) {
+        for (name, shape) in Weights::expected(cfg, &st.tensors) {
             let info = st.checked(&name, &shape)?;
             if let Some((index, nan)) = st.first_non_finite(info) {
                 let what = if nan { "a NaN" } else { "an infinity" };
@@ -145,8 +129,36 @@ impl Weights {
         })
     }
 
+    /// The refusals that need only the tensors' names and shapes: a layer past
+    /// `num_hidden_layers`, and position embeddings for another number of patches.
+    pub fn check_header(cfg: &Config, tensors: &BTreeMap<String, TensorInfo>) -> Result<(), LoadError> {
+        let pre = prefix(cfg);
+        let layers_at = format!("{pre}.encoder.layer.");
+        for name in tensors.keys() {
+            let layer = name.strip_prefix(&layers_at).and_then(|r| r.split('.').next()?.parse::<usize>().ok());
+            if let Some(l) = layer.filter(|&l| l >= cfg.num_hidden_layers) {
+                return Err(LoadError::Config(format!(
+                    "num_hidden_layers = {} but the checkpoint has a layer {l}",
+                    cfg.num_hidden_layers
+                )));
+            }
+        }
+        let positions = format!("{pre}.embeddings.position_embeddings");
+        if let Some(info) = tensors.get(&positions) {
+            let n = cfg.tokens();
+            if info.shape.len() == 3 && info.shape[1] != n {
+                return Err(LoadError::Config(format!(
+                    "{positions} holds {} positions, but image_size {} in patches of {} makes {n} tokens: \
+                     positions for another image size are not interpolated",
+                    info.shape[1], cfg.image_size, cfg.patch_size
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The tensors a config calls for in `st`, with their shapes, in the checkpoint's names.
-    pub fn expected(cfg: &Config, st: &SafeTensors) -> Vec<(String, Vec<usize>)> {
+    pub fn expected(cfg: &Config, tensors: &BTreeMap<String, TensorInfo>) -> Vec<(String, Vec<usize>)> {
         let (pre, c, f, k) = (prefix(cfg), cfg.hidden_size, cfg.intermediate_size, cfg.labels.len());
         let mut out = vec![
             (
@@ -182,7 +194,7 @@ impl Weights {
                 out.push((format!("{p}.{norm}.bias"), vec![c]));
             }
         }
-        let heads: &[&str] = if st.tensors.contains_key("cls_classifier.weight") {
+        let heads: &[&str] = if tensors.contains_key("cls_classifier.weight") {
             &["cls_classifier", "distillation_classifier"]
         } else {
             &["classifier"]
@@ -196,7 +208,7 @@ impl Weights {
 }
 
 /// The checkpoint's prefix of the encoder's tensors.
-fn prefix(cfg: &Config) -> &'static str {
+pub fn prefix(cfg: &Config) -> &'static str {
     match cfg.family {
         Family::Vit => "vit",
         Family::Deit => "deit",

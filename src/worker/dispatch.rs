@@ -18,6 +18,32 @@ use crate::session::any::{family, ModelLoader, ModelSession as Session};
 use crate::session::manifest::Manifest;
 use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
 use crate::session::translate::TranslationSession;
+use crate::session::vision::VisionSession;
+use crate::vit::Vit;
+
+/// A model beside the main one (translation, vision) that the worker puts on a backend.
+trait SideModel {
+    async fn attach(&self, gpu: Rc<Gpu>) -> Result<(), GpuError>;
+    fn fault(&self);
+}
+
+impl SideModel for TranslationSession {
+    async fn attach(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
+        self.attach_gpu(gpu).await
+    }
+    fn fault(&self) {
+        self.inject_gpu_fault()
+    }
+}
+
+impl SideModel for VisionSession {
+    async fn attach(&self, gpu: Rc<Gpu>) -> Result<(), GpuError> {
+        self.attach_gpu(gpu).await
+    }
+    fn fault(&self) {
+        self.inject_gpu_fault()
+    }
+}
 
 /// Resolves after the worker's event loop has had a turn (queued messages are handled), after a
 /// timer's wait: what the polling loops (a turn, a full cache writer) use, paced by the timer.
@@ -68,6 +94,8 @@ pub struct Worker {
     runs: super::train::Runs,
     /// The translation model (`LoadTranslator`), beside `session`.
     translator: RefCell<Option<Rc<TranslationSession>>>,
+    /// The vision model (`LoadVision`), beside `session`.
+    vision: RefCell<Option<Rc<VisionSession>>>,
     /// The latest load the page asked for: an earlier one still under way is superseded, and
     /// its model is dropped instead of installed (what runs is what the page chose last).
     latest_load: Cell<u64>,
@@ -160,9 +188,10 @@ impl Worker {
         }
     }
 
-    /// Puts a translation model on the backend the page chose (the GPU after its self-test, where
-    /// there is one and, unless asked for, it is not a software adapter) and says where it runs.
-    async fn translator_backend(&self, t: &TranslationSession, choice: BackendChoice, fault: bool) -> String {
+    /// Puts a translation or vision model on the backend the page chose (the GPU after its
+    /// self-test, where there is one and, unless asked for, it is not a software adapter) and says
+    /// where it runs.
+    async fn side_backend(&self, t: &impl SideModel, choice: BackendChoice, fault: bool) -> String {
         let _turn = self.turn().await;
         let cpu = |why: String| format!("the CPU ({why}; {})", super::threads_detail());
         if choice == BackendChoice::Cpu {
@@ -176,10 +205,10 @@ impl Worker {
         if choice == BackendChoice::Auto && gpu.software {
             return cpu("the only WebGPU adapter here is a software fallback, slower than the CPU".into());
         }
-        match t.attach_gpu(gpu.clone()).await {
+        match t.attach(gpu.clone()).await {
             Ok(()) => {
                 if fault {
-                    t.inject_gpu_fault();
+                    t.fault();
                 }
                 format!("WebGPU ({})", gpu.name)
             }
@@ -351,6 +380,51 @@ async fn translator(
     }
 }
 
+/// A vision model from `base`: `config.json` and `model.safetensors` as any model's, then
+/// `preprocessor_config.json`; kept in the cache once it loaded, removed when it fails. `None`
+/// when `only_cached` and it is not kept, or a later load replaced this one.
+async fn vision(
+    w: &Worker,
+    name: &str,
+    base: &str,
+    Caching { keep: use_cache, only_cached }: Caching,
+    load: u64,
+) -> Result<Option<(VisionSession, Source)>, String> {
+    let Some(mut files) =
+        fetch::model_files::<StreamLoader<Vit>>(name, base, None, use_cache, only_cached, load).await?
+    else {
+        return Ok(None);
+    };
+    if !w.current(load) {
+        return Ok(None);
+    }
+    let side = match super::side_file::fetch(base, "preprocessor_config.json", None, use_cache, load).await {
+        Ok(f) => f,
+        Err(e) => {
+            files.evict().await;
+            return Err(format!("{name}: a vision model needs its preprocessor_config.json: {e}"));
+        }
+    };
+    if !w.current(load) {
+        return Ok(None);
+    }
+    post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
+    let session = (|| {
+        let model = files.model.take().ok_or("the model was finished twice")?.finish().map_err(|e| e.to_string())?;
+        let processor = crate::vit::preprocess::Processor::from_json(side.text("preprocessor_config.json")?)
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(VisionSession::with_model(model, processor))
+    })();
+    match session {
+        Ok(_) if !w.current(load) => Ok(None),
+        Ok(s) => Ok(Some((s, files.keep_with(&[&side]).await))),
+        Err(e) => {
+            files.evict_with(&[&side]).await;
+            Err(format!("{name}: {e}"))
+        }
+    }
+}
+
 /// A load failed: the page shows `message` unless a later load superseded this one.
 fn load_error(load: u64, message: String) {
     post(&Reply::Error { id: None, message, load }, None);
@@ -382,7 +456,7 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                     if backend != BackendChoice::Cpu {
                         post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None, load }, None);
                     }
-                    info.backend = w.translator_backend(&t, backend, fault).await;
+                    info.backend = w.side_backend(&t, backend, fault).await;
                     if !w.current(load) {
                         return;
                     }
@@ -405,6 +479,44 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
                     out.compute_ms = clock() - t0;
                     let (message, data) = out.into_parts();
                     post(&Reply::Translation(message), Some(data))
+                }
+                Err(e) => error(Some(q.id), e.to_string()),
+            }
+        }
+        Request::LoadVision { name, base, cache, only_cached, load, backend, fault } => {
+            w.latest_load.set(load);
+            match vision(&w, &name, &base, Caching { keep: cache, only_cached }, load).await {
+                Ok(Some((v, source))) if w.current(load) => {
+                    let mut info = v.info(&name);
+                    if backend != BackendChoice::Cpu {
+                        post(&Reply::Progress { phase: Phase::Gpu, loaded: 0, total: None, load }, None);
+                    }
+                    info.backend = w.side_backend(&v, backend, fault).await;
+                    if !w.current(load) {
+                        return;
+                    }
+                    *w.vision.borrow_mut() = Some(Rc::new(v));
+                    post(&Reply::VisionLoaded { info, source, load }, None);
+                }
+                Ok(_) => {}
+                Err(e) => load_error(load, e),
+            }
+        }
+        Request::Classify(q) => {
+            let Some(v) = w.vision.borrow().clone() else {
+                return error(Some(q.id), "no vision model is loaded yet".into());
+            };
+            let Some(rgba) = data.dyn_ref::<js_sys::ArrayBuffer>().map(|b| Uint8Array::new(b).to_vec()) else {
+                return error(Some(q.id), "the picture's pixels did not arrive".into());
+            };
+            let clock = clock();
+            let _turn = w.turn().await;
+            let t0 = clock();
+            match v.answer(&q, &rgba).await {
+                Ok(mut out) => {
+                    out.compute_ms = clock() - t0;
+                    let (message, data) = out.into_parts();
+                    post(&Reply::Vision(message), Some(data))
                 }
                 Err(e) => error(Some(q.id), e.to_string()),
             }

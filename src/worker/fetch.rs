@@ -141,6 +141,15 @@ impl Feed for ModelLoader {
     }
 }
 
+impl Feed for StreamLoader<crate::vit::Vit> {
+    fn start(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError> {
+        StreamLoader::new(config_json, declared)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        StreamLoader::feed(self, bytes)
+    }
+}
+
 impl Feed for StreamLoader<Marian> {
     fn start(config_json: &str, declared: Option<u64>) -> Result<Self, LoadError> {
         StreamLoader::new(config_json, declared)

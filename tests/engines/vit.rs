@@ -195,3 +195,107 @@ fn what_the_engine_does_not_run_is_refused_naming_the_field() {
     assert_eq!(e, RunError::ImageShape { got: (3, 32, 24), want: (3, 32, 32) });
     assert_eq!(e.to_string(), "the image is 24 × 32 pixels with 3 channels, but the model takes 32 × 32 with 3");
 }
+
+/// The checkpoint loaded while it arrives, in chunks of any size (a download's), in both layouts:
+/// the same model as the whole file gives, DeiT's distillation token and second head included;
+/// and the whole file's refusals, before any weight is allocated.
+#[test]
+fn a_streamed_checkpoint_is_the_whole_files_model() {
+    use attention_live::vit::stream::StreamLoader;
+    for name in NAMES {
+        let (models, pixels, _) = models(name);
+        let (config, bytes, _) = fixture(name);
+        for (packed, whole) in [false, true].into_iter().zip(&models) {
+            let mut loader = StreamLoader::with_layout(&config, Some(bytes.len() as u64), packed).unwrap();
+            for chunk in bytes.chunks(997) {
+                loader.feed(chunk).unwrap();
+            }
+            let streamed = loader.finish().unwrap();
+            let opts = Options::default();
+            let (a, b) =
+                (streamed.forward(pixels.view(), &opts).unwrap(), whole.forward(pixels.view(), &opts).unwrap());
+            assert_eq!(a.logits, b.logits, "{name}, packed {packed}");
+        }
+        // One layer fewer in the config than in the file: refused as the whole file refuses it.
+        let mut raw: Value = serde_json::from_str(&config).unwrap();
+        let layers = raw["num_hidden_layers"].as_u64().unwrap();
+        raw["num_hidden_layers"] = (layers - 1).into();
+        let fewer = raw.to_string();
+        let whole = Vit::load(&fewer, &bytes).err().unwrap().to_string();
+        let mut loader = StreamLoader::with_layout(&fewer, None, true).unwrap();
+        let streamed = bytes.chunks(4096).try_for_each(|c| loader.feed(c)).err().unwrap().to_string();
+        assert_eq!(streamed, whole);
+        let refusal = format!("num_hidden_layers = {} but the checkpoint has a layer {}", layers - 1, layers - 1);
+        assert!(whole.contains(&refusal), "{whole}");
+    }
+}
+
+/// The vision session on the DeiT fixture's drawn picture, given as a canvas gives it (RGBA): the
+/// five likeliest classes are transformers' (softmax of the fixture's logits), the picture seen is
+/// the preprocessed one with the normalisation undone, the answer survives the trip to the page,
+/// a knocked-out head reports the prediction without it, and bad pictures are refused with the
+/// reason.
+#[test]
+fn the_vision_session_answers_a_picture() {
+    use attention_live::session::vision::{position_similarity, softmax, ClassifyQuery, Vision, VisionSession};
+    let d = format!("{}/tests/fixtures/vit/deit", env!("CARGO_MANIFEST_DIR"));
+    let (config, bytes, r) = fixture("deit");
+    let pre = std::fs::read_to_string(format!("{d}/preprocessor_config.json")).unwrap();
+    let s = VisionSession::load(&config, &bytes, &pre).unwrap();
+    let img = &r["image"];
+    let (h, w) = (img["height"].as_u64().unwrap() as usize, img["width"].as_u64().unwrap() as usize);
+    let rgb: Vec<u8> = img["rgb"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
+    let rgba: Vec<u8> = rgb.chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
+    let q = ClassifyQuery { id: 7, width: w, height: h, knock_out: Vec::new() };
+    let v = s.classify(&q, &rgba).unwrap();
+    // The engine (matched to transformers above) on the fixture's preprocessed picture, which the
+    // session must have made from the bytes (matched to the image processor above).
+    let pixels = floats(&r["preprocessed"]);
+    let input = Array3::from_shape_vec((3, 24, 24), pixels.clone()).unwrap();
+    let run = |knock_out: Vec<(usize, usize)>| {
+        softmax(&s.model.forward(input.view(), &Options { knock_out, ..Default::default() }).unwrap().logits)
+    };
+    let want = run(Vec::new());
+    assert_eq!(v.top.len(), 5.min(want.len()));
+    for (i, p) in v.top.iter().enumerate() {
+        assert!((p.prob - want[p.index]).abs() < 1e-5, "{p:?}");
+        assert!(i == 0 || v.top[i - 1].prob >= p.prob);
+        assert_eq!(p.label, s.model.config.labels[p.index]);
+    }
+    let best = want.iter().enumerate().fold(0, |b, (i, &x)| if x > want[b] { i } else { b });
+    assert_eq!(v.top[0].index, best);
+    // The picture seen: 24 × 24 after the bicubic resize and the crop, back in bytes.
+    assert_eq!(v.seen.dim(), (24, 24, 3));
+    let (mean, std) = s.processor.normalize.unwrap();
+    let byte = |c: usize, y: usize, x: usize| ((pixels[(c * 24 + y) * 24 + x] * std[c] + mean[c]) * 255.0).round();
+    assert_eq!(f32::from(v.seen[[5, 9, 1]]), byte(1, 5, 9));
+    assert_eq!(v.attentions.len(), s.model.config.num_hidden_layers);
+    // Through the message and its buffer, and a buffer of the wrong length refused.
+    let (m, data) = v.clone().into_parts();
+    assert_eq!(Vision::from_parts(m.clone(), data.clone()).unwrap(), v);
+    assert!(Vision::from_parts(m, data[1..].to_vec()).unwrap_err().contains("buffer holds"));
+    // A head knocked out: the prediction moves, and the one without it is reported beside it.
+    let k = &r["knock_out"];
+    let at = (k["layer"].as_u64().unwrap() as usize, k["head"].as_u64().unwrap() as usize);
+    let out = s.classify(&ClassifyQuery { knock_out: vec![at], ..q.clone() }, &rgba).unwrap();
+    let plain = out.unablated.as_ref().unwrap();
+    let ablated = run(vec![at]);
+    assert!(ablated.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-3), "the knock-out moves the prediction");
+    for (p, u) in out.top.iter().zip(plain) {
+        assert!((p.prob - ablated[p.index]).abs() < 1e-5 && (u.prob - want[u.index]).abs() < 1e-5);
+    }
+    // Refused, with the reason: too few bytes, no pixels, a head the model does not have.
+    let short = s.classify(&q, &rgba[4..]).unwrap_err().to_string();
+    assert_eq!(short, format!("a {w} × {h} picture has {} RGBA bytes, not {}", w * h * 4, w * h * 4 - 4));
+    let empty = ClassifyQuery { width: 0, ..q.clone() };
+    assert!(s.classify(&empty, &[]).unwrap_err().to_string().contains("at least one"));
+    let bad = ClassifyQuery { knock_out: vec![(9, 0)], ..q.clone() };
+    let e = pollster::block_on(s.answer(&bad, &rgba)).unwrap_err().to_string();
+    assert_eq!(e, "layer 9, head 0 is not a head of this model: it has layers 0 to 2 and heads 0 to 1");
+    // The position embeddings' similarity: (grid², grid²), symmetric, 1 on the diagonal.
+    let sim = position_similarity(&s.model);
+    let g2 = s.model.config.grid().pow(2);
+    assert_eq!(sim.dim(), (g2, g2));
+    assert!((sim[[3, 3]] - 1.0).abs() < 1e-6 && (sim[[2, 7]] - sim[[7, 2]]).abs() < 1e-6, "{sim:?}");
+    assert_eq!(s.info("t").positions.len(), g2 * g2);
+}

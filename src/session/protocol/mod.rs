@@ -26,6 +26,9 @@
 //!   with its attention buffer, or `Error` with its id. A translation model runs beside the loaded
 //!   model of `Load` (each is kept until replaced), on the backend its load asked for (`backend`;
 //!   a GPU failure moves it to the CPU, and the next `Translation` says so);
+//! - `LoadVision`: as `LoadTranslator`, answered by `VisionLoaded`; `Classify` (the picture's
+//!   RGBA bytes beside it): `Vision` with the picture seen and the attentions beside it, or
+//!   `Error` with its id;
 //! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
 //!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
 //!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
@@ -42,11 +45,13 @@ mod models;
 mod probes;
 mod train;
 mod translation;
+mod vision;
 
 pub use models::*;
 pub use probes::*;
 pub use train::*;
 pub use translation::*;
+pub use vision::*;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -100,6 +105,24 @@ pub enum Request {
     },
     /// Translate a text with the translation model.
     Translate(TranslateQuery),
+    /// A vision model (ViT or DeiT) from `base`: `config.json`, `model.safetensors` and
+    /// `preprocessor_config.json`, cached and chosen a backend as `LoadTranslator`.
+    LoadVision {
+        name: String,
+        base: String,
+        #[serde(default)]
+        cache: bool,
+        #[serde(default)]
+        only_cached: bool,
+        #[serde(default)]
+        load: u64,
+        #[serde(default)]
+        backend: BackendChoice,
+        #[serde(default)]
+        fault: bool,
+    },
+    /// Classify a picture with the vision model; its RGBA bytes travel beside the query.
+    Classify(ClassifyQuery),
     /// Which backend runs the model (kept across loads). `fault` makes the next GPU run fail
     /// on purpose, to show the fallback (tests only).
     Backend {
@@ -151,6 +174,7 @@ impl Request {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => Some(q.id),
             Request::Translate(q) => Some(q.id),
+            Request::Classify(q) => Some(q.id),
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
@@ -158,6 +182,7 @@ impl Request {
             Request::Load { .. }
             | Request::LoadBytes { .. }
             | Request::LoadTranslator { .. }
+            | Request::LoadVision { .. }
             | Request::Backend { .. }
             | Request::Stop
             | Request::TrainPause
@@ -170,6 +195,7 @@ impl Request {
         match self {
             Request::Analyze(q) | Request::Generate { query: q, .. } => q.id = new,
             Request::Translate(q) => q.id = new,
+            Request::Classify(q) => q.id = new,
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
@@ -177,6 +203,7 @@ impl Request {
             Request::Load { .. }
             | Request::LoadBytes { .. }
             | Request::LoadTranslator { .. }
+            | Request::LoadVision { .. }
             | Request::Backend { .. }
             | Request::Stop
             | Request::TrainPause
@@ -237,6 +264,16 @@ pub enum Reply {
     },
     /// A translation; its attention weights travel beside it (see `TranslationMessage`).
     Translation(TranslationMessage),
+    /// A vision model loaded (answer to `LoadVision`).
+    VisionLoaded {
+        info: VisionInfo,
+        source: Source,
+        #[serde(default)]
+        load: u64,
+    },
+    /// A picture's prediction; the picture seen and the attentions travel beside it (see
+    /// `VisionMessage`).
+    Vision(VisionMessage),
     /// The model is not in the browser's cache (answer to `only_cached`).
     NotCached {
         name: String,
@@ -321,6 +358,7 @@ impl Reply {
             Reply::Analysis(a) => Some(a.id),
             Reply::HeadQkv(h) => Some(h.id),
             Reply::Translation(t) => Some(t.id),
+            Reply::Vision(v) => Some(v.id),
             Reply::Generated { id, .. }
             | Reply::Stopped { id }
             | Reply::AttentionBench { id, .. }
@@ -333,6 +371,7 @@ impl Reply {
             | Reply::Progress { .. }
             | Reply::Loaded { .. }
             | Reply::TranslatorLoaded { .. }
+            | Reply::VisionLoaded { .. }
             | Reply::NotCached { .. }
             | Reply::Backend { .. }
             | Reply::Crashed { .. } => None,
@@ -346,6 +385,7 @@ impl Reply {
             Reply::Progress { load, .. }
             | Reply::Loaded { load, .. }
             | Reply::TranslatorLoaded { load, .. }
+            | Reply::VisionLoaded { load, .. }
             | Reply::NotCached { load, .. }
             | Reply::Error { load, .. } => *load,
             _ => 0,

@@ -46,7 +46,10 @@ pub fn on_event(s: Store, event: WorkerEvent) {
         }
         WorkerEvent::Reply(reply) => on_reply(s, reply),
         // The training lab's and the translation demo's events: never sent to this demo's worker.
-        WorkerEvent::Snapshot(..) | WorkerEvent::Checkpoint { .. } | WorkerEvent::Translation(_) => {}
+        WorkerEvent::Snapshot(..)
+        | WorkerEvent::Checkpoint { .. }
+        | WorkerEvent::Translation(_)
+        | WorkerEvent::Vision(_) => {}
         WorkerEvent::Died(why) => {
             s.listening.set_value(false);
             s.died.set_value(true);
@@ -115,6 +118,8 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::HeadQkv(_)
         | Reply::TranslatorLoaded { .. }
         | Reply::Translation(_)
+        | Reply::VisionLoaded { .. }
+        | Reply::Vision(_)
         | Reply::TrainProgress { .. }
         | Reply::TrainSnapshot { .. }
         | Reply::TrainStopped { .. }
