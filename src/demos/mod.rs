@@ -285,6 +285,7 @@ registry! {
     collapse: CollapseDemo in transformer_block,
     train_lab: TrainLabDemo in training,
     gpt2: Gpt2Demo in gpt2_live,
+    vision: VisionDemo in images,
     attention_cost: AttentionCostDemo in efficient,
     sliding_window: SlidingWindowDemo in efficient,
     flash_steps: FlashStepsDemo in efficient,

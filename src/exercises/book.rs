@@ -55,6 +55,7 @@ pub static FUNCTIONS: &[(&str, &str, BookFn)] = &[
     ("variance", "variance([x]): the mean squared deviation from the mean, as layer norm takes it", variance),
     ("gelu", "gelu(x): GPT-2's GELU, tanh form", gelu_at),
     ("kv_cache_bytes", "kv_cache_bytes(L, H_kv, d_head, T, B, p): the kv-cache demo's bytes", kv_cache_bytes),
+    ("vit_tokens", "vit_tokens(image, patch, extra = 1): a ViT's tokens, the patches and `extra` more", vit_tokens),
     ("next_token_prob", "next_token_prob([logits], i, τ = 1, k = 0, p = 1): the sampler's p_i", next_token_prob),
 ];
 
@@ -186,6 +187,21 @@ fn attention_flops(args: &[Arg]) -> Result<f64, String> {
         return Err(format!("n = {n} and d_head = {d} are too large"));
     }
     Ok(attention_flops_per_head(n, d) as f64)
+}
+
+/// The tokens a Vision Transformer reads: (image ÷ patch)² patches and `extra` tokens before them
+/// (1: the class token; 2 with DeiT's distillation token), as `vit::Config::tokens` counts them.
+fn vit_tokens(args: &[Arg]) -> Result<f64, String> {
+    arity(args, 2, 3)?;
+    let (image, patch) = (count(args, 0)?, count(args, 1)?);
+    let extra = if args.len() == 3 { count(args, 2)? } else { 1 };
+    if patch == 0 || image % patch != 0 || image > 100_000 || extra > 2 {
+        return Err(format!(
+            "an image of {image} pixels in patches of {patch}: the patch must divide the image (up to 100,000 \
+             pixels), with 0 to 2 extra tokens"
+        ));
+    }
+    Ok(((image / patch).pow(2) + extra) as f64)
 }
 
 /// A text argument, such as a model's or a kernel's name.

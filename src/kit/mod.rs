@@ -4,9 +4,12 @@
 pub mod browser;
 pub mod controls;
 pub mod ctx;
+pub mod image_maps;
 pub mod link_box;
+pub mod load_status;
 pub mod matrix_canvas;
 pub mod network;
+pub mod picture;
 pub mod plot;
 pub mod probe;
 pub mod seq2seq_models;

@@ -24,7 +24,7 @@ use std::path::Path;
 /// The layers below the engines, in order.
 const BELOW: [&str; 5] = ["numerics", "formats", "state", "gpu", "model"];
 /// The engines without a session family: the training lab's, the opening chapter's toy models,
-/// and the translation models'.
+/// the translation models' and the Vision Transformer's.
 const OTHER_ENGINES: [&str; 4] = ["seq2seq", "train", "marian", "vit"];
 /// The layers above the engines, in order.
 const ABOVE: [&str; 7] = ["session", "kit", "demos", "exercises", "chapters", "ui", "worker"];
@@ -71,7 +71,9 @@ fn allowed(module: &str) -> Option<Vec<String>> {
         "model" => names(&["numerics", "formats", "gpu"]),
         "train" | "seq2seq" => names(&["numerics", "formats"]),
         "marian" | "vit" => names(&["numerics", "formats", "gpu", "model"]),
-        "session" => [names(&["numerics", "formats", "gpu", "model", "train", "seq2seq", "marian"]), families].concat(),
+        "session" => {
+            [names(&["numerics", "formats", "gpu", "model", "train", "seq2seq", "marian", "vit"]), families].concat()
+        }
         "kit" | "worker" => up_to("session"),
         "demos" => up_to("kit"),
         "exercises" => [up_to("session"), names(&["demos"])].concat(),

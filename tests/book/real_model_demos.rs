@@ -428,3 +428,73 @@ mod translation {
         says(&chapter("why-attention"), "(about 300 MB, downloaded once and kept)");
     }
 }
+
+mod vision {
+    use super::*;
+    use attention_live::demos::vision::{Params, Picture, Show, VisionDemo};
+
+    fn run(change: impl FnOnce(&mut Params)) -> serde_json::Value {
+        let mut p = Params::defaults();
+        change(&mut p);
+        VisionDemo::load(&p, &mut read).unwrap().unwrap()
+    }
+
+    fn top(out: &serde_json::Value) -> (String, String) {
+        let t = &out["top"][0];
+        (t["label"].as_str().unwrap().to_string(), format!("{:.1}%", num(&t["prob"]) * 100.0))
+    }
+
+    /// images.md: the bundled model on the page's drawn pictures (each named right), the star's
+    /// probability, the rollout, the learned positions and the knock-outs, as the prose and the
+    /// exercise quote them.
+    #[test]
+    fn attention_on_images_says_what_the_model_computes() {
+        let text = chapter("images");
+        for pic in Picture::ALL.iter().filter(|p| **p != Picture::Yours) {
+            let out = run(|p| p.picture = *pic);
+            assert_eq!(out["top"][0]["label"], pic.key(), "the drawn {pic:?} is named right");
+            assert!(num(&out["top"][0]["prob"]) > 0.99, "{pic:?}: {}", out["top"]);
+        }
+        let star = run(|_| {});
+        assert_eq!(star["grid"], 8);
+        says(&text, &format!("with probability {:.2}%", num(&star["top"][0]["prob"]) * 100.0));
+        says(&text, "with probability 99.99%");
+        // Rollout to the class token: the star's patches take more than 0.01 each, the paper the rest.
+        let roll = run(|p| p.show = Show::Rollout);
+        let cls = &roll["maps"][0];
+        let v: Vec<f64> = cls["values"].as_array().unwrap().iter().map(num).collect();
+        let big = v.iter().filter(|&&x| x > 0.01).count();
+        let rest = v.iter().copied().filter(|&x| x <= 0.01);
+        let (lo, hi) = rest.fold((1.0f64, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        let max = v.iter().copied().fold(0.0, f64::max);
+        says(&text, &format!("the {big} patches that take more than 0.01"));
+        says(&text, &format!("({max:.3}) on patch {}", cls["strongest"]));
+        says(&text, &format!("the other {} patches, paper, get {lo:.3} to {hi:.3}", 64 - big));
+        assert!(cls["strongest"] == 37 && big == 19);
+        // The learned positions: patch 27's neighbours and a corner.
+        let pos = run(|p| p.show = Show::Positions);
+        let sim = |j: usize| format!("{:.2}", num(&pos["maps"][0]["values"][j]));
+        says(
+            &text,
+            &format!(
+                "the patch to its right has similarity {}, the one above it {} and the one below it {}",
+                sim(28),
+                sim(19),
+                sim(35)
+            ),
+        );
+        says(&text, &format!("the top-right corner has −{}", sim(7).trim_start_matches('-')));
+        assert!(sim(7).starts_with('-'));
+        // Knock-outs: the last layer's four heads, then layers 1 to 3 on the circle.
+        let last = run(|p| p.knock = "3.0 3.1 3.2 3.3".into());
+        let (label, pct) = top(&last);
+        assert_eq!(label, "star");
+        says(&text, &format!("the star is still a star, at {pct}"));
+        let all = "1.0 1.1 1.2 1.3 2.0 2.1 2.2 2.3 3.0 3.1 3.2 3.3";
+        let circle = run(|p| (p.picture, p.knock) = (Picture::Circle, all.into()));
+        let (label, pct) = top(&circle);
+        says(&text, &format!("it becomes a {label}, at {pct}"));
+        assert_eq!(circle["unablated"][0]["label"], "square", "the same class, without the knock-outs");
+        says(&text, &format!("It answers {label}, with probability {:.2}", num(&circle["top"][0]["prob"])));
+    }
+}

@@ -12,9 +12,10 @@ use super::{
 use crate::demos::Demo;
 use crate::kit::matrix_canvas::{mat_table, Mat, MatrixGrid};
 use crate::kit::worker::{ComputeWorker, Event};
+use crate::kit::load_status::{progress_line, source_words, status_view, Status};
 use crate::kit::DemoCtx;
 use crate::numerics::format::Signed;
-use crate::session::protocol::{BeamStep, Phase, Reply, Request, Source, Translation, TranslatorInfo};
+use crate::session::protocol::{BeamStep, Reply, Request, Source, Translation, TranslatorInfo};
 
 /// Tests set this localStorage key to "1" to make the model's next GPU run fail on purpose.
 const GPU_FAULT_KEY: &str = "attention-live:gpu-fault";
@@ -46,12 +47,7 @@ fn steps_table(steps: &[BeamStep]) -> impl IntoView {
 }
 
 fn info_line(i: &TranslatorInfo, source: Source) -> String {
-    let from = match source {
-        Source::Cache => " (read from this browser's storage)",
-        Source::NetworkStored => " (downloaded and kept in this browser for next time)",
-        Source::NetworkUnstored => " (downloaded; this browser would not keep it)",
-        Source::Network | Source::File => "",
-    };
+    let from = source_words(source);
     let heads = if i.encoder_heads == i.decoder_heads {
         format!("{} heads each", i.encoder_heads)
     } else {
@@ -67,90 +63,18 @@ fn info_line(i: &TranslatorInfo, source: Source) -> String {
     )
 }
 
-/// Where loading stands.
-#[derive(Debug, Clone, PartialEq)]
-enum Status {
-    Loading(String, Option<f64>),
-    /// A download the reader has not asked for yet (the model is not in this browser's storage).
-    Waiting,
-    Ready(String),
-    Failed(String),
-}
-
-impl Status {
-    fn key(&self) -> &'static str {
-        match self {
-            Status::Loading(..) => "loading",
-            Status::Waiting => "waiting",
-            Status::Ready(_) => "ready",
-            Status::Failed(_) => "failed",
-        }
-    }
-}
-
-/// The loading line: which phase, and how far a file's bytes have come.
-fn progress_line(phase: Phase, loaded: u64, total: Option<u64>) -> (String, Option<f64>) {
-    let mb = |b: u64| format!("{:.1} MB", Signed(b as f64 / 1e6));
-    match (phase, total) {
-        (Phase::Parse, _) => ("Preparing the model…".into(), None),
-        (Phase::Verify, _) => ("Checking the file…".into(), None),
-        (Phase::Download | Phase::Cache, Some(t)) if t > 0 => {
-            let what = if phase == Phase::Cache { "Reading the stored copy" } else { "Downloading" };
-            (format!("{what}: {} of {}", mb(loaded), mb(t)), Some(loaded as f64 / t as f64))
-        }
-        (Phase::Download | Phase::Cache | Phase::Gpu, _) => (format!("Loading the model: {}…", mb(loaded)), None),
-    }
-}
-
 /// The model's label without its parenthesis.
 fn model_name(m: Model) -> String {
     m.label().split(" (").next().unwrap_or_default().to_string()
 }
 
-/// The loading line, its progress bar, and the button that goes with it: Download (asked for
-/// before a download, and after a failure or a Stop), Stop (while a download runs), or Load again
-/// (the bundled model, after a failure).
-fn status_view(
-    s: &Status,
-    model: Model,
-    download: impl Fn(web_sys::MouseEvent) + Copy + 'static,
-    stop: impl Fn(web_sys::MouseEvent) + Copy + 'static,
-) -> impl IntoView {
-    let line = match s {
-        Status::Loading(l, _) | Status::Ready(l) | Status::Failed(l) => l.clone(),
-        Status::Waiting if model == Model::OpusEnDe => format!(
-            "{} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?",
-            model_name(model)
-        ),
-        Status::Waiting => {
-            "This checkpoint is not in this browser's storage yet. Download it (kept for next time)?".into()
-        }
-    };
-    let bar = match s {
-        Status::Loading(_, Some(f)) => {
-            Some(view! { <progress max="1" value=*f aria-label="How much of the file has arrived"></progress> })
-        }
-        _ => None,
-    };
-    let downloads = model.folder().is_none();
-    let button = match (s, downloads) {
-        (Status::Waiting | Status::Failed(_), true) => Some(
-            view! { <button type="button" class="download" on:click=download>"Download the model"</button> }
-                .into_any(),
-        ),
-        (Status::Failed(_), false) => Some(
-            view! { <button type="button" class="download" on:click=download>"Load the model again"</button> }
-                .into_any(),
-        ),
-        (Status::Loading(..), true) => {
-            Some(view! { <button type="button" class="stop" on:click=stop>"Stop"</button> }.into_any())
-        }
-        _ => None,
-    };
-    view! {
-        <p class="readout" role="status">{line}</p>
-        {bar}
-        {button.map(|b| view! { <div class="row-actions">{b}</div> })}
+/// The line that asks for a download.
+fn waiting_line(model: Model) -> String {
+    if model == Model::OpusEnDe {
+        let name = model_name(model);
+        format!("{name} is not in this browser's storage yet. Download it (about 300 MB, kept for next time)?")
+    } else {
+        "This checkpoint is not in this browser's storage yet. Download it (kept for next time)?".into()
     }
 }
 
@@ -368,7 +292,11 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         }
     });
     let mats = Signal::derive(move || shown_now.with(|s| s.iter().map(matrix).collect::<Vec<_>>()));
-    let status_view = move || params.with_untracked(|p| status_view(&status.get(), p.model, download, stop));
+    let status_view = move || {
+        params.with_untracked(|p| {
+            status_view(&status.get(), p.model.folder().is_none(), waiting_line(p.model), download, stop)
+        })
+    };
     let answer = move || result.with(|r| r.as_deref().map(answer_view));
     let kind_note = move || {
         params.with(|p| match p.kind {

@@ -1,0 +1,161 @@
+//! Maps over a picture: each a square canvas with the picture (in grey) under a grid of weights in
+//! the book's colour map, the picked cell outlined, its title as a caption; a click or a key names
+//! a cell. A map with no picture (position embeddings) is drawn alone; NaN cells are left blank.
+
+use std::sync::Arc;
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use ndarray::Array3;
+
+use crate::kit::plot::colormap::viridis;
+use crate::kit::plot::heatmap::{blit_pixels, context, CellRect};
+use crate::kit::DemoCtx;
+
+/// One map: `side` × `side` values, row by row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overlay {
+    pub title: String,
+    pub side: usize,
+    pub values: Vec<f32>,
+    /// Drawn over the picture (else alone).
+    pub picture: bool,
+    /// The cell outlined (row by row).
+    pub outline: Option<usize>,
+}
+
+/// The maps in a grid of figures, at least `min_w` CSS pixels wide each; `pick` hears the map's
+/// index and the cell clicked (row by row).
+#[component]
+pub fn ImageMaps(
+    ctx: DemoCtx,
+    #[prop(into)] seen: Signal<Option<Arc<Array3<u8>>>>,
+    #[prop(into)] maps: Signal<Vec<Overlay>>,
+    pick: Callback<(usize, usize)>,
+) -> impl IntoView {
+    let each = move || {
+        (0..maps.with(Vec::len))
+            .map(|i| view! { <MapFigure ctx=ctx seen=seen maps=maps index=i pick=pick/> })
+            .collect_view()
+    };
+    view! {
+        <div class="image-maps">{each}</div>
+        <p class="colour-key muted">
+            <span class="key-bar" aria-hidden="true"></span>
+            "0 (dark) to the map's largest value (bright); the white square is the clicked patch"
+        </p>
+    }
+}
+
+#[component]
+fn MapFigure(
+    ctx: DemoCtx,
+    seen: Signal<Option<Arc<Array3<u8>>>>,
+    maps: Signal<Vec<Overlay>>,
+    index: usize,
+    pick: Callback<(usize, usize)>,
+) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let title = move || maps.with(|m| m.get(index).map(|o| o.title.clone()).unwrap_or_default());
+    ctx.paint(move |pal| {
+        let c = canvas.get()?;
+        let drawn = maps.with(|m| m.get(index).cloned()).map(|o| seen.with(|s| draw(&c, pal, s.as_deref(), &o)));
+        Some(drawn.unwrap_or(Ok(())))
+    });
+    let click = move |e: web_sys::MouseEvent| {
+        let (Some(c), Some(side)) = (canvas.get(), maps.with(|m| m.get(index).map(|o| o.side))) else { return };
+        let w = f64::from(c.client_width().max(1));
+        let cell = |v: i32| ((f64::from(v) / w * side as f64) as usize).min(side.saturating_sub(1));
+        pick.run((index, cell(e.offset_y()) * side + cell(e.offset_x())));
+    };
+    // Arrow keys move the clicked cell.
+    let key = move |e: web_sys::KeyboardEvent| {
+        let Some((side, at)) = maps.with(|m| m.get(index).map(|o| (o.side, o.outline))) else { return };
+        let at = at.unwrap_or(0);
+        let (r, c) = (at / side.max(1), at % side.max(1));
+        let to = match e.key().as_str() {
+            "ArrowLeft" => (r, c.saturating_sub(1)),
+            "ArrowRight" => (r, (c + 1).min(side - 1)),
+            "ArrowUp" => (r.saturating_sub(1), c),
+            "ArrowDown" => ((r + 1).min(side - 1), c),
+            _ => return,
+        };
+        e.prevent_default();
+        pick.run((index, to.0 * side + to.1));
+    };
+    view! {
+        <figure class="image-map">
+            <canvas node_ref=canvas class="plot" role="img" tabindex="0" aria-label=title
+                on:click=click on:keydown=key></canvas>
+            <figcaption>{title}</figcaption>
+        </figure>
+    }
+}
+
+fn draw(
+    c: &web_sys::HtmlCanvasElement,
+    pal: &crate::kit::theme::Palette,
+    seen: Option<&Array3<u8>>,
+    o: &Overlay,
+) -> Result<(), String> {
+    let f = crate::kit::plot::fit_canvas(c, 1.0, 100.0, 640.0);
+    let ctx = context(c)?;
+    ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
+    ctx.fill_rect(0.0, 0.0, f64::from(f.w), f64::from(f.h));
+    let side = o.side.max(1);
+    let max = o.values.iter().copied().filter(|v| v.is_finite()).fold(0.0f32, f32::max).max(1e-12);
+    let heat = |v: f32| viridis(f64::from(v / max).clamp(0.0, 1.0));
+    // One image pixel per picture pixel (or per cell, alone), scaled up crisply.
+    let (px, n) = match seen.filter(|_| o.picture) {
+        Some(img) => {
+            let n = img.dim().0;
+            let mut px = Vec::with_capacity(n * n * 4);
+            for y in 0..n {
+                for x in 0..n {
+                    let v = o.values.get((y * side / n) * side + x * side / n).copied().unwrap_or(0.0);
+                    let grey = (0.3 * f32::from(img[[y, x, 0]])
+                        + 0.59 * f32::from(img[[y, x, 1]])
+                        + 0.11 * f32::from(img[[y, x, 2]]))
+                        / 255.0;
+                    let h = heat(v);
+                    px.extend((0..3).map(|k| (0.35 * 255.0 * grey + 0.65 * f32::from(h[k])) as u8));
+                    px.push(255);
+                }
+            }
+            (px, n)
+        }
+        None => {
+            let bg = [pal.bg.0, pal.bg.1, pal.bg.2, 255];
+            let px = o
+                .values
+                .iter()
+                .flat_map(|&v| {
+                    if v.is_finite() {
+                        {
+                            let h = heat(v);
+                            [h[0], h[1], h[2], 255]
+                        }
+                    } else {
+                        bg
+                    }
+                })
+                .collect();
+            (px, side)
+        }
+    };
+    let rect = CellRect { x: 0.0, y: 0.0, w: f64::from(f.w), h: f64::from(f.h) };
+    if px.len() == n * n * 4 && n > 0 {
+        blit_pixels(c, rect, n, n, &px)?;
+    }
+    if let Some(at) = o.outline.filter(|&a| a < side * side) {
+        let cell = f64::from(f.w) / side as f64;
+        let (x, y) = ((at % side) as f64 * cell, (at / side) as f64 * cell);
+        ctx.set_line_width(2.0 * f.scale);
+        ctx.set_stroke_style_str("#000000");
+        ctx.stroke_rect(x + f.scale, y + f.scale, cell - 2.0 * f.scale, cell - 2.0 * f.scale);
+        ctx.set_line_width(1.0 * f.scale);
+        ctx.set_stroke_style_str("#ffffff");
+        ctx.stroke_rect(x + f.scale, y + f.scale, cell - 2.0 * f.scale, cell - 2.0 * f.scale);
+    }
+    Ok(())
+}

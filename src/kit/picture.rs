@@ -1,0 +1,169 @@
+//! The reader's own picture, as RGBA pixels the compute worker takes: a file (chosen, dropped,
+//! pasted, or taken with the camera where the browser offers it), or a drawing on a pad. Nothing
+//! leaves the browser. A file that is not a picture, is too large, or cannot be decoded is refused
+//! with the reason; a picture of more than [`MAX_PIXELS`] is scaled down first, and says so.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlImageElement};
+
+/// The largest file read (a camera's photo is a few MB).
+pub const MAX_FILE_BYTES: f64 = 50e6;
+/// Pictures with more pixels are scaled down in the page before they go to the model.
+pub const MAX_PIXELS: f64 = 16e6;
+
+/// A picture's pixels: `width` × `height`, 4 bytes each (RGBA, row by row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rgba {
+    pub width: usize,
+    pub height: usize,
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    /// What the page did to it (scaled down), to say beside it.
+    pub note: Option<String>,
+}
+
+fn context(c: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    c.get_context("2d").ok().flatten()?.dyn_into().ok()
+}
+
+/// A canvas's pixels.
+pub fn from_canvas(c: &HtmlCanvasElement) -> Option<Rgba> {
+    let (w, h) = (c.width(), c.height());
+    let data = context(c)?.get_image_data(0.0, 0.0, f64::from(w), f64::from(h)).ok()?;
+    Some(Rgba { width: w as usize, height: h as usize, bytes: std::sync::Arc::new(data.data().0), note: None })
+}
+
+/// Reads a file as a picture; `done` hears the pixels, or why there are none.
+pub fn read_file(file: web_sys::File, done: impl FnOnce(Result<Rgba, String>) + 'static) {
+    let name = file.name();
+    let kind = file.type_();
+    if !kind.starts_with("image/") {
+        let what = if kind.is_empty() { "of no known type".to_string() } else { format!("a file of type {kind}") };
+        return done(Err(format!("“{name}” is {what}, not a picture: choose a PNG, JPEG, GIF or WebP file")));
+    }
+    if file.size() > MAX_FILE_BYTES {
+        let mb = file.size() / 1e6;
+        return done(Err(format!("“{name}” is {mb:.0} MB: pictures up to {:.0} MB are read", MAX_FILE_BYTES / 1e6)));
+    }
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) else {
+        return done(Err(format!("“{name}” could not be opened")));
+    };
+    let Ok(img) = HtmlImageElement::new() else { return done(Err("this browser cannot show pictures".into())) };
+    let done = Rc::new(RefCell::new(Some(done)));
+    let finish = {
+        let (done, url) = (done.clone(), url.clone());
+        move |r: Result<Rgba, String>| {
+            let _ = web_sys::Url::revoke_object_url(&url);
+            if let Some(d) = done.borrow_mut().take() {
+                d(r)
+            }
+        }
+    };
+    let loaded = {
+        let (img, finish, name) = (img.clone(), finish.clone(), name.clone());
+        Closure::once_into_js(move || finish(pixels(&img).ok_or_else(|| format!("“{name}” has no pixels to read"))))
+    };
+    let failed = Closure::once_into_js(move || {
+        let why = "it is damaged, or in a format this browser does not decode";
+        finish(Err(format!("“{name}” could not be read as a picture: {why}")))
+    });
+    img.set_onload(Some(loaded.unchecked_ref()));
+    img.set_onerror(Some(failed.unchecked_ref()));
+    img.set_src(&url);
+}
+
+/// A decoded image's pixels on white (a transparent picture's see-through parts become paper),
+/// scaled down to [`MAX_PIXELS`] if larger.
+fn pixels(img: &HtmlImageElement) -> Option<Rgba> {
+    let (w, h) = (f64::from(img.natural_width()), f64::from(img.natural_height()));
+    if w < 1.0 || h < 1.0 {
+        return None;
+    }
+    let scale = (MAX_PIXELS / (w * h)).sqrt().min(1.0);
+    let (sw, sh) = ((w * scale).round().max(1.0), (h * scale).round().max(1.0));
+    let c: HtmlCanvasElement = document().create_element("canvas").ok()?.unchecked_into();
+    c.set_width(sw as u32);
+    c.set_height(sh as u32);
+    let ctx = context(&c)?;
+    ctx.set_fill_style_str("#ffffff");
+    ctx.fill_rect(0.0, 0.0, sw, sh);
+    ctx.draw_image_with_html_image_element_and_dw_and_dh(img, 0.0, 0.0, sw, sh).ok()?;
+    let mut out = from_canvas(&c)?;
+    if scale < 1.0 {
+        out.note = Some(format!("Scaled down in the page from {w} × {h} to {sw} × {sh} pixels first."));
+    }
+    Some(out)
+}
+
+/// The first picture file of a list (a drop's, a paste's, a file input's).
+pub fn first_file(files: Option<web_sys::FileList>) -> Option<web_sys::File> {
+    files.and_then(|f| f.get(0))
+}
+
+/// A square pad of `size` pixels (shown at twice that) to draw on with a mouse, a pen or a
+/// finger: dark ink on light paper, as the bundled model was trained on. `drawn` hears the
+/// pixels when a stroke ends.
+#[component]
+pub fn DrawPad(size: u32, drawn: Callback<Rgba>) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let down = StoredValue::new(None::<(f64, f64)>);
+    let clear = move || {
+        if let Some(ctx) = canvas.get().as_ref().and_then(context) {
+            ctx.set_fill_style_str("#f6f3ec");
+            ctx.fill_rect(0.0, 0.0, f64::from(size), f64::from(size));
+        }
+    };
+    Effect::new(move |_| {
+        if canvas.get().is_some() {
+            clear()
+        }
+    });
+    let at = move |e: &web_sys::PointerEvent| {
+        let c = canvas.get()?;
+        let w = f64::from(c.client_width().max(1));
+        let k = f64::from(size) / w;
+        Some((f64::from(e.offset_x()) * k, f64::from(e.offset_y()) * k))
+    };
+    let stroke = move |e: web_sys::PointerEvent| {
+        let (Some(from), Some(to)) = (down.get_value(), at(&e)) else { return };
+        if let Some(ctx) = canvas.get().as_ref().and_then(context) {
+            ctx.set_stroke_style_str("#22222e");
+            ctx.set_line_width(f64::from(size) / 14.0);
+            ctx.set_line_cap("round");
+            ctx.begin_path();
+            ctx.move_to(from.0, from.1);
+            ctx.line_to(to.0, to.1);
+            ctx.stroke();
+        }
+        down.set_value(Some(to));
+    };
+    let start = move |e: web_sys::PointerEvent| {
+        e.prevent_default();
+        if let Some(c) = canvas.get() {
+            let _ = c.set_pointer_capture(e.pointer_id());
+        }
+        down.set_value(at(&e));
+        stroke(e);
+    };
+    let end = move |_| {
+        if down.get_value().is_some() {
+            down.set_value(None);
+            if let Some(p) = canvas.get().as_ref().and_then(from_canvas) {
+                drawn.run(p);
+            }
+        }
+    };
+    view! {
+        <div class="draw-pad">
+            <canvas node_ref=canvas width=size height=size style:width=format!("{}px", 2 * size)
+                aria-label="Drawing pad: draw a shape with the mouse, a pen or a finger"
+                on:pointerdown=start on:pointermove=stroke on:pointerup=end on:pointercancel=end></canvas>
+            <button type="button" on:click=move |_| clear()>"Clear the pad"</button>
+        </div>
+    }
+}
