@@ -15,6 +15,10 @@
 // as many source and target tokens as the page's translation had), greedy and with 4 beams,
 // one thread each: tokens per second of the search (the same work on both sides), and ours for
 // the whole query, which also runs the pass that captures every attention for the page;
+// BENCH_FAMILY=vit: the vision demo's two models (bench/vision.mjs: the bundled six-shapes ViT
+// and DeiT-tiny's shape, on the CPU) against their exports (bench/onnx_vit.mjs), one thread each:
+// load, and one picture's pass with every layer's attention (ours: the worker's time for the
+// whole picture, preprocessing included; and as the page shows it, to the maps drawn);
 // ratios > 1 mean ours is faster (or smaller). THREADS=N runs both on N threads (ours with the
 // isolation headers and its pool capped at N, as bench/threads.mjs does); default 1.
 import fs from "node:fs";
@@ -26,6 +30,7 @@ const rounds = Number(process.env.ROUNDS || 2);
 const threads = Number(process.env.THREADS || 1);
 const llama = process.env.BENCH_FAMILY === "llama";
 const marian = process.env.BENCH_FAMILY === "marian";
+const vit = process.env.BENCH_FAMILY === "vit";
 const oursEnv = threads > 1
   ? { ...process.env, BENCH_ISOLATED: "1", BENCH_THREADS: String(threads) }
   : { ...process.env, BENCH_ISOLATED: "0" };
@@ -37,7 +42,22 @@ const ort = (model, genPrompt) => {
 };
 const x = (a, b) => `${(a / b).toFixed(2)}×`;
 
-if (marian) {
+if (vit) {
+  console.log("1 thread each; each cell: ONNX Runtime Web / ours (ratio, > 1: ours faster or smaller)");
+  console.log("| round | model | load | a picture's pass | ours, to the maps drawn | renderer peak |");
+  console.log("|---|---|---|---|---|---|");
+  for (let i = 1; i <= rounds; i++) {
+    execFileSync("node", [`${here}vision.mjs`], { stdio: "ignore" });
+    const [shapes, deit] = Object.entries(read("vision.json").models);
+    for (const [model, [name, r]] of [["shapes-vit", shapes], ["deit-tiny", deit]]) {
+      execFileSync("node", [`${here}onnx_vit.mjs`], { stdio: "ignore", env: { ...process.env, ORT_THREADS: "1", ORT_MODEL: model } });
+      const o = read(`onnx-vit-${model}.json`);
+      const cell = (a, b, unit) => `${a} / ${b}${unit} (${x(a, b)})`;
+      console.log(`| ${i} | ${name} | ${cell(o.load_ms, r.load_ms, " ms")} | ${cell(o.run_ms, r.worker_ms, " ms")} | ` +
+        `${r.page_ms} ms | ${cell(o.renderer_peak_mb, r.renderer_peak_mb, " MB")} |`);
+    }
+  }
+} else if (marian) {
   console.log("1 thread each; each cell: ONNX Runtime Web / ours (ratio, > 1: ours faster or smaller)");
   console.log("| round | model | tokens | greedy tok/s | 4 beams tok/s | ours, whole query: greedy, 4 beams | renderer peak |");
   console.log("|---|---|---|---|---|---|---|");

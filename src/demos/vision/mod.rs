@@ -102,7 +102,7 @@ crate::params! {
         mean: bool = Param::boolean("mean", "Mean of the heads", true),
         head: usize = Param::int("head", "Head (when not the mean)", 0, 15, 0),
         /// patches row by row from the top left; clicking a map sets it
-        patch: usize = Param::int("patch", "Clicked patch (row by row from 0)", 0, 4095, 27),
+        patch: usize = Param::int("patch", "Clicked patch", 0, 4095, 27),
         knock: String = Param::text("knock-out", "Knocked-out heads (layer.head, e.g. 3.1)", 200, ""),
         backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
     }

@@ -50,8 +50,12 @@ fn model_name(m: Model) -> String {
 /// The five likeliest classes, with bars; beside them, with heads knocked out, the same classes
 /// without the knock-outs.
 fn prediction_view(v: &Vision) -> impl IntoView {
-    let pct = |p: f32| format!("{:.1}%", Signed(f64::from(p) * 100.0));
-    let bar = |p: f32| view! { <span class="prob-bar" style:width=format!("{:.1}%", p * 100.0)></span> };
+    let pct = |p: f32| match f64::from(p) * 100.0 {
+        x if x < 0.1 => "< 0.1%".to_string(),
+        x if x >= 99.5 => format!("{:.2}%", Signed(x)),
+        x => format!("{:.1}%", Signed(x)),
+    };
+    let bar = |p: f32| view! { <span class="prob-bar" style:width=format!("{:.2}rem", 6.0 * p)></span> };
     let rows = v
         .top
         .iter()
@@ -331,6 +335,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         {move || failed.get().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         <div class="vision" data-loaded=move || info.with(Option::is_some).to_string()
             data-id=move || result.with(|r| r.as_ref().map_or(0, |v| v.id)).to_string()
+            data-compute-ms=move || result.with(|r| r.as_ref().map_or(0.0, |v| v.compute_ms)).to_string()
             data-label=move || result.with(|r| best(r.as_deref()).map(|p| p.label).unwrap_or_default())
             data-prob=move || result.with(|r| best(r.as_deref()).map_or(0.0, |p| p.prob)).to_string()
             data-backend=move || result.with(|r| match r {
