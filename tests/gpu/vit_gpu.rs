@@ -54,3 +54,42 @@ fn a_vit_and_a_deit_match_transformers_on_the_gpu() {
         assert!(e.to_string().contains("the image is 8 × 8 pixels"), "{e}");
     }
 }
+
+/// The vision session on the GPU: the bundled model passes its self-test, answers the page's drawn
+/// star as the CPU does, and a GPU failure moves it to the CPU for good with one notice.
+#[test]
+fn the_vision_session_runs_on_the_gpu_and_falls_back_with_a_notice() {
+    use attention_live::demos::vision::{sample, Picture};
+    use attention_live::session::vision::{ClassifyQuery, VisionSession};
+    let Some(gpu) = common::gpu() else { return };
+    let dir = format!("{}/static/models/shapes-vit", env!("CARGO_MANIFEST_DIR"));
+    let text = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
+    let weights = std::fs::read(format!("{dir}/model.safetensors")).unwrap();
+    let s = VisionSession::load(&text("config.json"), &weights, &text("preprocessor_config.json")).unwrap();
+    pollster::block_on(s.attach_gpu(Rc::new(gpu))).expect("the self-test passes");
+    let (width, height, rgba) = sample(Picture::Star).unwrap();
+    let q = ClassifyQuery { id: 1, width, height, knock_out: vec![(3, 1)] };
+    let cpu = s.classify(&q, &rgba).unwrap();
+    let on_gpu = pollster::block_on(s.answer(&q, &rgba)).unwrap();
+    assert!(on_gpu.backend.starts_with("WebGPU"), "{}", on_gpu.backend);
+    assert_eq!(
+        on_gpu.top.iter().map(|p| p.index).collect::<Vec<_>>(),
+        cpu.top.iter().map(|p| p.index).collect::<Vec<_>>()
+    );
+    for (a, b) in
+        on_gpu.top.iter().zip(&cpu.top).chain(on_gpu.unablated.iter().flatten().zip(cpu.unablated.iter().flatten()))
+    {
+        assert!((a.prob - b.prob).abs() < TOL, "{a:?} {b:?}");
+    }
+    let at = |v: &attention_live::session::vision::Vision| {
+        v.attentions.iter().flat_map(|a| a.iter().copied()).collect::<Vec<_>>()
+    };
+    assert!(max_err(at(&on_gpu).iter(), &at(&cpu)) < TOL);
+    assert_eq!(on_gpu.seen, cpu.seen);
+    s.inject_gpu_fault();
+    let after = pollster::block_on(s.answer(&q, &rgba)).unwrap();
+    assert_eq!(after.backend, "the CPU");
+    assert!(after.notice.as_deref().is_some_and(|n| n.starts_with("WebGPU failed")), "{:?}", after.notice);
+    assert_eq!(after.top, cpu.top);
+    assert!(pollster::block_on(s.answer(&q, &rgba)).unwrap().notice.is_none(), "the notice comes once");
+}

@@ -64,6 +64,15 @@ impl Model {
         }
     }
 
+    /// The model's name, as the status line gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Shapes => "Six drawn shapes",
+            Model::DeitTiny => "DeiT-tiny",
+            Model::Url => "The checkpoint",
+        }
+    }
+
     /// The folder URL its three files are read from (ending in `/`), or why there is none.
     pub fn base(self, base: &str) -> Result<String, String> {
         let given = base.trim();

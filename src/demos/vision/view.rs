@@ -7,7 +7,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{check_knock_outs, maps, query, sample, summary, Model, Params, Picture, VisionDemo, SAMPLE};
+use super::{check_knock_outs, maps, query, sample, summary, Params, Picture, VisionDemo, SAMPLE};
 use crate::demos::Demo;
 use crate::kit::image_maps::{ImageMaps, Overlay};
 use crate::kit::load_status::{progress_line, source_words, status_view, Status};
@@ -41,10 +41,6 @@ fn info_line(i: &VisionInfo, source: Source) -> String {
         i.grid,
         i.backend
     )
-}
-
-fn model_name(m: Model) -> String {
-    m.label().split(" (").next().unwrap_or_default().to_string()
 }
 
 /// The five likeliest classes, with bars; beside them, with heads knocked out, the same classes
@@ -127,7 +123,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let bundled = m.folder().is_some();
         status.set(Status::Loading("Looking for the model…".into(), None));
         w.send(Request::LoadVision {
-            name: model_name(m),
+            name: m.name().to_string(),
             base,
             cache: !bundled,
             only_cached: !bundled && !fetch,
@@ -313,7 +309,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         params.with_untracked(|p| {
             let waiting = format!(
                 "{} is not in this browser's storage yet. Download it (kept for next time)?",
-                model_name(p.model)
+                p.model.name()
             );
             status_view(&status.get(), p.model.folder().is_none(), waiting, download, stop)
         })
