@@ -1,6 +1,8 @@
 //! Maps over a picture: each a square canvas with the picture (in grey) under a grid of weights in
-//! the book's colour map, the picked cell outlined, its title as a caption; a click or a key names
-//! a cell. A map with no picture (position embeddings) is drawn alone; NaN cells are left blank.
+//! the book's colour map (0 to the largest), the patches' grid faint over it, the picked cell
+//! outlined, its title as a caption; a click or an arrow key names a cell. A map with no picture
+//! (position embeddings' similarities) is drawn alone, from its lowest value to its largest; NaN
+//! cells are left blank.
 
 use std::sync::Arc;
 
@@ -38,12 +40,16 @@ pub fn ImageMaps(
             .map(|i| view! { <MapFigure ctx=ctx seen=seen maps=maps index=i pick=pick/> })
             .collect_view()
     };
+    let key = move || {
+        if maps.with(|m| m.iter().any(|o| o.picture)) {
+            "Weight: 0 (dark) to the map's largest (bright); the white square is the clicked patch"
+        } else {
+            "Similarity: the map's lowest (dark) to its highest (bright); the white square is the clicked patch"
+        }
+    };
     view! {
         <div class="image-maps">{each}</div>
-        <p class="colour-key muted">
-            <span class="key-bar" aria-hidden="true"></span>
-            "0 (dark) to the map's largest value (bright); the white square is the clicked patch"
-        </p>
+        <p class="colour-key muted"><span class="key-bar" aria-hidden="true"></span>{key}</p>
     }
 }
 
@@ -103,8 +109,11 @@ fn draw(
     ctx.set_fill_style_str(&crate::kit::plot::interned::rgb(pal.bg));
     ctx.fill_rect(0.0, 0.0, f64::from(f.w), f64::from(f.h));
     let side = o.side.max(1);
-    let max = o.values.iter().copied().filter(|v| v.is_finite()).fold(0.0f32, f32::max).max(1e-12);
-    let heat = |v: f32| viridis(f64::from(v / max).clamp(0.0, 1.0));
+    // Weights run from 0 to the largest; a map alone (similarities) from its lowest to its largest.
+    let finite = || o.values.iter().copied().filter(|v| v.is_finite());
+    let lo = if o.picture { 0.0 } else { finite().fold(f32::INFINITY, f32::min).min(0.0) };
+    let span = (finite().fold(lo, f32::max) - lo).max(1e-12);
+    let heat = |v: f32| viridis(f64::from((v - lo) / span).clamp(0.0, 1.0));
     // One image pixel per picture pixel (or per cell, alone), scaled up crisply.
     let (px, n) = match seen.filter(|_| o.picture) {
         Some(img) => {
@@ -146,6 +155,21 @@ fn draw(
     let rect = CellRect { x: 0.0, y: 0.0, w: f64::from(f.w), h: f64::from(f.h) };
     if px.len() == n * n * 4 && n > 0 {
         blit_pixels(c, rect, n, n, &px)?;
+    }
+    // The patches' grid, faintly, over a picture.
+    if o.picture && side > 1 {
+        let cell = f64::from(f.w) / side as f64;
+        ctx.set_line_width(1.0);
+        ctx.set_stroke_style_str("rgba(255, 255, 255, 0.18)");
+        ctx.begin_path();
+        for i in 1..side {
+            let at = (i as f64 * cell).round() + 0.5;
+            ctx.move_to(at, 0.0);
+            ctx.line_to(at, f64::from(f.h));
+            ctx.move_to(0.0, at);
+            ctx.line_to(f64::from(f.w), at);
+        }
+        ctx.stroke();
     }
     if let Some(at) = o.outline.filter(|&a| a < side * side) {
         let cell = f64::from(f.w) / side as f64;

@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod controls;
 pub mod ctx;
+pub mod draw_pad;
 pub mod image_maps;
 pub mod link_box;
 pub mod load_status;

@@ -6,7 +6,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -27,7 +26,7 @@ pub struct Rgba {
     pub note: Option<String>,
 }
 
-fn context(c: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+pub(super) fn context(c: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     c.get_context("2d").ok().flatten()?.dyn_into().ok()
 }
 
@@ -101,69 +100,54 @@ fn pixels(img: &HtmlImageElement) -> Option<Rgba> {
 }
 
 /// The first picture file of a list (a drop's, a paste's, a file input's).
-pub fn first_file(files: Option<web_sys::FileList>) -> Option<web_sys::File> {
+fn first_file(files: Option<web_sys::FileList>) -> Option<web_sys::File> {
     files.and_then(|f| f.get(0))
 }
 
-/// A square pad of `size` pixels (shown at twice that) to draw on with a mouse, a pen or a
-/// finger: dark ink on light paper, as the bundled model was trained on. `drawn` hears the
-/// pixels when a stroke ends.
+/// Where the reader gives a picture: the drawing pad, a file chosen or taken with the camera, a
+/// picture dropped on it or pasted anywhere on the page. `take` hears each picture, or why a file
+/// is not one; `note` is said under the buttons (a picture scaled down).
 #[component]
-pub fn DrawPad(size: u32, drawn: Callback<Rgba>) -> impl IntoView {
-    let canvas = NodeRef::<Canvas>::new();
-    let down = StoredValue::new(None::<(f64, f64)>);
-    let clear = move || {
-        if let Some(ctx) = canvas.get().as_ref().and_then(context) {
-            ctx.set_fill_style_str("#f6f3ec");
-            ctx.fill_rect(0.0, 0.0, f64::from(size), f64::from(size));
+pub fn PictureInput(
+    pad: u32,
+    take: Callback<Result<Rgba, String>>,
+    #[prop(into)] note: Signal<Option<String>>,
+) -> impl IntoView {
+    let take_file = move |file: Option<web_sys::File>| {
+        if let Some(f) = file {
+            read_file(f, move |r| take.run(r))
         }
     };
-    Effect::new(move |_| {
-        if canvas.get().is_some() {
-            clear()
+    let on_input = move |e: web_sys::Event| {
+        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        take_file(first_file(input.as_ref().and_then(|i| i.files())));
+        if let Some(i) = input {
+            i.set_value("");
+        }
+    };
+    let on_drop = move |e: web_sys::DragEvent| {
+        e.prevent_default();
+        take_file(first_file(e.data_transfer().and_then(|d| d.files())));
+    };
+    let paste = window_event_listener(leptos::ev::paste, move |e: web_sys::ClipboardEvent| {
+        if let Some(f) = first_file(e.clipboard_data().and_then(|d| d.files())) {
+            e.prevent_default();
+            take_file(Some(f));
         }
     });
-    let at = move |e: &web_sys::PointerEvent| {
-        let c = canvas.get()?;
-        let w = f64::from(c.client_width().max(1));
-        let k = f64::from(size) / w;
-        Some((f64::from(e.offset_x()) * k, f64::from(e.offset_y()) * k))
-    };
-    let stroke = move |e: web_sys::PointerEvent| {
-        let (Some(from), Some(to)) = (down.get_value(), at(&e)) else { return };
-        if let Some(ctx) = canvas.get().as_ref().and_then(context) {
-            ctx.set_stroke_style_str("#22222e");
-            ctx.set_line_width(f64::from(size) / 14.0);
-            ctx.set_line_cap("round");
-            ctx.begin_path();
-            ctx.move_to(from.0, from.1);
-            ctx.line_to(to.0, to.1);
-            ctx.stroke();
-        }
-        down.set_value(Some(to));
-    };
-    let start = move |e: web_sys::PointerEvent| {
-        e.prevent_default();
-        if let Some(c) = canvas.get() {
-            let _ = c.set_pointer_capture(e.pointer_id());
-        }
-        down.set_value(at(&e));
-        stroke(e);
-    };
-    let end = move |_| {
-        if down.get_value().is_some() {
-            down.set_value(None);
-            if let Some(p) = canvas.get().as_ref().and_then(from_canvas) {
-                drawn.run(p);
-            }
-        }
-    };
+    on_cleanup(move || paste.remove());
+    let drawn = Callback::new(move |p: Rgba| take.run(Ok(p)));
     view! {
-        <div class="draw-pad">
-            <canvas node_ref=canvas width=size height=size style:width=format!("{}px", 2 * size)
-                aria-label="Drawing pad: draw a shape with the mouse, a pen or a finger"
-                on:pointerdown=start on:pointermove=stroke on:pointerup=end on:pointercancel=end></canvas>
-            <button type="button" on:click=move |_| clear()>"Clear the pad"</button>
+        <div class="picture-input" on:dragover=|e: web_sys::DragEvent| e.prevent_default() on:drop=on_drop>
+            <super::draw_pad::DrawPad size=pad drawn=drawn/>
+            <div class="picture-files">
+                <label class="file-button">"Choose a picture…"
+                    <input type="file" accept="image/*" on:change=on_input/></label>
+                <label class="file-button">"Take a photo…"
+                    <input type="file" accept="image/*" capture="environment" on:change=on_input/></label>
+                <p class="muted">"Or drop a picture here, or paste one. It stays on this computer."</p>
+                {move || note.get().map(|n| view! { <p class="muted">{n}</p> })}
+            </div>
         </div>
     }
 }

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::{check_knock_outs, maps, query, sample, summary, Params, Picture, VisionDemo, SAMPLE};
 use crate::demos::Demo;
 use crate::kit::image_maps::{ImageMaps, Overlay};
 use crate::kit::load_status::{progress_line, source_words, status_view, Status};
-use crate::kit::picture::{first_file, read_file, DrawPad, Rgba};
+use crate::kit::picture::{PictureInput, Rgba};
 use crate::kit::worker::{ComputeWorker, Event};
 use crate::kit::DemoCtx;
 use crate::numerics::format::Signed;
@@ -234,7 +233,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     };
     ctx.limit_ints(VisionDemo::ID, limits, DemoCtx::model_limit);
     // The reader's picture: kept, chosen, and asked about.
-    let take = move |r: Result<Rgba, String>| match r {
+    let take = Callback::new(move |r: Result<Rgba, String>| match r {
         Ok(p) => {
             note.set(p.note.clone());
             yours.set_value(Some(p));
@@ -248,31 +247,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             note.set(None);
             failed.set(Some(e))
         }
-    };
-    let take_file = move |file: Option<web_sys::File>| {
-        if let Some(f) = file {
-            read_file(f, take)
-        }
-    };
-    let on_input = move |e: web_sys::Event| {
-        let input = e.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-        take_file(first_file(input.as_ref().and_then(|i| i.files())));
-        if let Some(i) = input {
-            i.set_value("");
-        }
-    };
-    let on_drop = move |e: web_sys::DragEvent| {
-        e.prevent_default();
-        take_file(first_file(e.data_transfer().and_then(|d| d.files())));
-    };
-    let paste = window_event_listener(leptos::ev::paste, move |e: web_sys::ClipboardEvent| {
-        if let Some(f) = first_file(e.clipboard_data().and_then(|d| d.files())) {
-            e.prevent_default();
-            take_file(Some(f));
-        }
     });
-    on_cleanup(move || paste.remove());
-    let drawn = Callback::new(move |p: Rgba| take(Ok(p)));
     let shown = Memo::new(move |_| {
         result.with(|r| {
             let (Some(v), Some(i)) = (r.as_ref(), info.get()) else { return Vec::new() };
@@ -317,17 +292,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let answer = move || result.with(|r| r.as_deref().map(prediction_view));
     view! {
         <div class="vision-status" data-status=move || status.with(Status::key)>{status_view}</div>
-        <div class="picture-input" on:dragover=|e: web_sys::DragEvent| e.prevent_default() on:drop=on_drop>
-            <DrawPad size=SAMPLE as u32 drawn=drawn/>
-            <div class="picture-files">
-                <label class="file-button">"Choose a picture…"
-                    <input type="file" accept="image/*" on:change=on_input/></label>
-                <label class="file-button">"Take a photo…"
-                    <input type="file" accept="image/*" capture="environment" on:change=on_input/></label>
-                <p class="muted">"Or drop a picture here, or paste one. It stays on this computer."</p>
-                {move || note.get().map(|n| view! { <p class="muted">{n}</p> })}
-            </div>
-        </div>
+        <PictureInput pad=SAMPLE as u32 take=take note=note/>
         {move || failed.get().map(|e| view! { <p class="notice" role="alert">{e}</p> })}
         <div class="vision" data-loaded=move || info.with(Option::is_some).to_string()
             data-id=move || result.with(|r| r.as_ref().map_or(0, |v| v.id)).to_string()
