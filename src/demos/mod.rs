@@ -349,6 +349,37 @@ pub fn ask_model(
     })
 }
 
+crate::options! {
+    /// Where a translation or vision model runs (`session::protocol::BackendChoice`).
+    pub enum RunsOn {
+        Auto = ("auto", "Automatic: WebGPU if this browser has a GPU"),
+        Webgpu = ("webgpu", "WebGPU (GPU)"),
+        Cpu = ("cpu", "CPU"),
+    }
+}
+
+impl RunsOn {
+    pub fn choice(self) -> crate::session::protocol::BackendChoice {
+        use crate::session::protocol::BackendChoice;
+        match self {
+            RunsOn::Auto => BackendChoice::Auto,
+            RunsOn::Webgpu => BackendChoice::Webgpu,
+            RunsOn::Cpu => BackendChoice::Cpu,
+        }
+    }
+}
+
+/// A checkpoint folder the reader typed, as a URL ending in `/`: a web address or a path on this
+/// site, or why it is not one.
+pub fn checkpoint_folder(given: &str) -> Result<String, String> {
+    let folder = given.trim();
+    let ok = folder.starts_with("https://") || folder.starts_with("http://") || folder.starts_with('/');
+    if !ok {
+        return Err(format!("“{folder}” is not a web address (https://…)"));
+    }
+    Ok(if folder.ends_with('/') { folder.to_string() } else { format!("{folder}/") })
+}
+
 /// Serialises a demo's output for "Download data".
 pub fn to_json<T: serde::Serialize>(out: &T) -> Result<serde_json::Value, String> {
     serde_json::to_value(out).map_err(|e| e.to_string())

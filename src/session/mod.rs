@@ -38,3 +38,11 @@ pub use serve::Session;
 pub type Gpt2Session = Session<crate::gpt2::Gpt2>;
 /// A Llama-family session (`session::llama`).
 pub type LlamaSession = Session<crate::llama::Llama>;
+
+/// What the page is told when a GPU run failed and the model moved to the CPU: the error's first
+/// line (the rest, the driver's report, goes to the console).
+pub fn gpu_failed(e: &crate::gpu::GpuError) -> String {
+    let full = e.to_string();
+    crate::gpu::log(&full);
+    format!("WebGPU failed ({}); the model now runs on the CPU.", full.lines().next().unwrap_or_default().trim())
+}

@@ -167,13 +167,7 @@ impl<F: ModelFamily> Session<F> {
             Err(EngineError::Run(e)) => Err(e),
             Err(EngineError::Gpu(e)) => {
                 self.detach_gpu();
-                // The first line says what failed; the rest (the driver's report) goes to the console.
-                let full = e.to_string();
-                crate::gpu::log(&full);
-                *self.notice.borrow_mut() = Some(format!(
-                    "WebGPU failed ({}); the model now runs on the CPU",
-                    full.lines().next().unwrap_or_default().trim()
-                ));
+                *self.notice.borrow_mut() = Some(super::gpu_failed(&e));
                 // Rebuild the cache on the CPU from the tokens it held, with the same knock-outs
                 // (they change later layers' keys and values), then answer the request itself.
                 let mut cpu_cache = self.model.new_cache();

@@ -322,11 +322,7 @@ impl VisionSession {
                 Ok(v) => return Ok(v),
                 Err(e) => {
                     self.detach_gpu();
-                    let full = e.to_string();
-                    crate::gpu::log(&full);
-                    let first = full.lines().next().unwrap_or_default().trim().to_string();
-                    *self.notice.borrow_mut() =
-                        Some(format!("WebGPU failed ({first}); the model now runs on the CPU."));
+                    *self.notice.borrow_mut() = Some(super::gpu_failed(&e));
                 }
             }
         }

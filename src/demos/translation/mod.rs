@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use super::{spec, Demo, DemoSpec};
-use crate::session::protocol::{AttentionKind, BackendChoice, Token, TranslateQuery, Translation, TranslatorInfo};
+use super::{spec, Demo, DemoSpec, RunsOn};
+use crate::session::protocol::{AttentionKind, Token, TranslateQuery, Translation, TranslatorInfo};
 
 crate::options! {
     /// The translation model. New options come last: a link names one by its key.
@@ -19,24 +19,6 @@ crate::options! {
     }
 }
 
-crate::options! {
-    /// Where the model runs (`session::protocol::BackendChoice`).
-    pub enum RunsOn {
-        Auto = ("auto", "Automatic: WebGPU if this browser has a GPU"),
-        Webgpu = ("webgpu", "WebGPU (GPU)"),
-        Cpu = ("cpu", "CPU"),
-    }
-}
-
-impl RunsOn {
-    pub fn choice(self) -> BackendChoice {
-        match self {
-            RunsOn::Auto => BackendChoice::Auto,
-            RunsOn::Webgpu => BackendChoice::Webgpu,
-            RunsOn::Cpu => BackendChoice::Cpu,
-        }
-    }
-}
 
 crate::options! {
     /// Which of the three attentions the matrix shows.
@@ -83,11 +65,7 @@ impl Model {
             (Model::Url, "") => return Err("type the address of a folder with the checkpoint's files".into()),
             (_, folder) => folder,
         };
-        let ok = folder.starts_with("https://") || folder.starts_with("http://") || folder.starts_with('/');
-        if !ok {
-            return Err(format!("“{folder}” is not a web address (https://…)"));
-        }
-        Ok(if folder.ends_with('/') { folder.to_string() } else { format!("{folder}/") })
+        super::checkpoint_folder(folder)
     }
 }
 

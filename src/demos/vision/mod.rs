@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use super::{spec, Demo, DemoSpec};
-use crate::session::protocol::{BackendChoice, ClassifyQuery, Prediction, Vision, VisionInfo};
+use super::{spec, Demo, DemoSpec, RunsOn};
+use crate::session::protocol::{ClassifyQuery, Prediction, Vision, VisionInfo};
 use crate::vit::maps;
 
 crate::options! {
@@ -17,15 +17,6 @@ crate::options! {
         Shapes = ("shapes", "Six drawn shapes (bundled, 0.3 MB)"),
         DeitTiny = ("deit-tiny", "DeiT-tiny, 1,000 ImageNet classes (download about 23 MB)"),
         Url = ("url", "ViT or DeiT checkpoint from a URL"),
-    }
-}
-
-crate::options! {
-    /// Where the model runs (`session::protocol::BackendChoice`).
-    pub enum RunsOn {
-        Auto = ("auto", "Automatic: WebGPU if this browser has a GPU"),
-        Webgpu = ("webgpu", "WebGPU (GPU)"),
-        Cpu = ("cpu", "CPU"),
     }
 }
 
@@ -82,21 +73,7 @@ impl Model {
             (Model::Url, "") => return Err("type the address of a folder with the checkpoint's files".into()),
             (_, folder) => folder,
         };
-        let ok = folder.starts_with("https://") || folder.starts_with("http://") || folder.starts_with('/');
-        if !ok {
-            return Err(format!("“{folder}” is not a web address (https://…)"));
-        }
-        Ok(if folder.ends_with('/') { folder.to_string() } else { format!("{folder}/") })
-    }
-}
-
-impl RunsOn {
-    pub fn choice(self) -> BackendChoice {
-        match self {
-            RunsOn::Auto => BackendChoice::Auto,
-            RunsOn::Webgpu => BackendChoice::Webgpu,
-            RunsOn::Cpu => BackendChoice::Cpu,
-        }
+        super::checkpoint_folder(folder)
     }
 }
 

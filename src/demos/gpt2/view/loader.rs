@@ -134,7 +134,7 @@ pub fn BackendLine() -> impl IntoView {
         Some(view! { <p class="backend-status" role="status">{text}</p> })
     };
     let notice = move || {
-        s.backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{format!("{n}.")}</p> })
+        s.backend_notice.get().map(|n| view! { <p class="notice backend-notice" role="alert">{n}</p> })
     };
     view! { {line}{notice} }
 }
