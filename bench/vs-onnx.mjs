@@ -16,7 +16,8 @@
 // one thread each: tokens per second of the search (the same work on both sides), and ours for
 // the whole query, which also runs the pass that captures every attention for the page;
 // BENCH_FAMILY=vit: the vision demo's two models (bench/vision.mjs: the bundled six-shapes ViT
-// and DeiT-tiny's shape, on the CPU) against their exports (bench/onnx_vit.mjs), one thread each:
+// and DeiT-tiny's shape, on the CPU) against their exports (bench/onnx_vit.mjs), one thread each
+// (THREADS is not read here):
 // load, and one picture's pass with every layer's attention (ours: the worker's time for the
 // whole picture, preprocessing included; and as the page shows it, to the maps drawn);
 // ratios > 1 mean ours is faster (or smaller). THREADS=N runs both on N threads (ours with the

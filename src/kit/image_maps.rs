@@ -26,8 +26,8 @@ pub struct Overlay {
     pub outline: Option<usize>,
 }
 
-/// The maps in a grid of figures, at least `min_w` CSS pixels wide each; `pick` hears the map's
-/// index and the cell clicked (row by row).
+/// The maps in a grid of figures (as wide as the page allows, see `.image-maps`); `pick` hears
+/// the map's index and the cell clicked (row by row).
 #[component]
 pub fn ImageMaps(
     ctx: DemoCtx,
@@ -35,17 +35,22 @@ pub fn ImageMaps(
     #[prop(into)] maps: Signal<Vec<Overlay>>,
     pick: Callback<(usize, usize)>,
 ) -> impl IntoView {
+    // Figures are made when the count changes; each redraws itself when its map does.
+    let count = Memo::new(move |_| maps.with(Vec::len));
     let each = move || {
-        (0..maps.with(Vec::len))
-            .map(|i| view! { <MapFigure ctx=ctx seen=seen maps=maps index=i pick=pick/> })
-            .collect_view()
+        (0..count.get()).map(|i| view! { <MapFigure ctx=ctx seen=seen maps=maps index=i pick=pick/> }).collect_view()
     };
     let key = move || {
-        if maps.with(|m| m.iter().any(|o| o.picture)) {
-            "Weight: 0 (dark) to the map's largest (bright); the white square is the clicked patch"
-        } else {
-            "Similarity: the map's lowest (dark) to its highest (bright); the white square is the clicked patch"
-        }
+        maps.with(|m| {
+            let scale = if m.iter().any(|o| o.picture) {
+                "Weight: 0 (dark) to the map's largest (bright)"
+            } else {
+                "Similarity: the map's lowest (dark) to its highest (bright)"
+            };
+            let square =
+                if m.iter().any(|o| o.outline.is_some()) { "; the white square is the clicked patch" } else { "" };
+            format!("{scale}{square}. Click a map, or use the arrow keys on one with a white square, to pick a patch.")
+        })
     };
     view! {
         <div class="image-maps">{each}</div>
@@ -91,7 +96,8 @@ fn MapFigure(
     };
     view! {
         <figure class="image-map">
-            <canvas node_ref=canvas class="plot" role="img" tabindex="0" aria-label=title
+            <canvas node_ref=canvas class="plot" role="img" aria-label=title
+                tabindex=move || maps.with(|m| m.get(index).is_some_and(|o| o.outline.is_some())).then_some("0")
                 on:click=click on:keydown=key></canvas>
             <figcaption>{title}</figcaption>
         </figure>
@@ -111,7 +117,7 @@ fn draw(
     let side = o.side.max(1);
     // Weights run from 0 to the largest; a map alone (similarities) from its lowest to its largest.
     let finite = || o.values.iter().copied().filter(|v| v.is_finite());
-    let lo = if o.picture { 0.0 } else { finite().fold(f32::INFINITY, f32::min).min(0.0) };
+    let lo = if o.picture { 0.0 } else { finite().fold(f32::INFINITY, f32::min) };
     let span = (finite().fold(lo, f32::max) - lo).max(1e-12);
     let heat = |v: f32| viridis(f64::from((v - lo) / span).clamp(0.0, 1.0));
     // One image pixel per picture pixel (or per cell, alone), scaled up crisply.

@@ -83,7 +83,9 @@ fn pixels(img: &HtmlImageElement) -> Option<Rgba> {
     if w < 1.0 || h < 1.0 {
         return None;
     }
-    let scale = (MAX_PIXELS / (w * h)).sqrt().min(1.0);
+    // Within the pixels, and within the image processor's largest side.
+    let side = crate::vit::preprocess::MAX_SIDE as f64;
+    let scale = (MAX_PIXELS / (w * h)).sqrt().min(side / w.max(h)).min(1.0);
     let (sw, sh) = ((w * scale).round().max(1.0), (h * scale).round().max(1.0));
     let c: HtmlCanvasElement = document().create_element("canvas").ok()?.unchecked_into();
     c.set_width(sw as u32);
@@ -105,7 +107,7 @@ fn first_file(files: Option<web_sys::FileList>) -> Option<web_sys::File> {
 }
 
 /// Where the reader gives a picture: the drawing pad, a file chosen or taken with the camera, a
-/// picture dropped on it or pasted anywhere on the page. `take` hears each picture, or why a file
+/// picture dropped or pasted anywhere on the page. `take` hears each picture, or why a file
 /// is not one; `note` is said under the buttons (a picture scaled down).
 #[component]
 pub fn PictureInput(
@@ -115,7 +117,10 @@ pub fn PictureInput(
 ) -> impl IntoView {
     let take_file = move |file: Option<web_sys::File>| {
         if let Some(f) = file {
-            read_file(f, move |r| take.run(r))
+            read_file(f, move |r| {
+                // The reader may have left the chapter while the picture decoded.
+                let _ = take.try_run(r);
+            })
         }
     };
     let on_input = move |e: web_sys::Event| {
@@ -125,27 +130,34 @@ pub fn PictureInput(
             i.set_value("");
         }
     };
-    let on_drop = move |e: web_sys::DragEvent| {
+    // A file dropped anywhere on the page is the reader's picture (rather than the browser
+    // leaving the book to open it).
+    let over = window_event_listener(leptos::ev::dragover, |e: web_sys::DragEvent| e.prevent_default());
+    let drop = window_event_listener(leptos::ev::drop, move |e: web_sys::DragEvent| {
         e.prevent_default();
         take_file(first_file(e.data_transfer().and_then(|d| d.files())));
-    };
+    });
     let paste = window_event_listener(leptos::ev::paste, move |e: web_sys::ClipboardEvent| {
         if let Some(f) = first_file(e.clipboard_data().and_then(|d| d.files())) {
             e.prevent_default();
             take_file(Some(f));
         }
     });
-    on_cleanup(move || paste.remove());
+    on_cleanup(move || {
+        paste.remove();
+        over.remove();
+        drop.remove();
+    });
     let drawn = Callback::new(move |p: Rgba| take.run(Ok(p)));
     view! {
-        <div class="picture-input" on:dragover=|e: web_sys::DragEvent| e.prevent_default() on:drop=on_drop>
+        <div class="picture-input">
             <super::draw_pad::DrawPad size=pad drawn=drawn/>
             <div class="picture-files">
                 <label class="file-button">"Choose a picture…"
                     <input type="file" accept="image/*" on:change=on_input/></label>
                 <label class="file-button">"Take a photo…"
                     <input type="file" accept="image/*" capture="environment" on:change=on_input/></label>
-                <p class="muted">"Or drop a picture here, or paste one. It stays on this computer."</p>
+                <p class="muted">"Or drop a picture on the page, or paste one. It stays on this computer."</p>
                 {move || note.get().map(|n| view! { <p class="muted">{n}</p> })}
             </div>
         </div>

@@ -25,8 +25,13 @@ use crate::vit::gpu::GpuVit;
 use crate::vit::preprocess::Processor;
 use crate::vit::{Options, Output, Vit};
 
-/// The most pixels a picture may have (a 40-megapixel photo; the page scales larger ones down).
+/// The most pixels a picture may have (a 40-megapixel photo; the page scales pictures over 16
+/// megapixels down first).
 pub const MAX_PIXELS: usize = 40_000_000;
+
+/// The most bytes of attention weights one picture's answer may carry (every layer's, to the
+/// page): ViT-B/16 at 224 × 224 needs 22 MB, ViT-L/16 at 384 × 384 about 1.1 GB.
+pub const MAX_ATTENTION_BYTES: u64 = 256_000_000;
 
 /// The classes a prediction lists.
 pub const TOP: usize = 5;
@@ -184,11 +189,42 @@ impl VisionSession {
     /// A session on the checkpoint's `config.json`, `model.safetensors` and
     /// `preprocessor_config.json`.
     pub fn load(config_json: &str, safetensors: &[u8], preprocessor_json: &str) -> Result<Self, LoadError> {
-        Ok(VisionSession::with_model(Vit::load(config_json, safetensors)?, Processor::from_json(preprocessor_json)?))
+        VisionSession::with_model(Vit::load(config_json, safetensors)?, Processor::from_json(preprocessor_json)?)
     }
 
-    pub fn with_model(model: Vit, processor: Processor) -> Self {
-        VisionSession { model: Arc::new(model), processor, gpu: RefCell::new(None), notice: RefCell::new(None) }
+    /// A session on a model and its image processor, refused when they do not fit each other (the
+    /// processor must make 3-channel pictures of the model's size) or the page (every layer's
+    /// attention for one picture within [`MAX_ATTENTION_BYTES`]).
+    pub fn with_model(model: Vit, processor: Processor) -> Result<Self, LoadError> {
+        let c = &model.config;
+        if c.num_channels != 3 {
+            return Err(LoadError::Config(format!(
+                "num_channels = {}: the page gives pictures in RGB",
+                c.num_channels
+            )));
+        }
+        let s = c.image_size;
+        // What the processor makes of a square picture larger than everything it asks for.
+        let out = processor.output_size((4 * s.max(512), 4 * s.max(512)));
+        if out != (s, s) {
+            return Err(LoadError::Config(format!(
+                "preprocessor_config.json makes pictures of {} × {}, but the model reads {s} × {s}",
+                out.1, out.0
+            )));
+        }
+        let n = c.tokens() as u64;
+        let bytes = (c.num_hidden_layers * c.num_attention_heads) as u64 * n * n * 4;
+        if bytes > MAX_ATTENTION_BYTES {
+            return Err(LoadError::Config(format!(
+                "every layer's attention for one picture would be {} MB ({n} tokens, {} layers of {} heads): the \
+                 page takes {} MB at most",
+                bytes / 1_000_000,
+                c.num_hidden_layers,
+                c.num_attention_heads,
+                MAX_ATTENTION_BYTES / 1_000_000
+            )));
+        }
+        Ok(VisionSession { model: Arc::new(model), processor, gpu: RefCell::new(None), notice: RefCell::new(None) })
     }
 
     /// What the page is told once it loaded.
@@ -289,6 +325,7 @@ impl VisionSession {
     /// Classifies a picture on the CPU.
     pub fn classify(&self, q: &ClassifyQuery, rgba: &[u8]) -> Result<Vision, RunError> {
         let pixels = self.pixels(q, rgba)?;
+        self.check_knock_outs(&q.knock_out)?;
         let run = |knock_out: &[(usize, usize)], attentions: bool| {
             self.model
                 .forward(pixels.view(), &Options { attentions, knock_out: knock_out.to_vec(), ..Default::default() })

@@ -134,9 +134,18 @@ impl Processor {
     /// smaller than the crop is refused with the reason.
     pub fn apply(&self, rgb: ArrayView3<u8>) -> Result<Array3<f32>, String> {
         let (h, w, ch) = rgb.dim();
-        if ch != 3 || h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
+        if ch != 3 {
+            return Err(format!("the picture has {ch} colour channels, not 3 (red, green, blue)"));
+        }
+        if h == 0 || w == 0 || h > MAX_SIDE || w > MAX_SIDE {
+            return Err(format!("the picture is {w} × {h} pixels: each side must be 1 to {MAX_SIDE}"));
+        }
+        // A resize to a shortest edge makes a thin picture's long side longer still: bounded too.
+        let (rh, rw) = Processor { crop: None, ..self.clone() }.output_size((h, w));
+        if rh > MAX_SIDE || rw > MAX_SIDE {
             return Err(format!(
-                "the picture is {w} × {h} with {ch} channels: it needs 3 and sides of 1 to {MAX_SIDE}"
+                "the picture is {w} × {h} pixels, too thin: resized for the model it would be {rw} × {rh}, \
+                 past {MAX_SIDE} on a side"
             ));
         }
         let resized = match self.resize {

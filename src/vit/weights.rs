@@ -157,7 +157,8 @@ impl Weights {
         Ok(())
     }
 
-    /// The tensors a config calls for in `st`, with their shapes, in the checkpoint's names.
+    /// The tensors a config calls for, with their shapes, in the checkpoint's names (`tensors`, the
+    /// file's, says whether DeiT's teacher head is there).
     pub fn expected(cfg: &Config, tensors: &BTreeMap<String, TensorInfo>) -> Vec<(String, Vec<usize>)> {
         let (pre, c, f, k) = (prefix(cfg), cfg.hidden_size, cfg.intermediate_size, cfg.labels.len());
         let mut out = vec![

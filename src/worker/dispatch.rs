@@ -380,9 +380,10 @@ async fn translator(
     }
 }
 
-/// A vision model from `base`: `config.json` and `model.safetensors` as any model's, then
-/// `preprocessor_config.json`; kept in the cache once it loaded, removed when it fails. `None`
-/// when `only_cached` and it is not kept, or a later load replaced this one.
+/// A vision model from `base`: `preprocessor_config.json` (read and checked before the weights
+/// download), `config.json` and `model.safetensors` as any model's; kept in the cache once it
+/// loaded, removed when it fails. `None` when `only_cached` and it is not kept, or a later
+/// load replaced this one.
 async fn vision(
     w: &Worker,
     name: &str,
@@ -390,19 +391,42 @@ async fn vision(
     Caching { keep: use_cache, only_cached }: Caching,
     load: u64,
 ) -> Result<Option<(VisionSession, Source)>, String> {
-    let Some(mut files) =
-        fetch::model_files::<StreamLoader<Vit>>(name, base, None, use_cache, only_cached, load).await?
-    else {
-        return Ok(None);
+    // The image processor's settings: a small file, read and checked before the weights download
+    // (after the cache said it keeps the model, with `only_cached`: nothing is fetched unasked).
+    let processor = || async {
+        let side = super::side_file::fetch(base, "preprocessor_config.json", None, use_cache, load)
+            .await
+            .map_err(|e| format!("{name}: a vision model needs its preprocessor_config.json: {e}"))?;
+        let read = side
+            .text("preprocessor_config.json")
+            .and_then(|t| crate::vit::preprocess::Processor::from_json(t).map_err(|e| format!("{name}: {e}")));
+        match read {
+            Ok(p) => Ok((side, p)),
+            Err(e) => {
+                side.evict().await;
+                Err(e)
+            }
+        }
     };
-    if !w.current(load) {
-        return Ok(None);
-    }
-    let side = match super::side_file::fetch(base, "preprocessor_config.json", None, use_cache, load).await {
-        Ok(f) => f,
-        Err(e) => {
-            files.evict().await;
-            return Err(format!("{name}: a vision model needs its preprocessor_config.json: {e}"));
+    let weights = || fetch::model_files::<StreamLoader<Vit>>(name, base, None, use_cache, only_cached, load);
+    let ((side, processor), mut files) = if only_cached {
+        let Some(mut files) = weights().await? else { return Ok(None) };
+        match processor().await {
+            Ok(p) => (p, files),
+            Err(e) => {
+                files.evict().await;
+                return Err(e);
+            }
+        }
+    } else {
+        let p = processor().await?;
+        match weights().await {
+            Ok(Some(files)) => (p, files),
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                p.0.evict().await;
+                return Err(e);
+            }
         }
     };
     if !w.current(load) {
@@ -411,9 +435,7 @@ async fn vision(
     post(&Reply::Progress { phase: Phase::Parse, loaded: 0, total: None, load }, None);
     let session = (|| {
         let model = files.model.take().ok_or("the model was finished twice")?.finish().map_err(|e| e.to_string())?;
-        let processor = crate::vit::preprocess::Processor::from_json(side.text("preprocessor_config.json")?)
-            .map_err(|e| e.to_string())?;
-        Ok::<_, String>(VisionSession::with_model(model, processor))
+        VisionSession::with_model(model, processor).map_err(|e| e.to_string())
     })();
     match session {
         Ok(_) if !w.current(load) => Ok(None),

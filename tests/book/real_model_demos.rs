@@ -456,6 +456,11 @@ mod vision {
             assert!(num(&out["top"][0]["prob"]) > 0.99, "{pic:?}: {}", out["top"]);
         }
         let star = run(|_| {});
+        // The last layer's four heads: each its brightest weight on a different patch.
+        let heads = run(|p| p.show = Show::Heads);
+        let best: Vec<u64> = (0..4).map(|h| heads["maps"][h]["strongest"].as_u64().unwrap()).collect();
+        assert!(best.iter().enumerate().all(|(i, b)| !best[..i].contains(b)), "{best:?}");
+        says(&text, "each of the last layer's four heads has its brightest weight on a different patch");
         assert_eq!(star["grid"], 8);
         says(&text, &format!("with probability {:.2}%", num(&star["top"][0]["prob"]) * 100.0));
         says(&text, "with probability 99.99%");
@@ -494,7 +499,7 @@ mod vision {
         let circle = run(|p| (p.picture, p.knock) = (Picture::Circle, all.into()));
         let (label, pct) = top(&circle);
         says(&text, &format!("it becomes a {label}, at {pct}"));
-        assert_eq!(circle["unablated"][0]["label"], "square", "the same class, without the knock-outs");
+        assert!(num(&circle["unablated"][0]["prob"]) < 0.001, "without the knock-outs, hardly a square");
         says(&text, &format!("It answers {label}, with probability {:.2}", num(&circle["top"][0]["prob"])));
     }
 }

@@ -292,6 +292,18 @@ fn the_vision_session_answers_a_picture() {
     let bad = ClassifyQuery { knock_out: vec![(9, 0)], ..q.clone() };
     let e = pollster::block_on(s.answer(&bad, &rgba)).unwrap_err().to_string();
     assert_eq!(e, "layer 9, head 0 is not a head of this model: it has layers 0 to 2 and heads 0 to 1");
+    // A processor that does not make the model's picture size is refused at load; so is a picture
+    // that a resize to a shortest edge would make too long.
+    use attention_live::vit::preprocess::{Processor, Size};
+    let other = Processor { crop: Some((20, 20)), ..s.processor.clone() };
+    let e = VisionSession::with_model(Vit::load(&config, &bytes).unwrap(), other).err().unwrap().to_string();
+    assert!(e.contains("preprocessor_config.json makes pictures of 20 × 20, but the model reads 24 × 24"), "{e}");
+    let edge = Processor {
+        resize: Some((Size::ShortestEdge(24), attention_live::numerics::resample::Filter::Bilinear)),
+        ..s.processor.clone()
+    };
+    let e = edge.apply(ndarray::Array3::zeros((2, 8000, 3)).view()).unwrap_err();
+    assert!(e.contains("too thin"), "{e}");
     // The position embeddings' similarity: (grid², grid²), symmetric, 1 on the diagonal.
     let sim = position_similarity(&s.model);
     let g2 = s.model.config.grid().pow(2);

@@ -101,7 +101,7 @@ impl Demo for VisionDemo {
     const TITLE: &'static str = "A Vision Transformer, on your pictures";
     const CAPTION: &'static str = "A trained Vision Transformer classifies a picture on this computer. The picture \
         is cut into square patches, each one a token; the maps show, over the picture, where one token's attention \
-        goes (brighter: more weight), each map scaled to its largest weight.";
+        goes (brighter: more weight), each map scaled to its own range.";
     type Params = Params;
     type Output = Result<ClassifyQuery, String>;
     const MAIN: &'static [&'static str] = &["picture", "show", "layer", "mean"];

@@ -63,16 +63,21 @@ fn prediction_view(v: &Vision) -> impl IntoView {
         })
         .collect_view();
     let knocked = v.unablated.is_some();
+    const COUNTS: [&str; 4] = ["two", "three", "four", "five"];
+    let caption = match v.top.len() {
+        1 => "The model's likeliest class".to_string(),
+        n => format!("The model's {} likeliest classes", COUNTS.get(n.saturating_sub(2)).unwrap_or(&"five")),
+    };
     view! {
-        <table class="prediction">
-            <caption>"The model's five likeliest classes"</caption>
+        <div class="prediction-scroll"><table class="prediction">
+            <caption>{caption}</caption>
             <thead><tr>
                 <th scope="col">"class"</th>
                 <th scope="col">{if knocked { "probability, heads knocked out" } else { "probability" }}</th>
                 {knocked.then(|| view! { <th scope="col">"without the knock-outs"</th> })}
             </tr></thead>
             <tbody>{rows}</tbody>
-        </table>
+        </table></div>
         <p class="muted">{format!("Computed in {:.0} ms on {}.", Signed(v.compute_ms), v.backend)}</p>
         {v.notice.clone().map(|n| view! { <p class="notice" role="status">{n}</p> })}
     }
@@ -158,7 +163,13 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                     busy.set_value(true);
                 }
             }
-            Err(e) => failed.set(Some(e)),
+            Err(e) => {
+                // No picture of the reader's yet: the last answer is not about it.
+                if params.with_untracked(|p| p.picture) == Picture::Yours {
+                    result.set(None);
+                }
+                failed.set(Some(e))
+            }
         }
     };
     let back = move |w: ComputeWorker| {
