@@ -445,7 +445,13 @@ test("each model opens on its own featured head and prompts unless the link says
   await page.selectOption("#gpt2-model-b", "stories-llama");
   await page.waitForFunction(() => document.querySelector("#gpt2 .side-b")?.dataset.status === "ready", null, { timeout: 30000 });
   assert.equal(await page.$("#gpt2 input[type=file]"), null);
-  const tops = await page.$$eval("#gpt2 .model-side .gpt2-panels", (ps) => ps.map((p) => p.getBoundingClientRect().top));
+  // Level once both sides have laid out (a side's status lines settle a moment after it is ready).
+  const level = () => page.$$eval("#gpt2 .model-side .gpt2-panels", (ps) => ps.map((p) => p.getBoundingClientRect().top));
+  await page.waitForFunction(() => {
+    const t = [...document.querySelectorAll("#gpt2 .model-side .gpt2-panels")].map((p) => p.getBoundingClientRect().top);
+    return t.length === 2 && Math.abs(t[0] - t[1]) < 80;
+  }, null, { timeout: 10000 }).catch(() => {});
+  const tops = await level();
   assert.equal(tops.length, 2);
   assert.ok(Math.abs(tops[0] - tops[1]) < 80, `the two sides' views start level: ${tops}`);
   assert.deepEqual([...page.errors, ...linked.errors], []);
