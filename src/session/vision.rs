@@ -2,7 +2,7 @@
 //! processor. One question, one answer: a picture (RGBA pixels, as a canvas gives them) gives the
 //! prediction (the five likeliest classes), the picture as the model saw it (resized, cropped),
 //! and every layer's attention over the class token(s) and the patches; with heads knocked out,
-//! the prediction without them too, to compare.
+//! the same classes' probabilities without them too, to compare.
 //!
 //! What belongs to the model rather than to a picture comes once, in [`VisionInfo`]: its shape,
 //! its labels, and how alike its learned position embeddings are (each patch position's cosine
