@@ -333,15 +333,29 @@ fn candidates(logits: ArrayView1<f32>, q: &Query, text: impl Fn(u32) -> String) 
 /// The GPU's self-test: its logits against the CPU's, within [`SELF_TEST_TOL`] of the largest
 /// logit ([`F16_SELF_TEST_TOL`] with `rounded` f16 weights). The largest difference, or why not.
 fn self_test(cpu: &Array2<f32>, gpu: &Array2<f32>, rounded: bool) -> Result<f32, GpuError> {
-    let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
-    let err = cpu.iter().zip(gpu.iter()).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
-        if e.is_nan() {
-            f32::INFINITY
-        } else {
-            m.max(e)
-        }
-    });
     let tol = if rounded { F16_SELF_TEST_TOL } else { SELF_TEST_TOL };
+    let (cpu, gpu) = (cpu.as_standard_layout(), gpu.as_standard_layout());
+    logits_agree(cpu.as_slice().unwrap_or(&[]), gpu.as_slice().unwrap_or(&[]), tol)
+}
+
+/// Whether a GPU's logits match the CPU's within `tol` of the largest logit (the self-test of
+/// every family's session): the largest difference, or why not (a NaN, another length).
+pub fn logits_agree(cpu: &[f32], gpu: &[f32], tol: f32) -> Result<f32, GpuError> {
+    if cpu.is_empty() || cpu.len() != gpu.len() {
+        return Err(GpuError::SelfTest(format!("{} logits, not {}", gpu.len(), cpu.len())));
+    }
+    let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+    let err =
+        cpu.iter().zip(gpu).map(|(a, b)| (a - b).abs()).fold(
+            0.0f32,
+            |m, e| {
+                if e.is_nan() {
+                    f32::INFINITY
+                } else {
+                    m.max(e)
+                }
+            },
+        );
     if err.is_nan() || err > tol * scale {
         return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
     }

@@ -295,17 +295,8 @@ impl VisionSession {
         let test = |e: RunError| GpuError::SelfTest(e.to_string());
         let cpu = self.model.forward(pixels.view(), &Options::default()).map_err(test)?.logits;
         let out = g.forward(pixels.view(), &Options::default()).await?.logits;
-        let scale = cpu.iter().fold(1.0f32, |m, v| m.max(v.abs()));
-        let err = cpu.iter().zip(&out).map(|(a, b)| (a - b).abs()).fold(0.0f32, |m, e| {
-            if e.is_nan() {
-                f32::INFINITY
-            } else {
-                m.max(e)
-            }
-        });
-        if out.len() != cpu.len() || err > SELF_TEST_TOL * scale {
-            return Err(GpuError::SelfTest(format!("logits differ by {err:.2e} (largest logit {scale:.1})")));
-        }
+        let (cpu, out) = (cpu.as_standard_layout(), out.as_standard_layout());
+        super::serve::logits_agree(cpu.as_slice().unwrap_or(&[]), out.as_slice().unwrap_or(&[]), SELF_TEST_TOL)?;
         *self.gpu.borrow_mut() = Some(Rc::new(g));
         Ok(())
     }
