@@ -317,24 +317,31 @@ impl VisionSession {
     pub fn classify(&self, q: &ClassifyQuery, rgba: &[u8]) -> Result<Vision, RunError> {
         let pixels = self.pixels(q, rgba)?;
         self.check_knock_outs(&q.knock_out)?;
-        let run = |knock_out: &[(usize, usize)], attentions: bool| {
-            self.model
-                .forward(pixels.view(), &Options { attentions, knock_out: knock_out.to_vec(), ..Default::default() })
-        };
-        let out = run(&q.knock_out, true)?;
-        let plain = if q.knock_out.is_empty() { None } else { Some(run(&[], false)?) };
-        Ok(self.assemble(q, &pixels, out, plain, "the CPU".into()))
+        self.classify_pixels(q, &pixels)
+    }
+
+    /// The passes a query asks for: with its knock-outs and every attention, and, when it knocks
+    /// heads out, one without them for the probabilities to compare.
+    fn passes(q: &ClassifyQuery) -> (Options, Option<Options>) {
+        let shown = Options { attentions: true, knock_out: q.knock_out.clone(), ..Default::default() };
+        (shown, (!q.knock_out.is_empty()).then(Options::default))
+    }
+
+    /// Classifies preprocessed pixels on the CPU.
+    fn classify_pixels(&self, q: &ClassifyQuery, pixels: &Array3<f32>) -> Result<Vision, RunError> {
+        let (shown, plain) = Self::passes(q);
+        let out = self.model.forward(pixels.view(), &shown)?;
+        let plain = plain.map(|o| self.model.forward(pixels.view(), &o)).transpose()?;
+        Ok(self.assemble(q, pixels, out, plain, "the CPU".into()))
     }
 
     async fn classify_on(&self, g: &GpuVit, q: &ClassifyQuery, pixels: &Array3<f32>) -> Result<Vision, GpuError> {
-        let opts = |knock_out: &[(usize, usize)], attentions: bool| Options {
-            attentions,
-            knock_out: knock_out.to_vec(),
-            ..Default::default()
+        let (shown, plain) = Self::passes(q);
+        let out = g.forward(pixels.view(), &shown).await?;
+        let plain = match plain {
+            Some(o) => Some(g.forward(pixels.view(), &o).await?),
+            None => None,
         };
-        let out = g.forward(pixels.view(), &opts(&q.knock_out, true)).await?;
-        let plain =
-            if q.knock_out.is_empty() { None } else { Some(g.forward(pixels.view(), &opts(&[], false)).await?) };
         Ok(self.assemble(q, pixels, out, plain, format!("WebGPU ({})", g.gpu.name)))
     }
 
@@ -355,7 +362,8 @@ impl VisionSession {
             }
         }
         let notice = self.notice.borrow_mut().take();
-        match self.classify(q, rgba) {
+        // The pixels prepared above: a large photo is not resized twice.
+        match self.classify_pixels(q, &pixels) {
             Ok(v) => Ok(Vision { notice, ..v }),
             Err(e) => {
                 *self.notice.borrow_mut() = notice;
