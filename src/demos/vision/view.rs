@@ -283,7 +283,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 .collect::<Vec<_>>()
         })
     });
-    let seen = Signal::derive(move || result.with(|r| r.as_ref().map(|v| Arc::new(v.seen.clone()))));
+    // Copied once per answer, not at every paint of every map.
+    let seen = Memo::new(move |_| result.with(|r| r.as_ref().map(|v| Arc::new(v.seen.clone()))));
     // A click on a map (but the tiles of figure 7) picks the patch.
     let pick = Callback::new(move |(i, cell): (usize, usize)| {
         let tiles = shown.with(|m| m.get(i).is_some_and(|m| m.outline.is_none() && !m.picture));
