@@ -285,6 +285,7 @@ registry! {
     collapse: CollapseDemo in transformer_block,
     train_lab: TrainLabDemo in training,
     gpt2: Gpt2Demo in gpt2_live,
+    inside: InsideDemo in inside,
     vision: VisionDemo in images,
     attention_cost: AttentionCostDemo in efficient,
     sliding_window: SlidingWindowDemo in efficient,
@@ -327,9 +328,10 @@ pub fn now<T>(fut: impl std::future::Future<Output = T>) -> Result<T, String> {
     }
 }
 
-/// What a demo that reads a model's insides asks the compute worker (`kit::probe`): a bundled
-/// model by its folder, checked against its pins, or SmolLM2-135M from this browser's Cache
-/// Storage only (a 270 MB download is the chapter "A real model, live"'s to offer, not a demo's).
+/// What a demo that reads a model's insides asks the compute worker (`kit::probe`), on the CPU:
+/// a bundled model by its folder, checked against its pins, or GPT-2 small or SmolLM2-135M from
+/// this browser's Cache Storage only (a download of hundreds of MB is the chapter "A real model,
+/// live"'s to offer, not a demo's).
 #[cfg(target_arch = "wasm32")]
 pub fn ask_model(
     key: &str,
@@ -338,14 +340,19 @@ pub fn ask_model(
 ) -> Option<crate::kit::probe::Ask> {
     use crate::session::manifest;
     let base = gpt2::model_base(key, "")?;
-    let hub = key == "smollm2";
+    let (only_cached, label, expect) = match key {
+        "smollm2" => (true, "SmolLM2-135M".to_string(), manifest::smollm2_135m()),
+        "gpt2" => (true, "GPT-2 small".to_string(), Some(manifest::gpt2_small())),
+        _ => (false, label.to_string(), manifest::bundled(&base)),
+    };
     Some(crate::kit::probe::Ask {
         model: key.into(),
-        label: if hub { "SmolLM2-135M".into() } else { label.into() },
-        expect: if hub { manifest::smollm2_135m() } else { manifest::bundled(&base) },
+        label,
+        expect,
         base,
-        only_cached: hub,
+        only_cached,
         requests,
+        backend: crate::session::protocol::BackendChoice::Cpu,
     })
 }
 

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 
 use super::gpu::GpuGpt2;
 use super::{Config, ForwardOptions, ForwardOutput, Gpt2, KvCache, RunError};
@@ -44,6 +44,9 @@ impl CpuModel for Gpt2 {
     }
     fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError> {
         Gpt2::head_qkv(self, tokens, layer, head)
+    }
+    fn read_out(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        Gpt2::read_out(self, x)
     }
 }
 

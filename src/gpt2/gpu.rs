@@ -14,6 +14,7 @@ use crate::gpu::params;
 use crate::gpu::table::{self, TableChunk};
 use crate::gpu::{Gpu, GpuError, Precision, Weight};
 pub use crate::model::engine::GpuKvCache;
+use crate::model::patch::GpuPatches;
 use crate::model::readout::{Offsets, Sizes};
 
 struct GpuLinear {
@@ -199,6 +200,7 @@ impl GpuGpt2 {
         self.gpu.check_size("the logits", (logit_rows * cfg.vocab_size * 4) as u64)?;
         let sc = self.scratch(t);
         let gpu = &self.gpu;
+        let patches = GpuPatches::new(gpu, &opts.patches);
         let logits_buf =
             if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
         // Everything is recorded into one batch: one submission, and one readback that holds the
@@ -213,6 +215,7 @@ impl GpuGpt2 {
                 gpu.write(&sc.ids, 0, bytemuck::cast_slice(tokens));
                 // x₀ = wte[token] + wpe[position]: (T, C), one dispatch per chunk of the table
                 table::embed(&mut b, &sc.ids, &self.wte, (&self.wpe, true), &sc.x, (t, c, past));
+                patches.residual(&mut b, 0, &sc.x, c);
                 if opts.hidden_states {
                     at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
@@ -263,11 +266,16 @@ impl GpuGpt2 {
                             kernels::pool(&mut b, w, tb, (n_head, t, s_len), rk, l);
                         }
                     }
+                    patches.heads(&mut b, l, &sc.y, (t, c, hd));
+                    if opts.head_outputs {
+                        at.head_outputs.push(b.read(&sc.y, 0, t * c));
+                    }
                     // x ← x + attn: (T, C) x (C, C) -> (T, C), added into x
                     self.linear(&mut b, &sc.y, &blk.attn_c_proj, &sc.x, t, Epilogue::Accumulate);
                     // MLP: x ← x + c_proj(GELU(c_fc(ln_2(x)))), the GELU in c_fc's epilogue
                     self.norm_linear(&mut b, &sc, &blk.ln_2, &blk.c_fc, &sc.a, t, Epilogue::Gelu);
                     self.linear(&mut b, &sc.a, &blk.mlp_c_proj, &sc.x, t, Epilogue::Accumulate);
+                    patches.residual(&mut b, l + 1, &sc.x, c);
                     if opts.hidden_states {
                         at.hidden.push(b.read(&sc.x, 0, t * c));
                     }
@@ -289,7 +297,8 @@ impl GpuGpt2 {
             None => Vec::new(),
         };
         let (layers, vocab) = (cfg.n_layer, cfg.vocab_size);
-        at.unpack(&all, Sizes { layers, heads: n_head, t, s: s_len, width: c, vocab, logit_rows, thumbs })
+        let z = Sizes { layers, heads: n_head, t, s: s_len, width: c, heads_width: c, vocab, logit_rows, thumbs };
+        at.unpack(&all, z)
     }
 
     /// y ← layer_norm(x[row0 .. row0 + rows]): (rows, C).

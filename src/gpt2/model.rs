@@ -59,14 +59,15 @@ impl Gpt2 {
         for (i, (mut row, &id)) in x.rows_mut().into_iter().zip(tokens).enumerate() {
             row.assign(&(&w.wte.row(id as usize) + &w.wpe.row(past + i)));
         }
+        opts.patches.residual_into(0, x.view_mut());
         let mut hidden_states = Vec::new();
         if opts.hidden_states {
             hidden_states.push(x.clone());
         }
         let mut attentions = Vec::with_capacity(cfg.n_layer);
-        let mut thumbnails = Vec::new();
+        let (mut thumbnails, mut head_outputs) = (Vec::new(), Vec::new());
         for (l, block) in w.h.iter().enumerate() {
-            let (y, att, thumb) = self.attention(l, block, x.view(), cache, past, opts);
+            let (y, att, thumb) = self.attention(l, block, x.view(), cache, past, opts, &mut head_outputs);
             x += &y;
             attentions.push(att);
             thumbnails.extend(thumb);
@@ -75,6 +76,7 @@ impl Gpt2 {
             let mut a = linear(h.view(), &block.mlp.c_fc);
             gelu_in_place(a.as_slice_mut().expect("a fresh array is contiguous"));
             x += &linear(a.view(), &block.mlp.c_proj);
+            opts.patches.residual_into(l + 1, x.view_mut());
             if opts.hidden_states {
                 hidden_states.push(x.clone());
             }
@@ -84,11 +86,13 @@ impl Gpt2 {
         let h = layer_norm(last, &w.ln_f, cfg.layer_norm_epsilon);
         // The LM head is tied to the token embeddings: (T, C) x (C, vocab) -> (T, vocab)
         let logits = tied_logits(h.view(), &w.wte);
-        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails, head_outputs })
     }
 
     /// One block's attention sub-layer: returns its contribution to the residual stream (T, C)
-    /// and, if captured, its weights (H, T, S) and their thumbnails.
+    /// and, if captured, its weights (H, T, S) and their thumbnails; the heads' output before
+    /// the projection is pushed to `head_outputs` when asked for.
+    #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         l: usize,
@@ -97,6 +101,7 @@ impl Gpt2 {
         cache: &mut KvCache,
         past: usize,
         opts: &ForwardOptions,
+        head_outputs: &mut Vec<Array2<f32>>,
     ) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
         let cfg = &self.config;
         let (t, c, n_head, hd) = (x.nrows(), cfg.n_embd, cfg.n_head, cfg.head_dim());
@@ -129,8 +134,19 @@ impl Gpt2 {
                 max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
             }
         }
+        opts.patches.heads_into(l, y.view_mut(), hd);
+        if opts.head_outputs {
+            head_outputs.push(y.clone());
+        }
         // (T, C) x (C, C) -> (T, C)
         (linear(y.view(), &block.attn.c_proj), weights, thumbs)
+    }
+
+    /// The residual stream x (T, C) read as the last block's output is: through `ln_f` and the
+    /// tied LM head, (T, vocab) logits (the logit lens reads every block's output so).
+    pub fn read_out(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        let h = layer_norm(x, &self.weights.ln_f, self.config.layer_norm_epsilon);
+        tied_logits(h.view(), &self.weights.wte)
     }
 
     /// One head's queries, keys and values for `tokens` from position 0, each (T, head_dim):

@@ -29,6 +29,8 @@ pub struct Ask {
     pub only_cached: bool,
     /// The questions, answered in this order.
     pub requests: Vec<Request>,
+    /// Where the model runs (the demos that ask small questions: the CPU).
+    pub backend: BackendChoice,
 }
 
 /// What a probe shows: the model being loaded or held, and the answers of the latest batch.
@@ -39,6 +41,8 @@ pub struct Probe<T: Send + Sync + 'static> {
     pub dims: RwSignal<Option<(usize, usize)>>,
     /// The answers, in the order asked, once every one has come.
     pub answers: RwSignal<Option<Vec<T>>>,
+    /// The worker, for what a demo sends beside its questions (a Stop).
+    pub worker: ComputeWorker,
 }
 
 impl<T: Send + Sync + 'static> Clone for Probe<T> {
@@ -73,7 +77,7 @@ impl<T: Send + Sync + 'static> Probe<T> {
     }
 }
 
-/// Starts a worker (on the CPU: the demos ask small questions, answered at once) and keeps it
+/// Starts a worker (on the backend `ask()` names) and keeps it
 /// answering `ask()` whenever that changes. `pick` reads an answer from the worker's events: its
 /// request id and value.
 pub fn probe<T: Clone + Send + Sync + 'static>(
@@ -92,9 +96,11 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
     // The number of the latest load sent: a reply about an earlier one (the reader changed the
     // model while it loaded) is dropped, and the worker drops that load's model.
     let load_no = StoredValue::new(0u64);
+    // The backend asked for, sent to every fresh worker and again when the controls change it.
+    let backend = StoredValue::new(BackendChoice::Cpu);
     let worker = ComputeWorker::new(move |w, ev| match ev {
         Event::Ready => {
-            w.send(Request::Backend { choice: BackendChoice::Cpu, fault: false });
+            w.send(Request::Backend { choice: backend.get_value(), fault: false });
         }
         Event::Reply(r) if r.load() != 0 && r.load() != load_no.get_value() => {}
         Event::Reply(Reply::Loaded { name, n_layer, n_head, .. }) => {
@@ -139,6 +145,10 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
 
     Effect::new(move |_| {
         let Some(a) = ask() else { return };
+        if a.backend != backend.get_value() {
+            backend.set_value(a.backend);
+            worker.send(Request::Backend { choice: a.backend, fault: false });
+        }
         if loaded.get().as_deref() == Some(a.model.as_str()) {
             got.update_value(HashMap::clear);
             answers.set(None);
@@ -162,5 +172,5 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
             worker.send(Request::Load { name: a.model, base: a.base, expect: a.expect, cache, only_cached, load });
         }
     });
-    Probe { loaded, loading, dims, answers }
+    Probe { loaded, loading, dims, answers, worker }
 }

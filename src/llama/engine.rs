@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 
 use super::gpu::GpuLlama;
 use super::{Config, ForwardOptions, ForwardOutput, KvCache, Llama, RunError};
@@ -44,6 +44,9 @@ impl CpuModel for Llama {
     }
     fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError> {
         Llama::head_qkv(self, tokens, layer, head)
+    }
+    fn read_out(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        Llama::read_out(self, x)
     }
 }
 

@@ -67,6 +67,7 @@ impl Llama {
         for (mut row, &id) in x.rows_mut().into_iter().zip(tokens) {
             row.assign(&w.embed_tokens.row(id as usize));
         }
+        opts.patches.residual_into(0, x.view_mut());
         let mut hidden_states = Vec::new();
         if opts.hidden_states {
             hidden_states.push(x.clone());
@@ -74,13 +75,14 @@ impl Llama {
         // The rotation of positions past .. past + T, shared by every layer.
         let rope = Rope::new(cfg.head_dim, cfg.rope_theta, past, t);
         let mut attentions = Vec::with_capacity(cfg.num_hidden_layers);
-        let mut thumbnails = Vec::new();
+        let (mut thumbnails, mut head_outputs) = (Vec::new(), Vec::new());
         for (l, layer) in w.layers.iter().enumerate() {
-            let (y, att, thumb) = self.attention(l, layer, x.view(), &rope, cache, past, opts);
+            let (y, att, thumb) = self.attention(l, layer, x.view(), (&rope, past), cache, opts, &mut head_outputs);
             x += &y;
             attentions.push(att);
             thumbnails.extend(thumb);
             x += &self.mlp(layer, x.view());
+            opts.patches.residual_into(l + 1, x.view_mut());
             if opts.hidden_states {
                 hidden_states.push(x.clone());
             }
@@ -93,21 +95,30 @@ impl Llama {
         if logits.iter().any(|v| !v.is_finite()) {
             return Err(RunError::NotFinite);
         }
-        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails, head_outputs })
+    }
+
+    /// The residual stream x (T, C) read as the last layer's output is: through the final norm
+    /// and the output layer, (T, vocab) logits (the logit lens reads every layer's output so).
+    pub fn read_out(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        let h = rms_norm(x, &self.weights.norm, self.config.rms_norm_eps);
+        logits(h.view(), self.weights.output())
     }
 
     /// One layer's attention sub-layer: returns its contribution to the residual stream (T, C)
-    /// and, if captured, its weights (H, T, S) and their thumbnails.
+    /// and, if captured, its weights (H, T, S) and their thumbnails; the heads' output before
+    /// the projection is pushed to `head_outputs` when asked for. `rope` turns
+    /// the new tokens' positions, from `past` on.
     #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         l: usize,
         layer: &Layer,
         x: ArrayView2<f32>,
-        rope: &Rope,
+        (rope, past): (&Rope, usize),
         cache: &mut KvCache,
-        past: usize,
         opts: &ForwardOptions,
+        head_outputs: &mut Vec<Array2<f32>>,
     ) -> (Array2<f32>, Option<Array3<f32>>, Option<Array3<f32>>) {
         let cfg = &self.config;
         let (t, n_head, d) = (x.nrows(), cfg.num_attention_heads, cfg.head_dim);
@@ -143,6 +154,10 @@ impl Llama {
             if let Some(th) = thumbs.as_mut() {
                 max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
             }
+        }
+        opts.patches.heads_into(l, y.view_mut(), d);
+        if opts.head_outputs {
+            head_outputs.push(y.clone());
         }
         // (T, H·D) x (H·D, C) -> (T, C)
         (a.o_proj.apply(y.view()), weights, thumbs)

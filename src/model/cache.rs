@@ -48,6 +48,14 @@ impl KvCache {
         self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::clear);
         self.len = 0;
     }
+    /// Forgets every position from `len` on: a pass that differs from there on starts again
+    /// from the positions before it.
+    pub fn truncate(&mut self, len: usize) {
+        let len = len.min(self.len);
+        let keep = len * self.width;
+        self.k.iter_mut().chain(self.v.iter_mut()).for_each(|rows| rows.truncate(keep));
+        self.len = len;
+    }
     /// The bytes the cached keys and values take: 2 (K and V) · layers · positions · width · 4
     /// (f32), counted from what is stored.
     pub fn bytes(&self) -> usize {

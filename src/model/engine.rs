@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::rc::Rc;
 
-use ndarray::Array2;
+use ndarray::{Array2, ArrayView2};
 
 use super::{ForwardOptions, ForwardOutput, KvCache, RunError, Shape};
 use crate::gpu::{Gpu, GpuError, Precision};
@@ -26,6 +26,9 @@ pub trait CpuModel {
     /// One query head's queries and its key and value head's keys and values for `tokens`, (T, D)
     /// each, as the head attends with them (a Llama-family model's queries and keys rotated).
     fn head_qkv(&self, tokens: &[u32], layer: usize, head: usize) -> Result<[Array2<f32>; 3], RunError>;
+    /// The residual stream x (T, C) read out as the last block's output is: the final norm and
+    /// the LM head, (T, vocab) logits (the logit lens).
+    fn read_out(&self, x: ArrayView2<f32>) -> Array2<f32>;
 }
 
 /// The same model on the GPU: uploaded from the CPU model, its forward pass awaits the device.
@@ -116,6 +119,13 @@ impl Cache {
             Cache::Gpu(c) => c.clear(),
         }
     }
+    /// Forgets every position from `len` on (the next pass writes there).
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            Cache::Cpu(c) => c.truncate(len),
+            Cache::Gpu(c) => c.len = c.len.min(len),
+        }
+    }
     /// The bytes the cached keys and values take: 2 · layers · positions · width · 4 on either
     /// backend (width: one key per KV head, so H / KV times less than one per query head).
     pub fn bytes(&self) -> usize {
@@ -176,6 +186,7 @@ impl<G: GpuModel> Engine<G> {
         opts: &ForwardOptions,
     ) -> Result<ForwardOutput, EngineError> {
         cpu.check_input(tokens, cache.len())?;
+        opts.patches.check(&cpu.shape(), tokens.len())?;
         let out = match (self, cache) {
             (Engine::Cpu(m), Cache::Cpu(c)) => m.forward(tokens, c, opts)?,
             (Engine::Gpu(m), Cache::Gpu(c)) => m.forward(tokens, c, opts).await.map_err(EngineError::Gpu)?,

@@ -33,6 +33,8 @@ pub enum RunError {
     },
     /// A picture that cannot be read or prepared, and why.
     Picture(String),
+    /// A look-inside request that does not fit (patches, the lens's or a sweep's length), and why.
+    Inside(String),
 }
 
 impl fmt::Display for RunError {
@@ -48,7 +50,7 @@ impl fmt::Display for RunError {
                 "the model computed NaN or infinite scores: its weights are finite but so large that \
                  their products overflow 32-bit floats (the checkpoint is broken)"
             ),
-            RunError::Picture(why) => write!(f, "{why}"),
+            RunError::Picture(why) | RunError::Inside(why) => write!(f, "{why}"),
             RunError::ImageShape { got, want } => write!(
                 f,
                 "the image is {} × {} pixels with {} channels, but the model takes {} × {} with {}",

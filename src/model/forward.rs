@@ -3,7 +3,7 @@
 
 use ndarray::{Array2, Array3};
 
-use super::{Capture, RunError};
+use super::{Capture, Patches, RunError};
 
 #[derive(Debug, Clone, Default)]
 pub struct ForwardOptions {
@@ -19,6 +19,10 @@ pub struct ForwardOptions {
     /// Also keep every layer's weights shrunk to at most n × n per head (each cell the largest
     /// weight of its block): a model view of long prompts without storing every T × T matrix.
     pub thumbnails: Option<usize>,
+    /// Keep each layer's heads' concatenated output before the output projection.
+    pub head_outputs: bool,
+    /// Values written in place of what the pass computes (`model::patch`).
+    pub patches: Patches,
 }
 
 pub struct ForwardOutput {
@@ -30,6 +34,9 @@ pub struct ForwardOutput {
     pub hidden_states: Vec<Array2<f32>>,
     /// Per layer, when asked for: (H, min(T, n), min(S, n)), each head's weights max-pooled.
     pub thumbnails: Vec<Array3<f32>>,
+    /// Per layer, when asked for: (T, H·D), the heads' outputs side by side before the output
+    /// projection (a knocked-out head's are zero, a patched head's the patch).
+    pub head_outputs: Vec<Array2<f32>>,
 }
 
 impl ForwardOutput {

@@ -10,6 +10,8 @@
 //! - `linear`: a projection stored (out, in) as nn.Linear does, packed for the browser's kernel;
 //!   `dense`: such a projection with its bias, a layer norm and an MLP's activation (the
 //!   encoder-style engines'), and `gpu_dense` the same on the GPU;
+//! - `patch`: values written into a pass in place of what it computed (activation patching),
+//!   on the CPU and as copies on the GPU;
 //! - `sample`: from logits to the next token (temperature, top-k, top-p, greedy);
 //! - `shape`: a loaded model's sizes (`Shape`), whatever its config calls them;
 //! - `stream`: a checkpoint loaded while it downloads, for every family (`Streamed`: each
@@ -27,6 +29,7 @@ pub mod forward;
 pub mod gpu_dense;
 pub mod limits;
 pub mod linear;
+pub mod patch;
 pub mod readout;
 pub mod sample;
 pub mod shape;
@@ -35,4 +38,5 @@ pub mod stream;
 pub use cache::{Capture, KvCache};
 pub use error::RunError;
 pub use forward::{ForwardOptions, ForwardOutput};
+pub use patch::Patches;
 pub use shape::Shape;

@@ -17,6 +17,8 @@ pub struct Offsets {
     pub thumbnails: Option<usize>,
     /// The residual stream after the embeddings and after each block, (T, C) each.
     pub hidden: Vec<usize>,
+    /// Each layer's heads' output before the projection, (T, H·D) each.
+    pub head_outputs: Vec<usize>,
 }
 
 /// The sizes of one pass's results.
@@ -29,6 +31,8 @@ pub struct Sizes {
     pub s: usize,
     /// C, the residual stream's width.
     pub width: usize,
+    /// H·D, the heads' outputs side by side.
+    pub heads_width: usize,
     pub vocab: usize,
     /// 1, or T with `all_logits`.
     pub logit_rows: usize,
@@ -63,6 +67,9 @@ impl Offsets {
             .iter()
             .map(|&from| Array2::from_shape_vec((t, z.width), slice(from, t * z.width)?).map_err(shape_err))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails })
+        let rows =
+            |from: usize, width: usize| Array2::from_shape_vec((t, width), slice(from, t * width)?).map_err(shape_err);
+        let head_outputs = self.head_outputs.iter().map(|&from| rows(from, z.heads_width)).collect::<Result<_, _>>()?;
+        Ok(ForwardOutput { logits, attentions, hidden_states, thumbnails, head_outputs })
     }
 }

@@ -1,6 +1,7 @@
 //! Pure numerics on ndarray: no DOM, built and tested natively.
 pub mod attention;
 pub mod block;
+pub mod detectors;
 pub mod f4;
 pub mod flash;
 pub mod format;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::family::ModelFamily;
 use super::generation::Generation;
+use super::inside::{HeadScores, HeadsQuery, Lens, LensQuery, PatchQuery, PatchSweep};
 use super::protocol::{Analysis, Attention, HeadQkv, Query, Reply, Source, Token};
 use super::serve::Session;
 use crate::formats::LoadError;
@@ -245,5 +246,21 @@ impl ModelSession {
     /// continuation so far as text (see `Session::generate`).
     pub async fn generate(&self, q: &Query, steps: usize, emit: impl FnMut(Token, String)) -> Result<(), RunError> {
         each!(self, s => s.generate(q, steps, emit).await)
+    }
+
+    pub async fn lens(&self, q: &LensQuery) -> Result<Lens, RunError> {
+        each!(self, s => s.lens(q).await)
+    }
+
+    pub async fn start_patching(&self, q: &PatchQuery) -> Result<PatchSweep, RunError> {
+        each!(self, s => s.start_patching(q).await)
+    }
+
+    pub async fn patch_step(&self, sweep: &mut PatchSweep) -> Result<(), RunError> {
+        each!(self, s => s.patch_step(sweep).await)
+    }
+
+    pub async fn head_detectors(&self, q: &HeadsQuery) -> Result<HeadScores, RunError> {
+        each!(self, s => s.head_detectors(q).await)
     }
 }

@@ -49,6 +49,10 @@ pub trait ModelFamily: CpuModel + Streamed + Sized + 'static {
     /// prompt starts from the tokenizer's start token, or is refused (`RunError::Empty`).
     fn tokens(tok: &Self::Tokenizer, prompt: &str, window: usize) -> Result<(Vec<u32>, usize), RunError>;
 
+    /// A text's own tokens, without what the tokenizer puts around a prompt (a start token):
+    /// an answer token, or the letters of the head detectors' random sequence.
+    fn text_tokens(tok: &Self::Tokenizer, text: &str) -> Result<Vec<u32>, RunError>;
+
     /// One token as text (a byte-level token that is part of a character shows its bytes).
     fn token_text(tok: &Self::Tokenizer, id: u32) -> String;
 

@@ -50,6 +50,10 @@ impl ModelFamily for Gpt2 {
         Ok((ids, dropped))
     }
 
+    fn text_tokens(tok: &Tokenizer, text: &str) -> Result<Vec<u32>, RunError> {
+        tok.encode_checked(text)
+    }
+
     fn token_text(tok: &Tokenizer, id: u32) -> String {
         tok.token_text(id)
     }

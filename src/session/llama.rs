@@ -58,6 +58,10 @@ impl ModelFamily for Llama {
         Ok((ids, dropped))
     }
 
+    fn text_tokens(tok: &Tokenizer, text: &str) -> Result<Vec<u32>, RunError> {
+        Ok(tok.encode_text(text))
+    }
+
     fn token_text(tok: &Tokenizer, id: u32) -> String {
         tok.token_text(id)
     }

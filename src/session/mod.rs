@@ -7,6 +7,8 @@
 //!   the tokens that end a text);
 //! - `family`: what a family gives the session (`ModelFamily`: its CPU model, GPU twin and
 //!   tokenizer); `gpt2` and `llama` implement it;
+//! - `inside`: looking inside a loaded model: the logit lens, activation patching sweeps (one
+//!   run at a time, for progress and Stop) and head detectors;
 //! - `any`: `ModelSession`, a session of whichever family `config.json` names (the worker's);
 //! - `protocol`: the compute worker's typed messages, the same types on both ends, split by
 //!   concern (models, the training lab, probes);
@@ -22,6 +24,7 @@ pub mod download;
 pub mod family;
 pub mod generation;
 pub mod gpt2;
+pub mod inside;
 pub mod llama;
 pub mod manifest;
 pub mod protocol;

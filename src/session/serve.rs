@@ -155,7 +155,7 @@ impl<F: ModelFamily> Session<F> {
     /// for good (with a notice for the page) and this call is answered by the CPU: `cache` is
     /// then rebuilt from `history` (the tokens the cache held) plus `tokens`. Logits that
     /// overflowed are refused on either backend (`Engine::forward`).
-    async fn run(
+    pub(super) async fn run(
         &self,
         history: &[u32],
         tokens: &[u32],

@@ -16,7 +16,7 @@ use crate::marian::{Marian, Tokenizer};
 use crate::model::stream::StreamLoader;
 use crate::session::any::{family, ModelLoader, ModelSession as Session};
 use crate::session::manifest::Manifest;
-use crate::session::protocol::{Backend, BackendChoice, Phase, Reply, Request, Source};
+use crate::session::protocol::{self, Backend, BackendChoice, Phase, Reply, Request, Source};
 use crate::session::translate::TranslationSession;
 use crate::session::vision::VisionSession;
 use crate::vit::Vit;
@@ -448,6 +448,45 @@ async fn vision(
 }
 
 /// A load failed: the page shows `message` unless a later load superseded this one.
+/// A patching sweep, one run at a time: the worker takes its turn per slice of about 50 ms, lets
+/// the page's messages in between (a Stop, another request) and reports progress per slice.
+async fn patch(w: &Worker, q: &protocol::PatchQuery) {
+    let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
+    w.stop.set(false);
+    let clock = clock();
+    let t0 = clock();
+    let started = {
+        let _turn = w.turn().await;
+        s.start_patching(q).await
+    };
+    w.post_notice(&s);
+    let mut sweep = match started {
+        Ok(sw) => sw,
+        Err(e) => return error(Some(q.id), e.to_string()),
+    };
+    while !sweep.finished() {
+        if w.stop.get() {
+            return post(&Reply::Stopped { id: q.id }, None);
+        }
+        {
+            let _turn = w.turn().await;
+            let slice = clock();
+            while !sweep.finished() && clock() - slice < 50.0 {
+                if let Err(e) = s.patch_step(&mut sweep).await {
+                    w.post_notice(&s);
+                    return error(Some(q.id), e.to_string());
+                }
+            }
+        }
+        w.post_notice(&s);
+        post(&Reply::PatchProgress { id: q.id, done: sweep.done(), total: sweep.total() }, None);
+        let_messages_in().await;
+    }
+    let mut answer = sweep.answer();
+    answer.compute_ms = clock() - t0;
+    post(&Reply::Patching(answer), None);
+}
+
 fn load_error(load: u64, message: String) {
     post(&Reply::Error { id: None, message, load }, None);
 }
@@ -608,6 +647,35 @@ pub async fn handle(w: Rc<Worker>, req: Request, data: JsValue) {
             }
         }
         Request::Stop => w.stop.set(true),
+        Request::Lens(q) => {
+            let _turn = w.turn().await;
+            let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let t0 = js_sys::Date::now();
+            let out = s.lens(&q).await;
+            w.post_notice(&s);
+            match out {
+                Ok(mut l) => {
+                    l.compute_ms = js_sys::Date::now() - t0;
+                    post(&Reply::Lens(l), None)
+                }
+                Err(e) => error(Some(q.id), e.to_string()),
+            }
+        }
+        Request::Heads(q) => {
+            let _turn = w.turn().await;
+            let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
+            let t0 = js_sys::Date::now();
+            let out = s.head_detectors(&q).await;
+            w.post_notice(&s);
+            match out {
+                Ok(mut h) => {
+                    h.compute_ms = js_sys::Date::now() - t0;
+                    post(&Reply::Heads(h), None)
+                }
+                Err(e) => error(Some(q.id), e.to_string()),
+            }
+        }
+        Request::Patch(q) => patch(&w, &q).await,
         Request::AttentionBench { id, n, d } => {
             // The benchmark uses whatever adapter exists, software ones included (the page says which).
             let _turn = w.turn().await;

@@ -11,6 +11,8 @@ use attention_live::gpu::Gpu;
 #[allow(dead_code)] // each test binary uses a part
 pub mod gpu_ops;
 #[allow(dead_code)] // each test binary uses a part
+pub mod inside;
+#[allow(dead_code)] // each test binary uses a part
 pub mod llama_ops;
 
 /// `config.json` text and `model.safetensors` bytes of a folder, relative to the repository.

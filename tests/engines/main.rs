@@ -17,6 +17,7 @@ mod gpt2_loader;
 mod gpt2_ops;
 mod gpt2_reference;
 mod gpt2_sampling;
+mod inside;
 mod llama;
 mod llama_bundled;
 mod llama_tokenizer;

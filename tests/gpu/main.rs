@@ -13,6 +13,7 @@ mod gpt2_backend;
 mod gpu_counts;
 mod gpu_kernels;
 mod gpu_llama_kernels;
+mod inside_gpu;
 mod llama_gpu;
 mod marian_gpu;
 mod vit_gpu;

@@ -8,6 +8,7 @@ use crate::gpu::table;
 use crate::gpu::GpuError;
 use crate::llama::ops::Rope;
 use crate::llama::{ForwardOptions, ForwardOutput};
+use crate::model::patch::GpuPatches;
 use crate::model::readout::{Offsets, Sizes};
 
 impl GpuLlama {
@@ -35,6 +36,7 @@ impl GpuLlama {
         self.gpu.check_size("the logits", (logit_rows * cfg.vocab_size * 4) as u64)?;
         let sc = self.scratch(t);
         let gpu = &self.gpu;
+        let patches = GpuPatches::new(gpu, &opts.patches);
         let logits_buf =
             if logit_rows == 1 { sc.logits.clone() } else { gpu.buffer("logits", logit_rows * cfg.vocab_size) };
         // The turns of positions past .. past + T, shared by every layer: (T, D) = [cos | sin].
@@ -52,6 +54,7 @@ impl GpuLlama {
                 gpu.write(&sc.rope, 0, bytemuck::cast_slice(rope.as_slice().expect("standard layout")));
                 // x₀ = embed_tokens[token]: (T, C), one dispatch per chunk, no positions added
                 table::embed(&mut b, &sc.ids, &self.embed_tokens, (&self.zeros, false), &sc.x, (t, c, past));
+                patches.residual(&mut b, 0, &sc.x, c);
                 if opts.hidden_states {
                     at.hidden.push(b.read(&sc.x, 0, t * c));
                 }
@@ -62,7 +65,9 @@ impl GpuLlama {
                     let ablate =
                         opts.ablate.iter().filter(|(al, ah)| *al == l && *ah < 32).fold(0u32, |m, (_, h)| m | 1 << h);
                     let capture = weights.as_ref().filter(|_| wants(l) || thumb_buf.is_some());
-                    self.layer(&mut b, &sc, cache, l, (t, past), ablate, capture);
+                    let heads_out =
+                        self.layer(&mut b, &sc, cache, l, (t, past), (ablate, &patches, opts.head_outputs), capture);
+                    at.head_outputs.extend(heads_out);
                     if let Some(w) = capture.filter(|_| wants(l)) {
                         at.captured.push((l, b.read(w, 0, n_head * t * s_len)));
                     }
@@ -70,6 +75,7 @@ impl GpuLlama {
                     if let (Some(w), Some(tb), Some(rk)) = (capture, &thumb_buf, thumbs) {
                         kernels::pool(&mut b, w, tb, (n_head, t, s_len), rk, l);
                     }
+                    patches.residual(&mut b, l + 1, &sc.x, c);
                     if opts.hidden_states {
                         at.hidden.push(b.read(&sc.x, 0, t * c));
                     }
@@ -92,12 +98,16 @@ impl GpuLlama {
             None => Vec::new(),
         };
         let (layers, vocab) = (cfg.num_hidden_layers, cfg.vocab_size);
-        at.unpack(&all, Sizes { layers, heads: n_head, t, s: s_len, width: c, vocab, logit_rows, thumbs })
+        let heads_width = cfg.q_width();
+        let z = Sizes { layers, heads: n_head, t, s: s_len, width: c, heads_width, vocab, logit_rows, thumbs };
+        at.unpack(&all, z)
     }
 
     /// Records layer l on the T new rows of `sc.x` at positions past .. past + T:
     /// x ← x + attn(rms_norm(x)), then x ← x + mlp(rms_norm(x)); query heads whose bit is set in
-    /// `ablate` knocked out, and the layer's (H, T, S) attention weights written to `capture`.
+    /// `ablate` knocked out, the head patches of layer l copied into the heads' output, and the
+    /// layer's (H, T, S) attention weights written to `capture`. With `keep_heads`, the heads'
+    /// output (T, H·D) is read back: its offset in the readback.
     #[allow(clippy::too_many_arguments)]
     fn layer(
         &self,
@@ -106,9 +116,9 @@ impl GpuLlama {
         cache: &GpuKvCache,
         l: usize,
         (t, past): (usize, usize),
-        ablate: u32,
+        (ablate, patches, keep_heads): (u32, &GpuPatches, bool),
         capture: Option<&wgpu::Buffer>,
-    ) {
+    ) -> Option<usize> {
         let (cfg, layer) = (&self.config, &self.layers[l]);
         let (n_head, n_kv, d) = (cfg.num_attention_heads as u32, cfg.num_key_value_heads as u32, cfg.head_dim);
         let (qw, qkv_width, f) = (cfg.q_width(), cfg.q_width() + 2 * cfg.kv_width(), cfg.intermediate_size);
@@ -134,6 +144,8 @@ impl GpuLlama {
             let p = params::Scores { t: t32, past: past32, n_head, hd: d32, c: qw32, s: s_len, scale, n_kv };
             kernels::attention_weights(b, p, &sc.qkv, &cache.k[l], w);
         }
+        patches.heads(b, l, &sc.y, (t, qw, d));
+        let heads_out = keep_heads.then(|| b.read(&sc.y, 0, t * qw));
         // x ← x + y W_oᵀ: (T, H·D) x (H·D, C) -> (T, C), added into x
         self.linear(b, &sc.y, &layer.o_proj, &sc.x, t, true);
         // MLP: rms_norm(x): (T, C) x (C, 2F) -> (T, 2F) = [gate | up]
@@ -147,6 +159,7 @@ impl GpuLlama {
         );
         // x ← x + a W_downᵀ: (T, F) x (F, C) -> (T, C), added into x
         self.linear(b, &sc.a, &layer.down_proj, &sc.x, t, true);
+        heads_out
     }
 
     /// Greedy decoding with the KV cache on the GPU: the prompt once, then one token per step,

@@ -29,6 +29,8 @@
 //! - `LoadVision`: as `LoadTranslator`, answered by `VisionLoaded`; `Classify` (the picture's
 //!   RGBA bytes beside it): `Vision` with the picture seen and the attentions beside it, or
 //!   `Error` with its id;
+//! - `Lens`: `Lens`; `Heads`: `HeadScores`; `Patch`: a `PatchProgress` every few runs, then
+//!   `Patching`, or `Stopped` after `Stop`; each, when it fails, `Error` with its id;
 //! - `Train`: the run goes on (or starts afresh when its config differs or it is past `until`)
 //!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
 //!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
@@ -41,12 +43,14 @@ use serde::{Deserialize, Serialize};
 
 use super::manifest::Manifest;
 
+mod inside;
 mod models;
 mod probes;
 mod train;
 mod translation;
 mod vision;
 
+pub use inside::*;
 pub use models::*;
 pub use probes::*;
 pub use train::*;
@@ -136,8 +140,15 @@ pub enum Request {
         query: Query,
         steps: usize,
     },
-    /// Stop the generation in progress after the current token.
+    /// Stop the generation in progress after the current token (or the patching sweep after
+    /// the current run).
     Stop,
+    /// The logit lens on a prompt (the loaded model).
+    Lens(LensQuery),
+    /// An activation-patching sweep of the loaded model.
+    Patch(PatchQuery),
+    /// The head detectors' scores for every head of the loaded model.
+    Heads(HeadsQuery),
     /// Time one head of causal attention at size n × n (head size d) on the CPU, naive and
     /// tiled, and on the GPU (`gpu::bench`): the efficient-attention chapter's benchmark.
     AttentionBench {
@@ -175,6 +186,9 @@ impl Request {
             Request::Analyze(q) | Request::Generate { query: q, .. } => Some(q.id),
             Request::Translate(q) => Some(q.id),
             Request::Classify(q) => Some(q.id),
+            Request::Lens(q) => Some(q.id),
+            Request::Patch(q) => Some(q.id),
+            Request::Heads(q) => Some(q.id),
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
@@ -196,6 +210,9 @@ impl Request {
             Request::Analyze(q) | Request::Generate { query: q, .. } => q.id = new,
             Request::Translate(q) => q.id = new,
             Request::Classify(q) => q.id = new,
+            Request::Lens(q) => q.id = new,
+            Request::Patch(q) => q.id = new,
+            Request::Heads(q) => q.id = new,
             Request::AttentionBench { id, .. }
             | Request::HeadQkv { id, .. }
             | Request::Train { id, .. }
@@ -296,7 +313,19 @@ pub enum Reply {
         #[serde(default)]
         ms: f64,
     },
-    /// A generation ended early because the page asked (`Stop`).
+    /// The logit lens's readings.
+    Lens(Lens),
+    /// A patching sweep's runs done so far, of `total`.
+    PatchProgress {
+        id: u64,
+        done: usize,
+        total: usize,
+    },
+    /// A patching sweep's results.
+    Patching(Patching),
+    /// The head detectors' scores.
+    Heads(HeadScores),
+    /// A generation (or a patching sweep) ended early because the page asked (`Stop`).
     Stopped {
         id: u64,
     },
@@ -359,8 +388,12 @@ impl Reply {
             Reply::HeadQkv(h) => Some(h.id),
             Reply::Translation(t) => Some(t.id),
             Reply::Vision(v) => Some(v.id),
+            Reply::Lens(l) => Some(l.id),
+            Reply::Patching(p) => Some(p.id),
+            Reply::Heads(h) => Some(h.id),
             Reply::Generated { id, .. }
             | Reply::Stopped { id }
+            | Reply::PatchProgress { id, .. }
             | Reply::AttentionBench { id, .. }
             | Reply::TrainProgress { id, .. }
             | Reply::TrainSnapshot { id, .. }

@@ -116,6 +116,10 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::Error { id: None, .. }
         | Reply::AttentionBench { .. }
         | Reply::HeadQkv(_)
+        | Reply::Lens(_)
+        | Reply::PatchProgress { .. }
+        | Reply::Patching(_)
+        | Reply::Heads(_)
         | Reply::TranslatorLoaded { .. }
         | Reply::Translation(_)
         | Reply::VisionLoaded { .. }

@@ -1,0 +1,420 @@
+//! Demo `inside` (chapter "Looking inside a model"): three tools of interpretability on a real
+//! model in the compute worker. The logit lens reads the residual stream after every block as if
+//! the model stopped there; activation patching writes the clean prompt's activations into the
+//! corrupted prompt's run, one place at a time, and measures how much of the answer comes back;
+//! the head detectors score every head on a repeated random sequence. The numbers come from the
+//! worker's session (`session::inside`); this file holds the parameters, the queries and the
+//! grids the view draws, DOM-free.
+
+use serde::Serialize;
+
+use super::{spec, Demo, DemoSpec, RunsOn};
+use crate::formats::echo::echo;
+use crate::numerics::format::Signed;
+use crate::session::inside::{HeadScores, HeadsQuery, Lens, LensQuery, PatchQuery, Patching, Sweep};
+use crate::session::protocol::Request;
+
+crate::options! {
+    /// The model looked into: a bundled one, or a hub model this browser keeps from the chapter
+    /// "A real model, live" (keys as that demo's, so a link names the same model).
+    pub enum Model {
+        Stories = ("stories", "Pet stories (GPT-2 family, 4 layers, bundled)"),
+        Induction = ("induction", "Induction (GPT-2 family, 2 layers, bundled)"),
+        StoriesLlama = ("stories-llama", "Pet stories, Llama family (bundled)"),
+        Gpt2 = ("gpt2", "GPT-2 small (once downloaded in \"A real model, live\")"),
+        Smollm2 = ("smollm2", "SmolLM2-135M (once downloaded in \"A real model, live\")"),
+    }
+}
+
+crate::options! {
+    pub enum Tool {
+        Lens = ("lens", "Logit lens: what each layer would predict"),
+        Patching = ("patching", "Activation patching: which activations carry the answer"),
+        Heads = ("heads", "Head detectors: previous-token, induction and duplicate heads"),
+    }
+}
+
+crate::options! {
+    /// What a patching sweep patches (`session::inside::Sweep`).
+    pub enum Sweeps {
+        Residual = ("residual", "The residual stream: every layer and position"),
+        Heads = ("heads", "Each head's output"),
+        Both = ("both", "Both"),
+    }
+}
+
+/// The prompts the demo opens on: the real-model chapter's story with a different animal.
+pub const CLEAN: &str = super::gpt2::DEFAULT_PROMPT;
+pub const CORRUPT: &str = super::gpt2::DEFAULT_COMPARE;
+
+crate::params! {
+    pub struct Params {
+        model: Model = Param::choice("model", "Model", Model::OPTIONS, 0),
+        /// where GPT-2 small or SmolLM2 was downloaded from in "A real model, live" (empty: the hub)
+        base: String = Param::text("base", "Checkpoint folder URL it was downloaded from (empty: the hub)", 500, ""),
+        tool: Tool = Param::choice("tool", "Tool", Tool::OPTIONS, 0),
+        prompt: String = Param::text("prompt", "Prompt (logit lens)", 400, CLEAN),
+        /// a token's text whose probability the lens follows ("": the model's own last choice)
+        track: String = Param::text("track", "Token to follow (empty: the model's choice)", 40, ""),
+        clean: String = Param::text("clean", "Clean prompt (patching)", 400, CLEAN),
+        corrupt: String = Param::text("corrupt", "Corrupted prompt, same number of tokens", 400, CORRUPT),
+        answer: String = Param::text("answer", "Answer token (empty: the clean run's choice)", 40, ""),
+        wrong: String = Param::text("wrong", "Wrong answer token (empty: the corrupted run's)", 40, ""),
+        sweep: Sweeps = Param::choice("sweep", "Patch", Sweeps::OPTIONS, 0),
+        /// the patching cell whose run's next tokens are shown: row.column ("": none)
+        cell: String = Param::text("cell", "Chosen cell (row.column)", 20, ""),
+        n: usize = Param::int("n", "Random letters, repeated once (head detectors)", 2, 30, 10),
+        seed: u32 = Param::seed("seed", "Seed of the random letters", 1),
+        backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
+    }
+}
+
+impl Sweeps {
+    pub fn sweep(self) -> Sweep {
+        match self {
+            Sweeps::Residual => Sweep::Residual,
+            Sweeps::Heads => Sweep::Heads,
+            Sweeps::Both => Sweep::Both,
+        }
+    }
+}
+
+pub struct InsideDemo;
+
+impl Demo for InsideDemo {
+    const ID: &'static str = "inside";
+    const TITLE: &'static str = "Looking inside a model";
+    const CAPTION: &'static str = "A real model in a Web Worker on your machine, looked into three ways: the logit \
+        lens reads every layer's state as a prediction, activation patching moves one activation of a clean run into \
+        a corrupted one and measures what comes back, and the head detectors score every head on a repeated random \
+        sequence. Click a cell to see its details.";
+    type Params = Params;
+    type Output = Request;
+    const MAIN: &'static [&'static str] = &["model", "tool"];
+
+    /// The request the page sends for the chosen tool; the worker answers it.
+    fn compute(p: &Params) -> Request {
+        request(p, 0)
+    }
+
+    fn data(p: &Params) -> Result<serde_json::Value, String> {
+        let mut out = serde_json::json!({ "model": p.model.key(), "request": super::to_json(&request(p, 0))? });
+        out["note"] = "The answers are computed in the browser; the page's Download data adds them.".into();
+        Ok(out)
+    }
+
+    /// A bundled model's real answer: the worker's session on the model's files, on the CPU.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn load(p: &Params, read: &mut super::Reader) -> Option<Result<serde_json::Value, String>> {
+        if !matches!(p.model, Model::Stories | Model::Induction | Model::StoriesLlama) {
+            return None;
+        }
+        let mut run = || {
+            let s = super::bundled_session(p.model.key(), read)?;
+            let answer = match request(p, 0) {
+                Request::Lens(q) => Answer::Lens(super::now(s.lens(&q))?.map_err(|e| e.to_string())?),
+                Request::Heads(q) => Answer::Heads(super::now(s.head_detectors(&q))?.map_err(|e| e.to_string())?),
+                Request::Patch(q) => {
+                    let mut sweep = super::now(s.start_patching(&q))?.map_err(|e| e.to_string())?;
+                    while !sweep.finished() {
+                        super::now(s.patch_step(&mut sweep))?.map_err(|e| e.to_string())?;
+                    }
+                    Answer::Patching(sweep.answer())
+                }
+                _ => return Err("no such tool".into()),
+            };
+            super::to_json(&summary(&answer, p))
+        };
+        Some(run())
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn view(ctx: crate::kit::DemoCtx) -> leptos::prelude::AnyView {
+        view::view(ctx)
+    }
+}
+
+pub static SPEC: DemoSpec = spec::<InsideDemo>();
+
+/// The worker request for the chosen tool.
+pub fn request(p: &Params, id: u64) -> Request {
+    match p.tool {
+        Tool::Lens => Request::Lens(LensQuery { id, prompt: p.prompt.clone(), track: p.track.clone() }),
+        Tool::Patching => Request::Patch(PatchQuery {
+            id,
+            clean: p.clean.clone(),
+            corrupt: p.corrupt.clone(),
+            answer: p.answer.clone(),
+            wrong: p.wrong.clone(),
+            sweep: p.sweep.sweep(),
+        }),
+        Tool::Heads => Request::Heads(HeadsQuery { id, n: p.n, seed: p.seed }),
+    }
+}
+
+/// A tool's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "tool", rename_all = "snake_case")]
+pub enum Answer {
+    Lens(Lens),
+    Patching(Patching),
+    Heads(HeadScores),
+}
+
+/// One cell of a grid: its text, its shade (0..1; −1..1 when the grid is signed) and what a
+/// tooltip and a screen reader say.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    pub text: String,
+    pub shade: f64,
+    pub title: String,
+}
+
+/// A labelled grid of cells, rows down and columns across.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grid {
+    /// What the grid's `row.column` cells are called in the link (`cell`): "lens", "residual", …
+    pub key: &'static str,
+    pub title: String,
+    pub rows: Vec<String>,
+    pub cols: Vec<String>,
+    pub cells: Vec<Vec<Cell>>,
+    /// Shades run from −1 to 1 (a diverging scale), else 0 to 1.
+    pub signed: bool,
+    /// What the shade means, for the legend.
+    pub legend: String,
+}
+
+/// The residual stream's boundaries as the grids label them.
+pub fn boundary_labels(layers: usize) -> Vec<String> {
+    std::iter::once("embeddings".to_string()).chain((0..layers).map(|l| format!("after block {l}"))).collect()
+}
+
+fn token_label(text: &str) -> String {
+    echo(text)
+}
+
+fn pct(p: f64) -> String {
+    format!("{:.0}%", Signed(100.0 * p))
+}
+
+/// The lens's grid: per boundary and position, the most likely next token and its probability.
+pub fn lens_grid(l: &Lens) -> Grid {
+    let layers = l.top.len().saturating_sub(1);
+    let cells = l
+        .top
+        .iter()
+        .enumerate()
+        .map(|(b, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(t, top)| {
+                    let first = top.first();
+                    let list: Vec<String> =
+                        top.iter().map(|c| format!("{} {}", token_label(&c.text), pct(c.prob))).collect();
+                    Cell {
+                        text: first.map(|c| token_label(&c.text)).unwrap_or_default(),
+                        shade: first.map_or(0.0, |c| c.prob),
+                        title: format!("{}, position {t}: {}", boundary_labels(layers)[b], list.join(", ")),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Grid {
+        key: "lens",
+        title: "The most likely next token, read after each block".into(),
+        rows: boundary_labels(layers),
+        cols: l.tokens.iter().map(|t| token_label(&t.text)).collect(),
+        cells,
+        signed: false,
+        legend: "probability of the token shown".into(),
+    }
+}
+
+/// The followed token's probability at every boundary and position.
+pub fn track_grid(l: &Lens) -> Grid {
+    let layers = l.top.len().saturating_sub(1);
+    let labels = boundary_labels(layers);
+    let cells = l
+        .track_probs
+        .iter()
+        .enumerate()
+        .map(|(b, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(t, &p)| Cell {
+                    text: pct(p),
+                    shade: p,
+                    title: format!(
+                        "{}, position {t}: {} has probability {}",
+                        labels[b],
+                        token_label(&l.track.text),
+                        pct(p)
+                    ),
+                })
+                .collect()
+        })
+        .collect();
+    Grid {
+        key: "track",
+        title: format!("The probability of {} as the next token, read after each block", token_label(&l.track.text)),
+        rows: labels,
+        cols: l.tokens.iter().map(|t| token_label(&t.text)).collect(),
+        cells,
+        signed: false,
+        legend: format!("probability of {}", token_label(&l.track.text)),
+    }
+}
+
+fn restored_cell(p: &Patching, metric: f32, what: String) -> Cell {
+    let r = p.restored(metric) as f64;
+    let shade = if r.is_finite() { r.clamp(-1.0, 1.0) } else { 0.0 };
+    let text = if r.is_finite() { format!("{:.2}", Signed(r)) } else { "–".into() };
+    let title = format!(
+        "{what}: the logit difference is {:.2}, {text} of the way from the corrupted run's to the clean run's",
+        Signed(metric as f64)
+    );
+    Cell { text, shade, title }
+}
+
+/// Patching's grids: the residual stream (boundary × position) and the heads (layer × head), each
+/// cell the share of the logit difference the patch restores.
+pub fn patch_grids(p: &Patching) -> Vec<Grid> {
+    let legend = "share of the logit difference restored (0: corrupted, 1: clean)".to_string();
+    let mut out = Vec::new();
+    if !p.residual.is_empty() {
+        let labels = boundary_labels(p.residual.len().saturating_sub(1));
+        let cells = p
+            .residual
+            .iter()
+            .enumerate()
+            .map(|(b, row)| {
+                row.iter()
+                    .enumerate()
+                    .map(|(t, run)| restored_cell(p, run.metric, format!("{}, position {t} patched", labels[b])))
+                    .collect()
+            })
+            .collect();
+        out.push(Grid {
+            key: "residual",
+            title: "Patching the residual stream: one layer and position at a time".into(),
+            rows: labels,
+            cols: p.corrupt.iter().map(|t| token_label(&t.text)).collect(),
+            cells,
+            signed: true,
+            legend: legend.clone(),
+        });
+    }
+    if !p.heads.is_empty() {
+        let heads = p.heads.first().map_or(0, Vec::len);
+        let cells = p
+            .heads
+            .iter()
+            .enumerate()
+            .map(|(l, row)| {
+                row.iter()
+                    .enumerate()
+                    .map(|(h, run)| restored_cell(p, run.metric, format!("head {l}.{h} patched")))
+                    .collect()
+            })
+            .collect();
+        out.push(Grid {
+            key: "heads",
+            title: "Patching each head's output at every position".into(),
+            rows: (0..p.heads.len()).map(|l| format!("layer {l}")).collect(),
+            cols: (0..heads).map(|h| format!("head {h}")).collect(),
+            cells,
+            signed: true,
+            legend,
+        });
+    }
+    out
+}
+
+/// The head detectors' three grids (layer × head).
+pub fn head_grids(s: &HeadScores) -> Vec<Grid> {
+    [
+        ("previous", "Previous-token score: weight on the token just before", &s.previous),
+        ("induction", "Induction score: weight on the token after the earlier copy", &s.induction),
+        ("duplicate", "Duplicate-token score: weight on the earlier copy itself", &s.duplicate),
+    ]
+    .into_iter()
+    .map(|(key, title, scores)| {
+        let heads = scores.first().map_or(0, Vec::len);
+        let cells = scores
+            .iter()
+            .enumerate()
+            .map(|(l, row)| {
+                row.iter()
+                    .enumerate()
+                    .map(|(h, &v)| Cell {
+                        text: format!("{:.2}", Signed(v as f64)),
+                        shade: v as f64,
+                        title: format!("head {l}.{h}: {key} score {:.2}", Signed(v as f64)),
+                    })
+                    .collect()
+            })
+            .collect();
+        Grid {
+            key,
+            title: title.into(),
+            rows: (0..scores.len()).map(|l| format!("layer {l}")).collect(),
+            cols: (0..heads).map(|h| format!("head {h}")).collect(),
+            cells,
+            signed: false,
+            legend: "mean attention weight (0 to 1)".into(),
+        }
+    })
+    .collect()
+}
+
+/// The grids an answer draws.
+pub fn grids(a: &Answer) -> Vec<Grid> {
+    match a {
+        Answer::Lens(l) => vec![lens_grid(l), track_grid(l)],
+        Answer::Patching(p) => patch_grids(p),
+        Answer::Heads(s) => head_grids(s),
+    }
+}
+
+/// The chosen cell, `key.row.column` ("residual.3.5"), if it names one of `grids`.
+pub fn chosen(cell: &str, grids: &[Grid]) -> Option<(usize, usize, usize)> {
+    let mut parts = cell.split('.');
+    let (key, r, c) = (parts.next()?, parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+    let g = grids.iter().position(|g| g.key == key)?;
+    (r < grids[g].rows.len() && c < grids[g].cols.len()).then_some((g, r, c))
+}
+
+/// The head view of the real-model chapter on head `layer.head` of `model`, reading `prompt`
+/// from its last token.
+pub fn head_view_link(model: Model, prompt: &str, layer: usize, head: usize, tokens: usize) -> String {
+    use crate::state::query::build_query;
+    use crate::state::{Params as _, Values};
+    let mut p = super::gpt2::Params::defaults();
+    p.model = super::gpt2::Model::named(model.key()).unwrap_or(super::gpt2::Model::Stories);
+    p.prompt = prompt.to_string();
+    p.compare = String::new();
+    (p.layer, p.head, p.token) = (layer as i64, head as i64, tokens.saturating_sub(1) as i64);
+    let mut values = Values::defaults(super::gpt2::Params::TABLE);
+    p.write(&mut values);
+    let pairs = super::gpt2::SPEC.link_pairs(&values);
+    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    format!("/gpt2-live/?{query}#gpt2")
+}
+
+/// What "Download data" and the tests read: the answer and its grids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub answer: Answer,
+    pub grids: Vec<Grid>,
+}
+
+pub fn summary(a: &Answer, _p: &Params) -> Summary {
+    Summary { answer: a.clone(), grids: grids(a) }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod grid;
+#[cfg(target_arch = "wasm32")]
+mod view;

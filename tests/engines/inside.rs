@@ -1,0 +1,85 @@
+//! Looking inside a model on the CPU: the logit lens, activation patching and the head detectors
+//! of both families against the reference script's numbers (`common::inside`), and what the
+//! session refuses.
+
+use attention_live::session::inside::{HeadsQuery, PatchQuery, Sweep, MAX_TOKENS};
+use pollster::block_on;
+
+use crate::common::inside::{gpt2, llama, matches_reference};
+
+#[test]
+fn the_lens_patching_and_head_scores_match_pytorch_for_gpt2() {
+    for name in ["gpt2-a", "gpt2-b", "stories", "induction"] {
+        matches_reference(&gpt2(name), name);
+    }
+}
+
+#[test]
+fn the_lens_patching_and_head_scores_match_pytorch_for_the_llama_family() {
+    for name in ["llama-gqa", "stories-llama"] {
+        matches_reference(&llama(name), name);
+    }
+}
+
+#[test]
+fn the_bundled_induction_models_induction_head_stands_out() {
+    // The page's own sequence (random letters, repeated): the card's induction head (1.3) scores
+    // highest, and far above every head of layer 0 (which cannot see the earlier copy's next
+    // token without a previous-token head before it).
+    let s = gpt2("induction");
+    let scores = block_on(s.head_detectors(&HeadsQuery { id: 1, n: 10, seed: 1 })).unwrap();
+    assert_eq!(scores.tokens.len(), 20);
+    let best = (0..2)
+        .flat_map(|l| (0..4).map(move |h| (l, h)))
+        .max_by(|a, b| scores.induction[a.0][a.1].total_cmp(&scores.induction[b.0][b.1]));
+    assert_eq!(best, Some((1, 3)), "{:?}", scores.induction);
+    assert!(scores.induction[1][3] > 0.3, "{:?}", scores.induction);
+    let layer0 = scores.induction[0].iter().fold(0.0f32, |m, &v| m.max(v));
+    assert!(scores.induction[1][3] > 2.0 * layer0, "{:?}", scores.induction);
+}
+
+#[test]
+fn patching_refuses_prompts_it_cannot_compare_with_a_message() {
+    let s = gpt2("stories");
+    let q = |clean: &str, corrupt: &str, answer: &str| PatchQuery {
+        id: 1,
+        clean: clean.into(),
+        corrupt: corrupt.into(),
+        answer: answer.into(),
+        wrong: String::new(),
+        sweep: Sweep::Residual,
+    };
+    let err = |q: PatchQuery| block_on(s.start_patching(&q)).err().expect("refused").to_string();
+    let e = err(q("My cat is small.", "My big dog is small.", ""));
+    assert!(e.contains("same number of tokens") && e.contains("5") && e.contains("6"), "{e}");
+    let e = err(q("My cat is small.", "My cat is small.", ""));
+    assert!(e.contains("same tokens"), "{e}");
+    let e = err(q("My cat is small.", "My dog is small.", " fluffy cat"));
+    assert!(e.contains("one token") && e.contains("2 tokens"), "{e}");
+    let long = "a ".repeat(MAX_TOKENS + 1);
+    let e = err(q(&long, &long, ""));
+    assert!(e.contains(&format!("at most {MAX_TOKENS} tokens")), "{e}");
+}
+
+#[test]
+fn a_sweep_runs_only_the_positions_from_the_first_difference_on() {
+    // The cat and dog prompts differ at token 1 only: position 0 holds the corrupted run's own
+    // metric without a run, and patching the clean embedding in at position 1 (boundary 0) makes
+    // the corrupted run the clean one.
+    let s = gpt2("stories");
+    let q = PatchQuery {
+        id: 1,
+        clean: "My cat is small, cute, and fluffy. She likes".into(),
+        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
+        sweep: Sweep::Residual,
+        ..Default::default()
+    };
+    let sw = block_on(s.start_patching(&q)).unwrap();
+    let (layers, t) = (4, 12);
+    assert_eq!(sw.total(), (layers + 1) * (t - 1));
+    let p = block_on(s.patching(&q)).unwrap();
+    assert_eq!(p.first, 1);
+    assert_eq!(p.residual[2][0], p.corrupt_run);
+    let restored = p.restored(p.residual[0][1].metric);
+    assert!((restored - 1.0).abs() < 1e-4, "patching the differing token's embedding restores {restored}");
+}
