@@ -83,3 +83,41 @@ fn a_sweep_runs_only_the_positions_from_the_first_difference_on() {
     let restored = p.restored(p.residual[0][1].metric);
     assert!((restored - 1.0).abs() < 1e-4, "patching the differing token's embedding restores {restored}");
 }
+
+#[test]
+fn the_chapters_story_of_the_cat_and_the_dog_holds() {
+    // chapters/inside.md: the default answers are " warm" and " bones"; after block 0 only the
+    // last position carries the animal; head 0.3 alone restores the clean answer, no other head
+    // moves it; the Induction model's detectors pick out heads 1.3 and 0.1.
+    let s = gpt2("stories");
+    let q = PatchQuery {
+        id: 1,
+        clean: "My cat is small, cute, and fluffy. She likes".into(),
+        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
+        sweep: Sweep::Both,
+        ..Default::default()
+    };
+    let p = block_on(s.patching(&q)).unwrap();
+    assert_eq!((p.answer.text.as_str(), p.wrong.text.as_str()), (" warm", " bones"));
+    let t = p.corrupt.len();
+    for b in 1..p.residual.len() {
+        for (i, run) in p.residual[b].iter().enumerate() {
+            let want = if i == t - 1 { 1.0 } else { 0.0 };
+            assert!((p.restored(run.metric) - want).abs() < 0.05, "boundary {b}, position {i}");
+        }
+    }
+    for (l, row) in p.heads.iter().enumerate() {
+        for (h, run) in row.iter().enumerate() {
+            let want = if (l, h) == (0, 3) { 1.0 } else { 0.0 };
+            assert!((p.restored(run.metric) - want).abs() < 0.05, "head {l}.{h}");
+        }
+    }
+    let s = gpt2("induction");
+    let scores = block_on(s.head_detectors(&HeadsQuery { id: 1, n: 10, seed: 1 })).unwrap();
+    let best = |g: &Vec<Vec<f32>>| {
+        let all = g.iter().enumerate().flat_map(|(l, r)| r.iter().enumerate().map(move |(h, &v)| (v, l, h)));
+        all.fold((f32::MIN, 0, 0), |m, x| if x.0 > m.0 { x } else { m })
+    };
+    assert_eq!((best(&scores.induction).1, best(&scores.induction).2), (1, 3));
+    assert_eq!((best(&scores.previous).1, best(&scores.previous).2), (0, 1), "{:?}", scores.previous);
+}

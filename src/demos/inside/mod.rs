@@ -91,6 +91,8 @@ impl Demo for InsideDemo {
     type Params = Params;
     type Output = Request;
     const MAIN: &'static [&'static str] = &["model", "tool"];
+    /// Every cell shows its number already.
+    const NUMBERS: bool = false;
 
     /// The request the page sends for the chosen tool; the worker answers it.
     fn compute(p: &Params) -> Request {
