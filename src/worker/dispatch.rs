@@ -96,6 +96,9 @@ pub struct Worker {
     translator: RefCell<Option<Rc<TranslationSession>>>,
     /// The vision model (`LoadVision`), beside `session`.
     vision: RefCell<Option<Rc<VisionSession>>>,
+    /// The number of the latest patching sweep: a sweep the page asked for later supersedes one
+    /// still running, which ends without a reply (the page dropped it).
+    sweeps: Cell<u64>,
     /// The latest load the page asked for: an earlier one still under way is superseded, and
     /// its model is dropped instead of installed (what runs is what the page chose last).
     latest_load: Cell<u64>,
@@ -453,6 +456,8 @@ async fn vision(
 async fn patch(w: &Worker, q: &protocol::PatchQuery) {
     let Some(s) = w.session.borrow().clone() else { return error(Some(q.id), "no model is loaded yet".into()) };
     w.stop.set(false);
+    let me = w.sweeps.get() + 1;
+    w.sweeps.set(me);
     let clock = clock();
     let t0 = clock();
     let started = {
@@ -465,6 +470,9 @@ async fn patch(w: &Worker, q: &protocol::PatchQuery) {
         Err(e) => return error(Some(q.id), e.to_string()),
     };
     while !sweep.finished() {
+        if w.sweeps.get() != me {
+            return;
+        }
         if w.stop.get() {
             return post(&Reply::Stopped { id: q.id }, None);
         }

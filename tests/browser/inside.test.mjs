@@ -57,7 +57,7 @@ test("the lens and a patching sweep on the bundled GPT-2 give the reference's nu
 });
 
 test("the head detectors find the bundled induction model's heads and link to the head view", async () => {
-  const page = await newPage(browser, { viewport: { width: 390, height: 844 } });
+  const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${base}/inside/?inside.model=induction&inside.tool=heads#inside`);
   await answered(page, "heads");
   const data = await downloadJson(page, "inside");
@@ -74,6 +74,7 @@ test("the head detectors find the bundled induction model's heads and link to th
   assert.equal(u.searchParams.get("gpt2.head"), "1");
   assert.equal(u.searchParams.get("gpt2.token"), "19", "from the last of the 20 letters");
   // The grids scroll inside their frame on a phone; the page does not.
+  await page.setViewportSize({ width: 390, height: 844 });
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1));
   await page.close();
 });

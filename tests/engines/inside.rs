@@ -2,7 +2,7 @@
 //! of both families against the reference script's numbers (`common::inside`), and what the
 //! session refuses.
 
-use attention_live::session::inside::{HeadsQuery, PatchQuery, Sweep, MAX_TOKENS};
+use attention_live::session::inside::{HeadsQuery, LensQuery, PatchQuery, Sweep, MAX_TOKENS};
 use pollster::block_on;
 
 use crate::common::inside::{gpt2, llama, matches_reference};
@@ -112,6 +112,10 @@ fn the_chapters_story_of_the_cat_and_the_dog_holds() {
             assert!((p.restored(run.metric) - want).abs() < 0.05, "head {l}.{h}");
         }
     }
+    // The lens's first row: the embeddings alone mostly "predict" the token itself (tied tables).
+    let lens = block_on(s.lens(&LensQuery { id: 1, prompt: q.clean.clone(), track: String::new() })).unwrap();
+    let own = lens.top[0].iter().zip(&lens.tokens).filter(|(top, t)| top[0].id == t.id).count();
+    assert!(own * 4 >= lens.tokens.len() * 3, "{own} of {}", lens.tokens.len());
     let s = gpt2("induction");
     let scores = block_on(s.head_detectors(&HeadsQuery { id: 1, n: 10, seed: 1 })).unwrap();
     let best = |g: &Vec<Vec<f32>>| {

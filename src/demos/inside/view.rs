@@ -94,6 +94,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let stopped = RwSignal::new(false);
     let rerun = RwSignal::new(0u32);
     let runs_on = RwSignal::new(None::<(Backend, Option<String>)>);
+    // The sweep under way (its request id, from its progress): a Stopped about another is not ours.
+    let sweep_id = StoredValue::new(None::<u64>);
     // Only what changes the question asks again (the chosen cell does not).
     let asked = Memo::new(move |_| params.with(|p| (p.model, p.base.clone(), p.backend, request(p, 0))));
     let probe = probe(
@@ -103,7 +105,9 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             let (model, base, backend, req) = asked.get();
             stopped.set(false);
             progress.set(None);
-            let mut a = super::super::ask_model(model.key(), model.label(), vec![req])?;
+            sweep_id.set_value(None);
+            // A sweep still running for the question before is stopped first.
+            let mut a = super::super::ask_model(model.key(), model.label(), vec![Request::Stop, req])?;
             // GPT-2 small or SmolLM2 from where the reader downloaded it (kept in Cache Storage).
             if let (Model::Gpt2 | Model::Smollm2, Ok(folder)) = (model, super::super::checkpoint_folder(&base)) {
                 a.base = folder;
@@ -119,11 +123,12 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                 progress.set(None);
                 Some((p.id, Answer::Patching(p)))
             }
-            Event::Reply(Reply::PatchProgress { done, total, .. }) => {
+            Event::Reply(Reply::PatchProgress { id, done, total }) if sweep_id.get_value().is_none_or(|s| s <= id) => {
+                sweep_id.set_value(Some(id));
                 progress.set(Some((done, total)));
                 None
             }
-            Event::Reply(Reply::Stopped { .. }) => {
+            Event::Reply(Reply::Stopped { id }) if sweep_id.get_value() == Some(id) => {
                 progress.set(None);
                 stopped.set(true);
                 None
@@ -164,8 +169,10 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         probe.worker.send(Request::Stop);
     };
     let status = move || {
-        let model = params.with(|p| p.model.key());
-        if let Some((done, total)) = progress.get() {
+        let (model, patching) = params.with(|p| (p.model.key(), p.tool == Tool::Patching));
+        // A sweep's progress or Stop belongs to the patching tool only (one left behind by a change
+        // of tool is stopped by the worker and says nothing here).
+        if let Some((done, total)) = progress.get().filter(|_| patching) {
             return view! {
                 <div class="inside-status" data-status="sweeping" role="status">
                     <label>{format!("Patching: {done} of {total} runs")}
@@ -175,7 +182,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             }
             .into_any();
         }
-        if stopped.get() {
+        if stopped.get() && patching {
             return view! {
                 <div class="inside-status" data-status="stopped" role="status">
                     <p>"Stopped: nothing of this sweep is shown."</p>
