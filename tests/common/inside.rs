@@ -3,7 +3,7 @@
 //! (PyTorch and `transformers` with hooks), on the CPU (`tests/engines/inside.rs`) and on the GPU
 //! (`tests/gpu/inside_gpu.rs`).
 
-use attention_live::session::inside::Sweep;
+use attention_live::session::inside::{PatchQuery, Sweep};
 use attention_live::session::{Gpt2Session, LlamaSession, ModelFamily, Session};
 use pollster::block_on;
 use serde_json::Value;
@@ -19,6 +19,17 @@ pub fn fixture(name: &str) -> Value {
 /// The fixture's model folder, relative to the repository.
 pub fn folder(name: &str) -> String {
     fixture(name)["model"].as_str().unwrap().to_string()
+}
+
+/// The chapter's pair of prompts, the cat and the dog story, with the default answers.
+pub fn cat_and_dog(sweep: Sweep) -> PatchQuery {
+    PatchQuery {
+        id: 1,
+        clean: "My cat is small, cute, and fluffy. She likes".into(),
+        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
+        sweep,
+        ..Default::default()
+    }
 }
 
 /// The GPT-2 session on fixture `name`'s model.

@@ -5,7 +5,7 @@
 use attention_live::session::inside::{HeadsQuery, LensQuery, PatchQuery, Sweep, MAX_TOKENS};
 use pollster::block_on;
 
-use crate::common::inside::{gpt2, llama, matches_reference};
+use crate::common::inside::{cat_and_dog, gpt2, llama, matches_reference};
 
 #[test]
 fn the_lens_patching_and_head_scores_match_pytorch_for_gpt2() {
@@ -67,13 +67,7 @@ fn a_sweep_runs_only_the_positions_from_the_first_difference_on() {
     // metric without a run, and patching the clean embedding in at position 1 (boundary 0) makes
     // the corrupted run the clean one.
     let s = gpt2("stories");
-    let q = PatchQuery {
-        id: 1,
-        clean: "My cat is small, cute, and fluffy. She likes".into(),
-        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
-        sweep: Sweep::Residual,
-        ..Default::default()
-    };
+    let q = cat_and_dog(Sweep::Residual);
     let sw = block_on(s.start_patching(&q)).unwrap();
     let (layers, t) = (4, 12);
     assert_eq!(sw.total(), (layers + 1) * (t - 1));
@@ -90,13 +84,7 @@ fn the_chapters_story_of_the_cat_and_the_dog_holds() {
     // last position carries the animal; head 0.3 alone restores the clean answer, no other head
     // moves it; the Induction model's detectors pick out heads 1.3 and 0.1.
     let s = gpt2("stories");
-    let q = PatchQuery {
-        id: 1,
-        clean: "My cat is small, cute, and fluffy. She likes".into(),
-        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
-        sweep: Sweep::Both,
-        ..Default::default()
-    };
+    let q = cat_and_dog(Sweep::Both);
     let p = block_on(s.patching(&q)).unwrap();
     assert_eq!((p.answer.text.as_str(), p.wrong.text.as_str()), (" warm", " bones"));
     let t = p.corrupt.len();

@@ -4,12 +4,12 @@
 
 use std::rc::Rc;
 
-use attention_live::session::inside::{PatchQuery, Patching, Sweep};
+use attention_live::session::inside::{Patching, Sweep};
 use attention_live::session::{ModelFamily, Session};
 use pollster::block_on;
 
 use crate::common;
-use crate::common::inside::{gpt2, llama, matches_reference};
+use crate::common::inside::{cat_and_dog, gpt2, llama, matches_reference};
 
 fn on_gpu<F: ModelFamily>(s: &Session<F>) -> bool {
     let Some(gpu) = common::gpu() else { return false };
@@ -39,13 +39,7 @@ fn a_gpu_failure_in_the_middle_of_a_sweep_falls_back_and_the_numbers_stay_right(
     if !on_gpu(&s) {
         return;
     }
-    let q = PatchQuery {
-        id: 1,
-        clean: "My cat is small, cute, and fluffy. She likes".into(),
-        corrupt: "My dog is small, cute, and fluffy. She likes".into(),
-        sweep: Sweep::Both,
-        ..Default::default()
-    };
+    let q = cat_and_dog(Sweep::Both);
     let mut sweep = block_on(s.start_patching(&q)).unwrap();
     for _ in 0..3 {
         block_on(s.patch_step(&mut sweep)).unwrap();
