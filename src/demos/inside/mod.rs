@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::{spec, Demo, DemoSpec, RunsOn};
 use crate::formats::echo::echo;
 use crate::numerics::format::Signed;
-use crate::session::inside::{HeadScores, HeadsQuery, Lens, LensQuery, PatchQuery, Patching, Sweep};
+use crate::session::inside::{HeadScores, HeadsQuery, Lens, LensQuery, PatchQuery, Patching, Run, Sweep};
+use crate::session::protocol::Candidate;
 use crate::session::protocol::Request;
 
 crate::options! {
@@ -31,6 +32,27 @@ crate::options! {
         Lens = ("lens", "Logit lens: what each layer would predict"),
         Patching = ("patching", "Activation patching: which activations carry the answer"),
         Heads = ("heads", "Head detectors: previous-token, induction and duplicate heads"),
+    }
+}
+
+crate::options! {
+    /// How many random letters the head detectors repeat.
+    pub enum Letters {
+        Ten = ("10", "10 letters, then the same 10"),
+        Five = ("5", "5 letters, then the same 5"),
+        Twenty = ("20", "20 letters, then the same 20"),
+        Thirty = ("30", "30 letters, then the same 30"),
+    }
+}
+
+impl Letters {
+    pub fn n(self) -> usize {
+        match self {
+            Letters::Five => 5,
+            Letters::Ten => 10,
+            Letters::Twenty => 20,
+            Letters::Thirty => 30,
+        }
     }
 }
 
@@ -63,7 +85,7 @@ crate::params! {
         sweep: Sweeps = Param::choice("sweep", "Patch", Sweeps::OPTIONS, 0),
         /// the patching cell whose run's next tokens are shown: row.column ("": none)
         cell: String = Param::text("cell", "Chosen cell (row.column)", 20, ""),
-        n: usize = Param::int("n", "Random letters, repeated once (head detectors)", 2, 30, 10),
+        n: Letters = Param::choice("n", "Random sequence (head detectors)", Letters::OPTIONS, 0),
         seed: u32 = Param::seed("seed", "Seed of the random letters", 1),
         backend: RunsOn = Param::choice("backend", "Runs on", RunsOn::OPTIONS, 0),
     }
@@ -150,7 +172,7 @@ pub fn request(p: &Params, id: u64) -> Request {
             wrong: p.wrong.clone(),
             sweep: p.sweep.sweep(),
         }),
-        Tool::Heads => Request::Heads(HeadsQuery { id, n: p.n, seed: p.seed }),
+        Tool::Heads => Request::Heads(HeadsQuery { id, n: p.n.n(), seed: p.seed }),
     }
 }
 
@@ -377,6 +399,69 @@ pub fn grids(a: &Answer) -> Vec<Grid> {
         Answer::Lens(l) => vec![lens_grid(l), track_grid(l)],
         Answer::Patching(p) => patch_grids(p),
         Answer::Heads(s) => head_grids(s),
+    }
+}
+
+/// The plot under the grids: a few curves against the layers, which show the grids' story at a
+/// glance (the followed token's probability at the last position; the share restored at the last
+/// and at the first differing position; each layer's strongest head of each kind).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plot {
+    pub x_desc: &'static str,
+    pub y_desc: &'static str,
+    pub y_range: (f64, f64),
+    pub curves: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+pub fn plot(a: &Answer) -> Plot {
+    let along = |v: Vec<f64>| v.into_iter().enumerate().map(|(i, y)| (i as f64, y)).collect::<Vec<_>>();
+    match a {
+        Answer::Lens(l) => {
+            let last = |row: &Vec<f64>| row.last().copied().unwrap_or(0.0);
+            let own = |b: &Vec<Vec<Candidate>>| b.last().and_then(|c| c.first()).map_or(0.0, |c| c.prob);
+            let followed = format!("{} (followed)", token_label(&l.track.text));
+            Plot {
+                x_desc: "blocks applied (0: the embeddings)",
+                y_desc: "probability at the last token",
+                y_range: (0.0, 1.0),
+                curves: vec![
+                    (followed, along(l.track_probs.iter().map(last).collect())),
+                    ("the most likely token there".into(), along(l.top.iter().map(own).collect())),
+                ],
+            }
+        }
+        Answer::Patching(p) => {
+            let share = |m: f32| p.restored(m).clamp(-1.0, 1.0) as f64;
+            let mut curves = Vec::new();
+            if !p.residual.is_empty() {
+                let at = |t: usize| {
+                    along(p.residual.iter().map(|row| row.get(t).map_or(0.0, |r| share(r.metric))).collect())
+                };
+                let first = p.corrupt.get(p.first).map_or(String::new(), |t| token_label(&t.text));
+                curves.push(("the last token".to_string(), at(p.corrupt.len().saturating_sub(1))));
+                curves.push((format!("{first}, where the prompts differ"), at(p.first)));
+            }
+            if !p.heads.is_empty() {
+                let best = |row: &Vec<Run>| row.iter().map(|r| share(r.metric)).fold(-1.0, f64::max);
+                curves.push(("each layer's strongest head".to_string(), along(p.heads.iter().map(best).collect())));
+            }
+            let x_desc = "blocks applied (0: the embeddings) or layer";
+            Plot { x_desc, y_desc: "share restored", y_range: (-1.0, 1.0), curves }
+        }
+        Answer::Heads(s) => {
+            let top = |row: &Vec<f32>| row.iter().fold(0.0f32, |m, &v| m.max(v)) as f64;
+            let best = |g: &Vec<Vec<f32>>| along(g.iter().map(top).collect());
+            Plot {
+                x_desc: "layer",
+                y_desc: "the layer's highest score",
+                y_range: (0.0, 1.0),
+                curves: vec![
+                    ("previous token".into(), best(&s.previous)),
+                    ("induction".into(), best(&s.induction)),
+                    ("duplicate token".into(), best(&s.duplicate)),
+                ],
+            }
+        }
     }
 }
 

@@ -2,10 +2,12 @@
 //! controls name) for the chosen tool's answer, and draws its grids as tables of cells. A
 //! patching sweep reports its progress and can be stopped; a chosen cell shows its details.
 
+use leptos::html::Canvas;
 use leptos::prelude::*;
 
 use super::grid::GridTable;
-use super::{chosen, grids, head_view_link, request, Answer, Grid, Model, Params, Tool};
+use super::{chosen, grids, head_view_link, plot, request, Answer, Grid, Model, Params, Tool};
+use crate::kit::plot::lines::{draw_lines, Curve, Lines};
 use crate::kit::probe::probe;
 use crate::kit::worker::Event;
 use crate::kit::DemoCtx;
@@ -147,6 +149,29 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let out = answer.with(|a| a.as_ref().and_then(summary));
         ctx.computed.set(out);
     });
+    let canvas = NodeRef::<Canvas>::new();
+    ctx.paint(move |pal| {
+        let c = canvas.get()?;
+        let pal = *pal;
+        answer.with(|a| {
+            let p = plot(a.as_ref()?);
+            let colours = [pal.blue, pal.orange, pal.green];
+            let curves: Vec<Curve> = p
+                .curves
+                .iter()
+                .enumerate()
+                .map(|(i, (label, points))| Curve {
+                    label,
+                    colour: colours[i % colours.len()],
+                    points: points.clone(),
+                    dashed: false,
+                })
+                .collect();
+            let (x_desc, y_desc, y_range) = (p.x_desc, p.y_desc, Some(p.y_range));
+            let lines = Lines { curves: &curves, x_desc, y_desc, y_range, x_integer: true };
+            Some(draw_lines(&c, &pal, &lines))
+        })
+    });
     let cell = Memo::new(move |_| params.with(|p| shown.with(|g| chosen(&p.cell, g))));
     let pick = move |g: usize, r: usize, c: usize| {
         let Some((key, token)) = shown.with_untracked(|gs| {
@@ -233,6 +258,8 @@ pub fn view(ctx: DemoCtx) -> AnyView {
             {status}
             {backend_line}
             {body}
+            <canvas node_ref=canvas class="plot" role="img" hidden=move || answer.with(Option::is_none)
+                aria-label="The grids' story against the layers"></canvas>
         </div>
     }
     .into_any()
