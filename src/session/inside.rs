@@ -228,15 +228,11 @@ impl<F: ModelFamily> Session<F> {
             top.push(cells);
             track_probs.push(followed);
         }
-        Ok(Lens { id, tokens: self.tokens_of(ids), top, track: self.token_of(track), track_probs, compute_ms: 0.0 })
+        Ok(Lens { id, tokens: self.tokens_of(ids), top, track: self.token(track), track_probs, compute_ms: 0.0 })
     }
 
     fn tokens_of(&self, ids: &[u32]) -> Vec<Token> {
-        ids.iter().map(|&id| self.token_of(id)).collect()
-    }
-
-    fn token_of(&self, id: u32) -> Token {
-        Token { id, text: F::token_text(self.tokenizer(), id) }
+        ids.iter().map(|&id| self.token(id)).collect()
     }
 
     /// `text` as exactly one token of the vocabulary (an answer to patch towards).
@@ -332,8 +328,8 @@ impl<F: ModelFamily> Session<F> {
             id,
             clean: self.tokens_of(&clean),
             corrupt: self.tokens_of(&corrupt),
-            answer: self.token_of(answer),
-            wrong: self.token_of(wrong),
+            answer: self.token(answer),
+            wrong: self.token(wrong),
             first,
             clean_run,
             corrupt_run,

@@ -192,7 +192,7 @@ impl<F: ModelFamily> Session<F> {
         F::tokens(&self.tok, prompt, self.shape().window)
     }
 
-    fn token(&self, id: u32) -> Token {
+    pub(super) fn token(&self, id: u32) -> Token {
         Token { id, text: F::token_text(&self.tok, id) }
     }
 
