@@ -38,6 +38,11 @@ pub trait Demo: 'static {
     fn baseline(_p: &Self::Params) -> Self::Params {
         <Self::Params as Params>::defaults()
     }
+    /// The keys of controls that change nothing for these values (another tool's settings): the
+    /// control panel hides them until they matter again. Their values stay in the link.
+    fn idle(_p: &Self::Params) -> &'static [&'static str] {
+        &[]
+    }
     fn compute(p: &Self::Params) -> Self::Output;
     /// "Download data": the computed output, unless the demo says otherwise (a demo whose
     /// numbers come from the compute worker, or whose compute can fail).
@@ -89,6 +94,8 @@ pub struct DemoSpec {
     pub retype: fn(&Values) -> Values,
     /// [`Demo::baseline`] on values.
     pub baseline: fn(&Values) -> Values,
+    /// [`Demo::idle`] on values.
+    pub idle: fn(&Values) -> &'static [&'static str],
     /// The output computed from the files the demo reads, if it reads any ([`Demo::load`]).
     pub load: fn(&Values, &mut Reader) -> Option<Result<serde_json::Value, String>>,
 }
@@ -106,6 +113,7 @@ pub const fn spec<D: Demo>() -> DemoSpec {
         data: data::<D>,
         retype: retype::<D>,
         baseline: baseline::<D>,
+        idle: idle::<D>,
         load: load::<D>,
     }
 }
@@ -164,6 +172,10 @@ fn baseline<D: Demo>(v: &Values) -> Values {
     let mut out = Values::defaults(<D::Params as Params>::TABLE);
     D::baseline(&D::Params::read(v)).write(&mut out);
     out
+}
+
+fn idle<D: Demo>(v: &Values) -> &'static [&'static str] {
+    D::idle(&D::Params::read(v))
 }
 
 fn load<D: Demo>(v: &Values, read: &mut Reader) -> Option<Result<serde_json::Value, String>> {
@@ -343,11 +355,22 @@ pub fn ask_model(
     let (only_cached, label, expect) = match key {
         "smollm2" => (true, "SmolLM2-135M".to_string(), manifest::smollm2_135m()),
         "gpt2" => (true, "GPT-2 small".to_string(), Some(manifest::gpt2_small())),
+        "trained" => (true, "Your trained model".to_string(), None),
         _ => (false, label.to_string(), manifest::bundled(&base)),
+    };
+    let missing = if key == "trained" {
+        "No trained model is kept in this browser: train one in the chapter \"Watching attention learn\" \
+         and press its \"Look inside\" or \"Open in the GPT-2 chapter\"."
+            .to_string()
+    } else {
+        format!(
+            "{label} is not in this browser yet: load it once in the chapter \"A real model, live\" (it is kept \
+             there), then come back."
+        )
     };
     Some(crate::kit::probe::Ask {
         model: key.into(),
-        label,
+        missing,
         expect,
         base,
         only_cached,

@@ -18,8 +18,8 @@ use crate::session::protocol::{BackendChoice, Reply, Request};
 pub struct Ask {
     /// The model's name (the demo's option key): a loaded model of the same name is kept.
     pub model: String,
-    /// Its name for the reader ("SmolLM2-135M").
-    pub label: String,
+    /// What the page says when `only_cached` and this browser does not keep it.
+    pub missing: String,
     /// Its folder URL, ending in `/`.
     pub base: String,
     /// Sizes and hashes to check the files against, where the book pins them.
@@ -92,7 +92,7 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
     // The ids of the latest batch, and the answers that have come for it.
     let asked = StoredValue::new_local(Vec::<u64>::new());
     let got = StoredValue::new_local(HashMap::<u64, T>::new());
-    let label = StoredValue::new(String::new());
+    let missing = StoredValue::new(String::new());
     // The number of the latest load sent: a reply about an earlier one (the reader changed the
     // model while it loaded) is dropped, and the worker drops that load's model.
     let load_no = StoredValue::new(0u64);
@@ -110,11 +110,7 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
         }
         Event::Reply(Reply::NotCached { .. }) => {
             loading.set(None);
-            ctx.error.set(Some(format!(
-                "{} is not in this browser yet: load it once in the chapter \"A real model, live\" \
-                 (it is kept there), then come back.",
-                label.get_value()
-            )));
+            ctx.error.set(Some(missing.get_value()));
         }
         Event::Reply(Reply::Error { message, .. }) => {
             loading.set(None);
@@ -164,7 +160,7 @@ pub fn probe<T: Clone + Send + Sync + 'static>(
             }
             dims.set(None);
             loading.set(Some(a.model.clone()));
-            label.set_value(a.label);
+            missing.set_value(a.missing);
             ctx.error.set(None);
             let (cache, only_cached) = (a.only_cached, a.only_cached);
             load_no.update_value(|n| *n += 1);

@@ -388,30 +388,41 @@ impl<F: ModelFamily> Session<F> {
 
     /// The repeated random sequence the detectors read: the prefix the tokenizer puts first,
     /// then n random capital letters (" Q", " F", … each one token where the vocabulary has
-    /// them, else random ids), twice.
+    /// them, else random ids), twice. A character model (the training lab's) reads its own
+    /// letters after its start mark `^` where it has one.
     pub fn repeated_sequence(&self, n: usize, seed: u32) -> Result<(Vec<u32>, usize), RunError> {
         let tok = self.tokenizer();
-        let letters: Vec<u32> = ('A'..='Z')
-            .filter_map(|ch| match F::text_tokens(tok, &format!(" {ch}")).ok()?[..] {
-                [id] => Some(id),
-                _ => None,
-            })
-            .collect();
-        let (full, _) = self.tokens(" A")?;
-        let own = F::text_tokens(tok, " A")?;
-        let offset = own.first().and_then(|a| full.iter().position(|t| t == a)).unwrap_or(0);
+        let single = |text: &str| match F::text_tokens(tok, text).ok()?[..] {
+            [id] => Some(id),
+            _ => None,
+        };
+        let (prefix, letters) = match F::char_vocab(tok) {
+            Some(vocab) => {
+                let prefix: Vec<u32> = vocab.contains('^').then(|| single("^")).flatten().into_iter().collect();
+                let letters: Vec<u32> =
+                    vocab.chars().filter(char::is_ascii_alphabetic).filter_map(|ch| single(&ch.to_string())).collect();
+                (prefix, letters)
+            }
+            None => {
+                let (full, _) = self.tokens(" A")?;
+                let own = F::text_tokens(tok, " A")?;
+                let offset = own.first().and_then(|a| full.iter().position(|t| t == a)).unwrap_or(0);
+                let letters: Vec<u32> = ('A'..='Z').filter_map(|ch| single(&format!(" {ch}"))).collect();
+                (full[..offset].to_vec(), if letters.len() == 26 { letters } else { Vec::new() })
+            }
+        };
         let mut rng = Rng::new(seed as u64);
         let vocab = self.shape().vocab as u64;
         let r: Vec<u32> = (0..n)
             .map(|_| {
-                if letters.len() == 26 {
-                    letters[(rng.next_u64() % 26) as usize]
+                if letters.len() >= 2 {
+                    letters[(rng.next_u64() % letters.len() as u64) as usize]
                 } else {
                     (rng.next_u64() % vocab) as u32
                 }
             })
             .collect();
-        Ok(([&full[..offset], &r, &r].concat(), offset))
+        Ok(([&prefix[..], &r, &r].concat(), prefix.len()))
     }
 
     /// Every head's previous-token, induction and duplicate-token score on a repeated random

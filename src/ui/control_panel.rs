@@ -1,6 +1,7 @@
 //! A demo's control panel: its controls, the main ones first (`DemoSpec::panel`). Beside the
 //! plots on a wide screen it shows them all. Pinned under the plots on a phone it folds to a
 //! bar at a tap, and a demo that names main controls shows only those until "More controls".
+//! Controls that change nothing for the current values (`Demo::idle`) are hidden.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -21,6 +22,9 @@ pub fn ControlPanel(
     let controls = spec.panel();
     let extra = controls.iter().filter(|(_, main)| !main).count();
     let has_main = extra > 0 && extra < controls.len();
+    let keys: Vec<&'static str> = controls.iter().filter(|(_, main)| !main).map(|(p, _)| p.key).collect();
+    let values = ctx.values;
+    let shown_extra = move || values.with(|v| keys.iter().filter(|k| !(spec.idle)(v).contains(k)).count());
     let list_id = format!("{}-controls", spec.id);
     let focus = move |ev: web_sys::FocusEvent| {
         if let Some(panel) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
@@ -30,8 +34,9 @@ pub fn ControlPanel(
     let items = controls
         .into_iter()
         .map(|(p, main)| {
+            let idle = move || values.with(|v| (spec.idle)(v).contains(&p.key));
             view! {
-                <div class="panel-item" class:extra=!main>
+                <div class="panel-item" class:extra=!main class:idle=idle>
                     <Control demo_id=spec.id param=p values=ctx.values int_max=ctx.int_max />
                 </div>
             }
@@ -41,7 +46,7 @@ pub fn ControlPanel(
         view! {
             <button type="button" class="more-controls" aria-expanded=move || more.get().to_string()
                 on:click=move |_| more.update(|m| *m = !*m)>
-                {move || if more.get() { "Fewer controls ▴".to_string() } else { format!("More controls ({extra}) ▾") }}
+                {move || if more.get() { "Fewer controls ▴".to_string() } else { format!("More controls ({}) ▾", shown_extra()) }}
             </button>
         }
     });

@@ -76,6 +76,11 @@ fn typed_parameters_read_and_write_every_value_unchanged() {
             let (v, notices) = Values::from_pairs(d.id, d.params, &pairs);
             assert!(notices.is_empty(), "{}: {notices:?}", d.id);
             assert_eq!((d.retype)(&v), v, "{}: {pairs:?}", d.id);
+            // A hidden control is one of the demo's, and never a main one (which decides the rest).
+            for key in (d.idle)(&v) {
+                assert!(d.params.iter().any(|p| p.key == *key), "{}: idle {key} is no control", d.id);
+                assert!(!d.main.contains(key), "{}: main control {key} hidden", d.id);
+            }
         }
     }
 }

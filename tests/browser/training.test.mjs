@@ -133,6 +133,17 @@ test("the checkpoint downloads as safetensors and the trained model opens in the
   const probe = (await gpt2ChipTexts(page)).join("");
   assert.equal(probe.length, 8, `the lab's probe as characters: ${probe}`);
   assert.match(probe, /^\^[a-p]{7}$/);
+  // Back in the lab (its link retrains the same run), "Look inside" scores the trained model's
+  // heads on the longest repeat its 8 positions hold: "^" and 3 letters twice.
+  await page.goBack();
+  await waitPhase(page, /^done$/);
+  await page.click(".train-inside");
+  await page.waitForURL(/\/inside\/.*inside\.model=trained/, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector("#inside .inside")?.dataset.answered === "true", null,
+    { timeout: 60000 });
+  assert.equal(new URL(page.url()).searchParams.get("inside.n"), "3");
+  const rows = await page.$$eval('#inside [data-grid="induction"] tbody tr', (r) => r.length);
+  assert.equal(rows, 2, "one row per layer of the lab's two");
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -242,3 +242,44 @@ fn prompts_the_model_cannot_read_are_replaced_when_it_loads() {
     let ready = next(&Status::Starting, Event::Reply(&wire));
     assert!(matches!(ready, Status::Ready { char_vocab: Some(ref v), n_positions: 16, .. } if v == VOCAB), "{ready:?}");
 }
+
+/// The training lab's model in "Looking inside a model": its head detectors read its own letters
+/// after its start mark (it has no " A"), and the lab's "Look inside" link opens the longest
+/// repeat its window holds, with a corrupted probe that differs where an induction head copies.
+#[test]
+fn the_lab_model_is_looked_inside_on_its_own_letters() {
+    use attention_live::demos::inside::{self, Letters, Tool};
+    use attention_live::session::inside::HeadsQuery;
+    let ck = lab_checkpoint();
+    let s = session();
+    let (ids, offset) = s.repeated_sequence(6, 3).expect("a character model has a repeated sequence");
+    let text: String = ids.iter().map(|&i| VOCAB.chars().nth(i as usize).unwrap()).collect();
+    assert_eq!((offset, &text[..1]), (1, "^"), "{text}");
+    assert!(text[1..].chars().all(|c| c.is_ascii_lowercase()), "{text}");
+    assert_eq!(text[1..7], text[7..13], "{text}");
+    let scores = block_on(s.head_detectors(&HeadsQuery { id: 4, n: 6, seed: 3 })).expect("the detectors run");
+    assert_eq!((scores.induction.len(), scores.induction[0].len()), (2, 2), "two layers of two heads");
+    assert!(scores.previous.iter().flatten().all(|v| (0.0..=1.0).contains(v)), "{scores:?}");
+
+    let probe = trained::prompt_for(&ck.config_json, None).unwrap();
+    let link = inside::trained_link(&ck.config_json, None).unwrap();
+    let (path, rest) = link.split_once('?').unwrap();
+    let (query, hash) = rest.split_once('#').unwrap();
+    assert_eq!((path, hash), ("/inside/", "inside"));
+    let (values, notices) = inside::SPEC.from_link(&parse_query(query));
+    assert!(notices.is_empty(), "{notices:?}");
+    let p = inside::Params::read(&values);
+    assert_eq!(
+        (p.model, p.tool, p.prompt.as_str(), p.clean.as_str()),
+        (inside::Model::Trained, Tool::Heads, &*probe, &*probe)
+    );
+    let window = s.shape().window;
+    assert!(2 * p.n.n() < window && p.n == Letters::Five, "5 letters twice fit {window} positions, 10 do not");
+    // "^afkpejo" then "afkpejo": after the last "o" an induction head copies what followed "o"
+    // the first time, the "d"; the corrupted probe has another letter there.
+    let changed: Vec<usize> =
+        probe.chars().zip(p.corrupt.chars()).enumerate().filter(|(_, (a, b))| a != b).map(|(i, _)| i).collect();
+    let last = probe.chars().last().unwrap();
+    assert_eq!(changed, [probe.find(last).unwrap() + 1], "{probe} → {}", p.corrupt);
+    assert_eq!(inside::corrupted("", VOCAB), "");
+}

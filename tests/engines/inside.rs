@@ -113,3 +113,35 @@ fn the_chapters_story_of_the_cat_and_the_dog_holds() {
     assert_eq!((best(&scores.induction).1, best(&scores.induction).2), (1, 3));
     assert_eq!((best(&scores.previous).1, best(&scores.previous).2), (0, 1), "{:?}", scores.previous);
 }
+
+/// The real-model chapter's link into this one keeps its model, download folder and prompts; a
+/// model this demo cannot load (from a URL or files) gets none. Each tool hides the others'
+/// settings.
+#[test]
+fn the_head_view_links_here_on_its_model_and_prompts() {
+    use attention_live::demos::{gpt2, inside, Demo};
+    use attention_live::state::query::parse_query;
+    use attention_live::state::Params as _;
+    let mut g = gpt2::Params::defaults();
+    (g.model, g.base, g.prompt, g.compare) =
+        (gpt2::Model::Gpt2, "http://127.0.0.1:8/gpt2".into(), "a b".into(), "a c".into());
+    let link = inside::link_from_gpt2(&g).unwrap();
+    let query = link.strip_prefix("/inside/?").unwrap().strip_suffix("#inside").unwrap();
+    let (values, notices) = inside::SPEC.from_link(&parse_query(query));
+    assert!(notices.is_empty(), "{notices:?}");
+    let p = inside::Params::read(&values);
+    assert_eq!(
+        (p.model, p.base.as_str(), p.tool),
+        (inside::Model::Gpt2, "http://127.0.0.1:8/gpt2", inside::Tool::Lens)
+    );
+    assert_eq!((p.prompt.as_str(), p.clean.as_str(), p.corrupt.as_str()), ("a b", "a b", "a c"));
+    g.model = gpt2::Model::Url;
+    assert_eq!(inside::link_from_gpt2(&g), None);
+    g.model = gpt2::Model::Stories;
+    let p = inside::Params::read(&inside::SPEC.from_link(&parse_query(&inside::link_from_gpt2(&g).unwrap()[8..])).0);
+    assert_eq!(p.base, "", "a bundled model has no download folder");
+    let hidden = |tool| inside::InsideDemo::idle(&inside::Params { tool, ..p.clone() });
+    assert!(hidden(inside::Tool::Lens).contains(&"corrupt") && !hidden(inside::Tool::Lens).contains(&"prompt"));
+    assert!(hidden(inside::Tool::Heads).contains(&"prompt") && !hidden(inside::Tool::Heads).contains(&"seed"));
+    assert!(hidden(inside::Tool::Patching).contains(&"base") && !hidden(inside::Tool::Patching).contains(&"clean"));
+}

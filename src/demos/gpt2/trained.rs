@@ -114,8 +114,14 @@ pub async fn open(config_json: String, safetensors: Vec<u8>) -> Result<(), Strin
 #[cfg(target_arch = "wasm32")]
 pub async fn open_on(config_json: String, safetensors: Vec<u8>, prompt: Option<String>) -> Result<(), String> {
     let prompt = prompt_for(&config_json, prompt)?;
-    store(&config_json, &safetensors).await?;
-    go(&link(&prompt));
+    store_and_go(&config_json, &safetensors, &link(&prompt)).await
+}
+
+/// Stores the checkpoint ([`store`]) and follows `href`, a page that loads the trained model.
+#[cfg(target_arch = "wasm32")]
+pub async fn store_and_go(config_json: &str, safetensors: &[u8], href: &str) -> Result<(), String> {
+    store(config_json, safetensors).await?;
+    go(href);
     Ok(())
 }
 

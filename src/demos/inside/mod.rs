@@ -24,6 +24,7 @@ crate::options! {
         StoriesLlama = ("stories-llama", "Pet stories, Llama family (bundled)"),
         Gpt2 = ("gpt2", "GPT-2 small (once downloaded in \"A real model, live\")"),
         Smollm2 = ("smollm2", "SmolLM2-135M (once downloaded in \"A real model, live\")"),
+        Trained = ("trained", "Your trained model (opened from the training lab)"),
     }
 }
 
@@ -42,12 +43,15 @@ crate::options! {
         Five = ("5", "5 letters, then the same 5"),
         Twenty = ("20", "20 letters, then the same 20"),
         Thirty = ("30", "30 letters, then the same 30"),
+        /// for a small model's short window (the training lab's)
+        Three = ("3", "3 letters, then the same 3"),
     }
 }
 
 impl Letters {
     pub fn n(self) -> usize {
         match self {
+            Letters::Three => 3,
             Letters::Five => 5,
             Letters::Ten => 10,
             Letters::Twenty => 20,
@@ -115,6 +119,18 @@ impl Demo for InsideDemo {
     const MAIN: &'static [&'static str] = &["model", "tool"];
     /// Every cell shows its number already.
     const NUMBERS: bool = false;
+
+    /// The other tools' settings, and the download folder of a model that is not downloaded.
+    fn idle(p: &Params) -> &'static [&'static str] {
+        match (p.tool, matches!(p.model, Model::Gpt2 | Model::Smollm2)) {
+            (Tool::Lens, true) => &["clean", "corrupt", "answer", "wrong", "sweep", "n", "seed"],
+            (Tool::Lens, false) => &["base", "clean", "corrupt", "answer", "wrong", "sweep", "n", "seed"],
+            (Tool::Patching, true) => &["prompt", "track", "n", "seed"],
+            (Tool::Patching, false) => &["base", "prompt", "track", "n", "seed"],
+            (Tool::Heads, true) => &["prompt", "track", "clean", "corrupt", "answer", "wrong", "sweep"],
+            (Tool::Heads, false) => &["base", "prompt", "track", "clean", "corrupt", "answer", "wrong", "sweep"],
+        }
+    }
 
     /// The request the page sends for the chosen tool; the worker answers it.
     fn compute(p: &Params) -> Request {
@@ -489,6 +505,80 @@ pub fn head_view_link(model: Model, prompt: &str, layer: usize, head: usize, tok
     let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     format!("/gpt2-live/?{query}#gpt2")
 }
+
+/// The page's address with the training lab's checkpoint (`config.json`) chosen: its head
+/// detectors on the longest repeat that fits the model's window, and its lens and patching on
+/// the lab's probe `probe` (else a probe of its vocabulary) and that probe with the letter an
+/// induction head would copy changed.
+pub fn trained_link(config_json: &str, probe: Option<String>) -> Result<String, String> {
+    use crate::state::query::build_query;
+    use crate::state::{Params as _, Values};
+    let cfg = crate::gpt2::Config::from_json(config_json).map_err(|e| e.to_string())?;
+    let vocab = cfg.char_vocab.clone().unwrap_or_default();
+    let prompt = super::gpt2::trained::prompt_for(config_json, probe)?;
+    let mut p = Params::defaults();
+    p.model = Model::Trained;
+    p.tool = Tool::Heads;
+    let start = usize::from(vocab.contains('^'));
+    let fits = |l: &Letters| start + 2 * l.n() <= cfg.n_positions;
+    p.n = Letters::ALL.iter().copied().filter(fits).max_by_key(|l| l.n()).unwrap_or(Letters::Three);
+    (p.prompt, p.clean, p.corrupt) = (prompt.clone(), prompt.clone(), corrupted(&prompt, &vocab));
+    (p.track, p.answer, p.wrong) = (String::new(), String::new(), String::new());
+    let mut values = Values::defaults(Params::TABLE);
+    p.write(&mut values);
+    let pairs = SPEC.link_pairs(&values);
+    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    Ok(format!("/{CHAPTER}/?{query}#{}", InsideDemo::ID))
+}
+
+/// `prompt` with one letter changed for another of `vocab` it does not use: the letter after
+/// the last character's earlier occurrence (what an induction head copies next), else its
+/// second character.
+pub fn corrupted(prompt: &str, vocab: &str) -> String {
+    let mut chars: Vec<char> = prompt.chars().collect();
+    let Some(&last) = chars.last() else { return String::new() };
+    let at = chars[..chars.len() - 1].iter().position(|&c| c == last).map_or(1, |i| i + 1);
+    let other = vocab.chars().filter(char::is_ascii_alphabetic).find(|c| !chars.contains(c));
+    if let (Some(slot), Some(other)) = (chars.get_mut(at), other) {
+        *slot = other;
+    }
+    chars.into_iter().collect()
+}
+
+/// This demo's address on the real-model chapter's model and prompts (`None` for a model it
+/// does not read: one from a URL or from files): the logit lens on the prompt, and patching
+/// from the prompt into the second one.
+pub fn link_from_gpt2(g: &super::gpt2::Params) -> Option<String> {
+    use crate::state::query::build_query;
+    use crate::state::{Params as _, Values};
+    let mut p = Params::defaults();
+    p.model = Model::named(g.model.key())?;
+    p.base = if matches!(p.model, Model::Gpt2 | Model::Smollm2) { g.base.clone() } else { String::new() };
+    p.backend = match g.backend {
+        super::gpt2::RunsOn::Cpu => RunsOn::Cpu,
+        super::gpt2::RunsOn::Webgpu | super::gpt2::RunsOn::WebgpuF16 => RunsOn::Webgpu,
+        super::gpt2::RunsOn::Auto => RunsOn::Auto,
+    };
+    (p.prompt, p.clean) = (g.prompt.clone(), g.prompt.clone());
+    if !g.compare.trim().is_empty() {
+        p.corrupt = g.compare.clone();
+    }
+    let mut values = Values::defaults(Params::TABLE);
+    p.write(&mut values);
+    let pairs = SPEC.link_pairs(&values);
+    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    Some(format!("/{CHAPTER}/?{query}#{}", InsideDemo::ID))
+}
+
+impl Model {
+    /// The model a link or another demo names by its key, if this demo reads it.
+    pub fn named(key: &str) -> Option<Model> {
+        Model::ALL.iter().copied().find(|m| m.key() == key)
+    }
+}
+
+/// The chapter that embeds this demo.
+pub const CHAPTER: &str = "inside";
 
 /// What "Download data" and the tests read: the answer and its grids.
 #[derive(Debug, Clone, PartialEq, Serialize)]

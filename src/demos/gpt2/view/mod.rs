@@ -54,6 +54,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     let backend = move || s.backend.with(|b| b.as_ref().map_or("pending", |b| b.name.as_str()));
     // A second model: the two sides side by side, each headed by its model.
     let side_a_title = move || s.compared.get().then(|| s.params.with(|p| side_title('A', p.model)));
+    // The same model and prompts in "Looking inside a model".
+    let look_inside = move || {
+        let href = s.params.with(crate::demos::inside::link_from_gpt2)?;
+        Some(view! {
+            <p class="look-inside"><a href=href>"Look inside this model: logit lens, activation patching, head \
+                detectors →"</a></p>
+        })
+    };
     view! {
         <div class="gpt2" data-compute-ms=compute_ms data-generate-ms=move || s.gen_ms.get().0.to_string()
             data-generate-compute-ms=move || s.gen_ms.get().1.to_string()
@@ -72,6 +80,7 @@ pub fn view(ctx: DemoCtx) -> AnyView {
                         <HeadView/>
                         <NextTokens/>
                     </div>
+                    {look_inside}
                 </section>
                 // Mounted once for any second model: a change of model loads it in the same worker.
                 {move || s.compared.get().then(|| view! { <SideB/> })}

@@ -22,6 +22,15 @@ mod readout;
 /// 85% of the probability on the right token, where the copy task's curve has finished its drop.
 pub const SOLVED_LOSS: f32 = 0.5;
 
+/// Where the trained model is handed over to.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Opening {
+    /// The GPT-2 chapter: head view, model view, knock-outs, generation.
+    Gpt2,
+    /// "Looking inside a model": head detectors, logit lens, patching.
+    Inside,
+}
+
 /// What the view keeps beside the record.
 #[derive(Clone, Copy)]
 pub struct Lab {
@@ -35,8 +44,9 @@ pub struct Lab {
     pub solved: RwSignal<Option<(usize, f64)>>,
     /// The head shown large (index layer · H + head); `None`: the best induction head.
     pub focus: RwSignal<Option<usize>>,
-    /// The export request whose checkpoint opens in the GPT-2 chapter (others are downloaded).
-    pub opening: StoredValue<Option<u64>>,
+    /// The export request whose checkpoint opens in another chapter, and which (others are
+    /// downloaded).
+    pub opening: StoredValue<Option<(u64, Opening)>>,
     pub worker: ComputeWorker,
 }
 
@@ -110,20 +120,28 @@ impl Lab {
         }
     }
 
-    /// Asks the worker for the checkpoint, to open it in the GPT-2 chapter.
-    pub fn open_in_gpt2(self) {
+    /// Asks the worker for the checkpoint, to open it in another chapter.
+    pub fn open_in(self, target: Opening) {
         let id = self.worker.send(Request::TrainExport { id: 0 });
-        self.opening.set_value(id);
+        self.opening.set_value(id.map(|id| (id, target)));
     }
 
     fn on_checkpoint(self, id: u64, config_json: String, safetensors: Vec<u8>) {
-        if self.opening.get_value() == Some(id) {
+        if let Some((_, target)) = self.opening.get_value().filter(|(o, _)| *o == id) {
             self.opening.set_value(None);
-            // The GPT-2 chapter opens on the lab's probe, the sequence the heads were shown on.
+            // Both chapters open on the lab's probe, the sequence the heads were shown on.
             let probe = self.setup.with_untracked(|s| s.probe.clone());
             let error = self.ctx.error;
             leptos::task::spawn_local(async move {
-                if let Err(e) = crate::demos::gpt2::trained::open_on(config_json, safetensors, Some(probe)).await {
+                use crate::demos::gpt2::trained;
+                let r = match target {
+                    Opening::Gpt2 => trained::open_on(config_json, safetensors, Some(probe)).await,
+                    Opening::Inside => match crate::demos::inside::trained_link(&config_json, Some(probe)) {
+                        Ok(href) => trained::store_and_go(&config_json, &safetensors, &href).await,
+                        Err(e) => Err(e),
+                    },
+                };
+                if let Err(e) = r {
                     error.set(Some(e));
                 }
             });

@@ -5,7 +5,7 @@ use crate::numerics::format::Signed;
 use leptos::prelude::*;
 
 use super::super::run::{MainAction, Phase};
-use super::{focus_head, Lab, SOLVED_LOSS};
+use super::{focus_head, Lab, Opening, SOLVED_LOSS};
 use crate::session::protocol::Request;
 
 /// Four examples, the scored characters marked, and the sizes they imply.
@@ -83,14 +83,19 @@ pub fn buttons(lab: Lab) -> impl IntoView {
             <button type="button" class="train-export" on:click=export disabled=no_export>
                 "Download checkpoint"
             </button>
-            <button type="button" class="train-open" on:click=move |_| lab.open_in_gpt2() disabled=no_export
+            <button type="button" class="train-open" on:click=move |_| lab.open_in(Opening::Gpt2) disabled=no_export
                 title="The trained model in the GPT-2 chapter: head view, model view, knock-outs, generation">
                 "Open in the GPT-2 chapter"
             </button>
+            <button type="button" class="train-inside" on:click=move |_| lab.open_in(Opening::Inside)
+                disabled=no_export title="The trained model in \"Looking inside a model\": head detectors on \
+                repeated random letters, logit lens, activation patching">
+                "Look inside"
+            </button>
         </div>
         {move || rope().then(|| view! {
-            <p class="muted train-export-note">"A model with RoPE cannot be downloaded or opened in the GPT-2 \
-                chapter: GPT-2 has no rotary positions. Train with learned, sinusoidal or no positions for that."</p>
+            <p class="muted train-export-note">"A model with RoPE cannot be downloaded or opened in the other \
+                chapters: GPT-2 has no rotary positions. Train with learned, sinusoidal or no positions for that."</p>
         })}
     }
 }
