@@ -37,7 +37,8 @@ fn main() {
     // Natively only (a browser's threads are Web Workers the page starts).
     #[cfg(not(target_arch = "wasm32"))]
     if threads > 1 {
-        par::spin::start_native(threads);
+        // The asking thread takes parts too: a pool of threads − 1 besides it.
+        par::spin::start_native(threads - 1);
     }
     par::set_threads(threads);
     let cfg = Config::smollm2_135m();

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Mutex;
 
-use attention_live::numerics::packed::PackedMatrix;
+use attention_live::numerics::gelu::gelu_in_place;
+use attention_live::numerics::packed::{PackedMatrix, Then};
 use attention_live::numerics::par::{self, Pool};
 use attention_live::numerics::rng::normal_matrix;
 
@@ -59,18 +60,27 @@ fn work_is_shared_between_threads_only_when_it_is_large_enough() {
 }
 
 /// Prompt-sized, decoding-sized (one row: the lone-row kernel, never split) and ragged shapes, on 1, 2 and 3
-/// threads.
+/// threads, with and without the bias and GELU applied in the kernel.
 #[test]
 fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
     two_threads();
     for (t, k, n) in [(16, 768, 2304), (1, 768, 3072), (5, 256, 1030), (17, 96, 1031)] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = PackedMatrix::pack(normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32).view());
+        let b: Vec<f32> = normal_matrix(1, n, 3, 1.0).iter().map(|&v| v as f32).collect();
         par::set_threads(1);
         let one = w.matmul(x.view());
-        for (threads, pool) in [2, 3].into_iter().flat_map(|t| POOLS.map(|p| (t, p))) {
+        // The bias and GELU applied to each output as it is summed: the same values as applied
+        // to the whole product afterwards, as GPT-2's MLP did before.
+        let mut after = &one + &ndarray::ArrayView1::from(&b[..]);
+        gelu_in_place(after.as_slice_mut().unwrap());
+        for (threads, pool) in [1, 2, 3].into_iter().flat_map(|t| POOLS.map(|p| (t, p))) {
             par::set_threads(threads);
             par::set_pool(pool);
+            assert_eq!(w.matmul_then(x.view(), Then::BiasGelu(&b)), after, "({t}, {k}, {n}), {threads} threads");
+            if threads == 1 {
+                continue;
+            }
             let before = par::split_runs();
             assert_eq!(w.matmul(x.view()), one, "({t}, {k}, {n}) on {threads} threads, {pool:?}");
             // One row (decoding) stays on one thread (`par::one_row_work`); the others are split.

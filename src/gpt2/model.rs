@@ -11,7 +11,7 @@ use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
 use crate::numerics::attention::max_pool_into;
 
-use super::ops::{causal_attention, gelu_in_place, layer_norm, linear, tied_logits};
+use super::ops::{causal_attention, layer_norm, linear, linear_gelu, tied_logits};
 use super::weights::{Block, Weights};
 use super::{Config, LoadError, RunError};
 use crate::formats::safetensors::SafeTensors;
@@ -73,8 +73,7 @@ impl Gpt2 {
             thumbnails.extend(thumb);
             // MLP: (T, C) x (C, 4C) -> GELU -> (T, 4C) x (4C, C) -> (T, C)
             let h = layer_norm(x.view(), &block.ln_2, cfg.layer_norm_epsilon);
-            let mut a = linear(h.view(), &block.mlp.c_fc);
-            gelu_in_place(a.as_slice_mut().expect("a fresh array is contiguous"));
+            let a = linear_gelu(h.view(), &block.mlp.c_fc);
             x += &linear(a.view(), &block.mlp.c_proj);
             opts.patches.residual_into(l + 1, x.view_mut());
             if opts.hidden_states {

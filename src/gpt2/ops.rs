@@ -8,6 +8,7 @@ pub use crate::numerics::flash::causal_attention;
 pub use crate::numerics::packed::matmul;
 /// The LM head, tied to the token embeddings wte (vocab, C): (T, C) x (C, vocab) -> (T, vocab).
 pub use crate::numerics::packed::table_logits as tied_logits;
+use crate::numerics::packed::Then;
 
 /// y = x W + b: (T, in) x (in, out) -> (T, out).
 ///
@@ -19,7 +20,7 @@ pub use crate::numerics::packed::table_logits as tied_logits;
 pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
     let w = match &lin.weight {
         // The browser's kernel (`packed`), whose weights were packed at load time.
-        LinearWeight::Packed(p) => return p.matmul(x) + &lin.bias,
+        LinearWeight::Packed(p) => return p.matmul_then(x, Then::Bias(bias(lin))),
         LinearWeight::Plain(w) => w,
     };
     if x.nrows() > 4 {
@@ -34,6 +35,21 @@ pub fn linear(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
         }
     }
     y
+}
+
+/// gelu_new(x W + b), GPT-2's MLP up to its second product. The packed kernel adds the bias
+/// and applies the GELU to each output as it is summed (on the thread that summed it).
+pub fn linear_gelu(x: ArrayView2<f32>, lin: &Linear) -> Array2<f32> {
+    if let LinearWeight::Packed(p) = &lin.weight {
+        return p.matmul_then(x, Then::BiasGelu(bias(lin)));
+    }
+    let mut a = linear(x, lin);
+    gelu_in_place(a.as_slice_mut().expect("a fresh array is contiguous"));
+    a
+}
+
+fn bias(lin: &Linear) -> &[f32] {
+    lin.bias.as_slice().expect("a bias is one contiguous array")
 }
 
 /// Layer norm of each row with GPT-2's affine parameters: γ ⊙ (x − μ) / √(σ² + ε) + β.

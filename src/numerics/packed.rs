@@ -131,6 +131,12 @@ impl PackedMatrix {
 
     /// x W: (T, in) x (in, out) -> (T, out).
     pub fn matmul(&self, x: ArrayView2<f32>) -> Array2<f32> {
+        self.matmul_then(x, Then::Nothing)
+    }
+
+    /// x W, then `then` on every output: by the thread that summed it, on its own columns,
+    /// so a bias and an activation cost no second pass over y and split like the product.
+    pub fn matmul_then(&self, x: ArrayView2<f32>, then: Then) -> Array2<f32> {
         assert_eq!(x.ncols(), self.rows, "x has {} columns for a weight of {} rows", x.ncols(), self.rows);
         let x = x.as_standard_layout();
         let mut y = vec![0.0f32; x.nrows() * self.cols];
@@ -138,9 +144,53 @@ impl PackedMatrix {
         // SAFETY (wasm): a module using SIMD128 fails validation where SIMD is missing, so the
         // kernel can never run on a machine without it.
         unsafe {
-            kernel(x.as_slice().expect("standard layout"), &self.panels, &mut y, x.nrows(), self.rows, self.cols)
+            kernel(
+                x.as_slice().expect("standard layout"),
+                &self.panels,
+                &mut y,
+                (x.nrows(), self.rows, self.cols),
+                then,
+            )
         };
         Array2::from_shape_vec((x.nrows(), self.cols), y).expect("T × out values")
+    }
+}
+
+/// What a product does to each output once summed ([`PackedMatrix::matmul_then`]): the
+/// column's bias added, then GPT-2's GELU for its MLP. The same operations, in the same order,
+/// as adding the bias to the whole product and then running `gelu_in_place` on it.
+#[derive(Clone, Copy, Debug)]
+pub enum Then<'a> {
+    Nothing,
+    /// + b (out,)
+    Bias(&'a [f32]),
+    /// gelu_new(· + b)
+    BiasGelu(&'a [f32]),
+}
+
+impl Then<'_> {
+    fn check(self, n: usize) {
+        if let Then::Bias(b) | Then::BiasGelu(b) = self {
+            assert_eq!(b.len(), n, "a bias of {} for {n} outputs", b.len());
+        }
+    }
+
+    /// On a block of outputs, `rows` rows of [`PANEL`] (`out`, row-major), the first `width` of
+    /// each the outputs of columns j0 .. j0 + width: one call per block of the micro-kernel, so
+    /// its cost is the arithmetic's, not a call's per row. (Past `width` a panel is padding:
+    /// zeros, whose GELU is 0 and is never stored.)
+    #[inline]
+    fn apply(self, out: &mut [f32], j0: usize, width: usize) {
+        let b = match self {
+            Then::Nothing => return,
+            Then::Bias(b) | Then::BiasGelu(b) => &b[j0..j0 + width],
+        };
+        for row in out.chunks_mut(PANEL) {
+            row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
+        }
+        if let Then::BiasGelu(_) = self {
+            crate::numerics::gelu::gelu_in_place(out);
+        }
     }
 }
 
@@ -155,7 +205,8 @@ impl PackedMatrix {
 /// (and decoding's single row), which takes a one-row kernel: padding it would quadruple the
 /// arithmetic of a step that only needs to read W once.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
-fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize) {
+fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], (t, k, n): (usize, usize, usize), then: Then) {
+    then.check(n);
     let lone = t % ROWS == 1;
     let blocks = if lone { t / ROWS } else { t.div_ceil(ROWS) };
     // x per block of 4 rows, zero rows past t: xp[b][kk * 4 + r] = x[4b + r, kk].
@@ -177,7 +228,7 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], t: usize, k: usize, n: usize
         #[allow(unused_unsafe)]
         // SAFETY: y holds t × n values and each call writes only columns 8p .. 8p + 8 of its panels p.
         unsafe {
-            panels_kernel(x, xp, panels, y, (t, k, n), ps)
+            panels_kernel(x, xp, panels, y, (t, k, n), ps, then)
         }
     });
 }
@@ -194,6 +245,7 @@ unsafe fn panels_kernel(
     y: SharedOut,
     dims: (usize, usize, usize),
     ps: Range<usize>,
+    then: Then,
 ) {
     let (t, k, n) = dims;
     let lone = t % ROWS == 1;
@@ -230,6 +282,7 @@ unsafe fn panels_kernel(
                     c1.store(out.as_mut_ptr().add(r * PANEL + 4));
                 }
             }
+            then.apply(&mut out, j0, width);
             for r in (0..ROWS).filter(|r| b * ROWS + r < t) {
                 let i = b * ROWS + r;
                 // SAFETY: row i's columns j0 .. j0 + width are this panel's (see the function's contract).
@@ -264,6 +317,7 @@ unsafe fn panels_kernel(
                 e1.add(o1).store(out.as_mut_ptr().add(4));
             }
             // SAFETY: as above, for the last row.
+            then.apply(&mut out[..PANEL], j0, width);
             unsafe { y.slice((t - 1) * n + j0, width) }.copy_from_slice(&out[..width]);
         }
     }
