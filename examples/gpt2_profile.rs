@@ -9,8 +9,6 @@
 //! embeddings, the residual additions, copying the captured weights). Native figures: the
 //! browser's kernels run on SIMD128 instead of what LLVM makes of them for x86.
 
-use std::time::Instant;
-
 use attention_live::gpt2::ops::{causal_attention, gelu_in_place, layer_norm, linear, linear_gelu, tied_logits};
 use attention_live::gpt2::weights::Weights;
 use attention_live::gpt2::{Config, ForwardOptions, Gpt2};
@@ -19,18 +17,9 @@ use attention_live::numerics::packed::PackedMatrix;
 use attention_live::numerics::par;
 use ndarray::{s, Array2};
 
-/// Milliseconds per call of `f`, the median of 5 timings of `reps` calls.
-fn ms(reps: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..5)
-        .map(|_| {
-            let t = Instant::now();
-            (0..reps).for_each(|_| f());
-            t.elapsed().as_secs_f64() * 1e3 / reps as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[2]
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{ms, print_kernels};
 
 fn main() {
     let arg = |i: usize, default: usize| std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default);
@@ -78,14 +67,7 @@ fn main() {
     let last = x.slice(s![t - 1.., ..]);
     rows.push(("logits (1,768)x(768,50257)", 1, ms(3, || drop(tied_logits(last, &model.weights.wte)))));
     println!("{threads} thread(s), GPT-2 small shape, {t}-token prompt, packed weights");
-    println!("| kernel | calls per pass | ms per call | ms per pass |");
-    println!("|---|---|---|---|");
-    let mut sum = 0.0;
-    for (name, calls, each) in &rows {
-        sum += *calls as f64 * each;
-        println!("| {name} | {calls} | {each:.3} | {:.1} |", *calls as f64 * each);
-    }
-    println!("| sum of the kernels | | | {sum:.1} |");
+    print_kernels(&rows);
     let tokens: Vec<u32> = (0..t as u32).map(|i| (i * 7919) % 50257).collect();
     for (what, capture) in [("whole pass", Capture::None), ("whole pass, weights captured", Capture::All)] {
         let opts = ForwardOptions { capture, ..Default::default() };

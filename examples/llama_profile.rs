@@ -9,8 +9,6 @@
 //! here, and the matrix kernel runs on SIMD128 instead of what LLVM makes of it for x86. The
 //! page's analysis of 128 tokens also pools every layer's weights (docs/performance.md).
 
-use std::time::Instant;
-
 use attention_live::llama::ops::{logits, rms_norm, silu_mul_in_place, Rope};
 use attention_live::llama::weights::Weights;
 use attention_live::llama::{Config, ForwardOptions, Llama};
@@ -19,18 +17,9 @@ use attention_live::numerics::flash::causal_attention;
 use attention_live::numerics::par;
 use ndarray::{s, Array2};
 
-/// Milliseconds per call of `f`, the median of 5 timings of `reps` calls.
-fn ms(reps: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..5)
-        .map(|_| {
-            let t = Instant::now();
-            (0..reps).for_each(|_| f());
-            t.elapsed().as_secs_f64() * 1e3 / reps as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[2]
-}
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{ms, print_kernels};
 
 fn main() {
     let threads: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
@@ -86,14 +75,7 @@ fn main() {
     let h1 = x.slice(s![t - 1.., ..]);
     rows.push(("logits (1,576)x(576,49152)", 1, ms(3, || drop(logits(h1, model.weights.output())))));
     println!("{threads} thread(s), SmolLM2-135M shape, 128-token prompt, packed weights");
-    println!("| kernel | calls per pass | ms per call | ms per pass |");
-    println!("|---|---|---|---|");
-    let mut sum = 0.0;
-    for (name, calls, each) in &rows {
-        sum += *calls as f64 * each;
-        println!("| {name} | {calls} | {each:.3} | {:.1} |", *calls as f64 * each);
-    }
-    println!("| sum of the kernels | | | {sum:.1} |");
+    print_kernels(&rows);
     let tokens: Vec<u32> = (0..t as u32).map(|i| (i * 7919) % 49152).collect();
     let opts = ForwardOptions { capture: Capture::All, ..Default::default() };
     let pass = ms(1, || drop(model.forward(&tokens, &mut model.new_cache(), &opts).unwrap()));
