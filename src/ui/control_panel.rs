@@ -46,7 +46,11 @@ pub fn ControlPanel(
         view! {
             <button type="button" class="more-controls" aria-expanded=move || more.get().to_string()
                 on:click=move |_| more.update(|m| *m = !*m)>
-                {move || if more.get() { "Fewer controls ▴".to_string() } else { format!("More controls ({}) ▾", shown_extra()) }}
+                {move || if more.get() {
+                    "Fewer controls ▴".to_string()
+                } else {
+                    format!("More controls ({}) ▾", shown_extra())
+                }}
             </button>
         }
     });
