@@ -19,7 +19,9 @@
 // threaded worker on every core (bench/threads.mjs compares); its results go to
 // bench/out/gpt2-isolated.json; with BENCH_THREADS=N its pool has at most N threads (the same
 // build on fewer threads), into bench/out/gpt2-isolatedN.json; BENCH_POOL=rayon runs rayon's
-// pool instead of the hand-made one (gpt2-isolatedNrayon.json).
+// pool instead of the hand-made one (gpt2-isolatedNrayon.json). BENCH_BUILD=plain refuses the
+// threaded build's loader, so the page falls back on the single-threaded build (what a browser
+// without relaxed SIMD runs), into bench/out/gpt2-plain.json.
 // BENCH_BACKEND=webgpu runs the same on WebGPU (Chromium with --enable-unsafe-webgpu, which
 // here is SwiftShader, a software adapter: a regression figure, not a GPU's speed), one run
 // per prompt size, into bench/out/gpt2-webgpu.json.
@@ -45,6 +47,7 @@ if (process.env.BENCH_MODELS !== "bundled" && !fs.existsSync(`${models}/${big}/m
   execFileSync("cargo", cmd, { cwd: root, stdio: "inherit" });
 }
 const isolated = process.env.BENCH_ISOLATED === "1";
+const plain = process.env.BENCH_BUILD === "plain";
 const { server, url } = await startServer(process.env.BENCH_DIST || `${root}dist`, 0, { isolated });
 const hub = await startServer(models, 0, { cors: true });
 const backend = process.env.BENCH_BACKEND === "webgpu" ? "webgpu" : "cpu";
@@ -75,6 +78,7 @@ async function run(name, link, download) {
   for (const [key, value] of [["threads", process.env.BENCH_THREADS], ["pool", process.env.BENCH_POOL]]) {
     if (value) await page.addInitScript(([k, v]) => localStorage.setItem(`attention-live:${k}`, v), [key, value]);
   }
+  if (plain) await page.route("**/gpt2-worker-mt_loader.js", (r) => r.fulfill({ status: 404, body: "not here" }));
   const t0 = Date.now();
   await page.goto(`${url}${link}&gpt2.backend=${backend}`);
   let tClick = t0;
@@ -124,7 +128,8 @@ for (const [name, r] of Object.entries(results.models)) {
   console.log(`| ${name}${r.kept === undefined ? "" : r.kept ? ", copy kept" : ", no copy kept"} | ${r.load_ms} ms | ${r.prompt_16.worker_ms} / ${r.prompt_16.page_ms} ms | ${r.prompt_128.worker_ms} / ${r.prompt_128.page_ms} ms | ${r.generate_engine_tok_s} / ${r.generate_tok_s} | ${r.renderer_peak_mb} MB |`);
 }
 fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
-const variant = isolated ? `-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "";
+const variant = (isolated ? `-isolated${process.env.BENCH_THREADS || ""}${process.env.BENCH_POOL || ""}` : "")
+  + (plain ? "-plain" : "");
 const out = (llama ? "llama" : "gpt2") + (backend === "webgpu" ? "-webgpu" : variant);
 fs.writeFileSync(new URL(`./out/${out}.json`, import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();

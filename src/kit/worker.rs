@@ -24,7 +24,8 @@ use crate::train::HeadSnapshot;
 
 /// The worker's script (Trunk builds the `gpt2-worker` binary with a loader shim of this name).
 const SCRIPT: &str = "/gpt2-worker_loader.js";
-/// Its threaded build's (scripts/build_threads.sh), which needs a cross-origin isolated page.
+/// Its threaded build's (scripts/build_threads.sh): the pool's threads where the page is
+/// cross-origin isolated, one thread elsewhere, fused multiply-adds on any number.
 const THREADED_SCRIPT: &str = "/gpt2-worker-mt_loader.js";
 
 thread_local! {
@@ -32,16 +33,27 @@ thread_local! {
     static THREADED_FAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// The script to start: the threaded build where the page is cross-origin isolated (the service
-/// worker makes it so from the second visit on), the browser has relaxed SIMD (that build fuses
-/// its multiply-adds) and it has not failed here; else the single-threaded one.
+/// The script to start: the threaded build where the browser has relaxed SIMD (that build fuses
+/// its multiply-adds), makes a shared memory (its module imports one) and it has not failed
+/// here; else the single-threaded one. Isolation is not asked for: without it, a shared memory
+/// can still be made, only not sent to other threads, so the threaded build runs on one thread
+/// (`worker::pool` says why), and the first visit, which the service worker does not yet
+/// isolate, fuses its multiply-adds too.
 fn script() -> &'static str {
-    let isolated = Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy());
-    if isolated && relaxed_simd() && !THREADED_FAILED.with(|f| f.get()) {
+    if relaxed_simd() && shared_memory() && !THREADED_FAILED.with(|f| f.get()) {
         THREADED_SCRIPT
     } else {
         SCRIPT
     }
+}
+
+/// Whether this browser makes a shared WebAssembly memory here (with or without isolation).
+fn shared_memory() -> bool {
+    let desc = Object::new();
+    for (k, v) in [("initial", JsValue::from(1)), ("maximum", JsValue::from(1)), ("shared", JsValue::TRUE)] {
+        let _ = Reflect::set(&desc, &k.into(), &v);
+    }
+    js_sys::WebAssembly::Memory::new(&desc).is_ok()
 }
 
 /// Whether this browser compiles relaxed SIMD: a module of one function using

@@ -220,11 +220,15 @@ test("a site file that differs from the build is refused: a bundled model, the w
   assert.match(await page.$eval("#gpt2 .model-failed", (e) => e.textContent), /SHA-256/);
   await page.context().close();
 
-  // The worker's wasm altered: the worker stops and the page says why, instead of waiting for ever.
+  // The worker's wasm altered (both builds: the threaded one, which Chromium loads, and the
+  // single-threaded one it falls back on): the worker stops and the page says why, instead of
+  // waiting for ever.
   const other = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  const wasm = Buffer.from(fs.readFileSync(`${DIST}/gpt2-worker_bg.wasm`));
-  wasm[wasm.length - 1] ^= 1;
-  await other.route("**/gpt2-worker_bg.wasm", (r) => r.fulfill({ status: 200, contentType: "application/wasm", body: wasm }));
+  for (const build of ["gpt2-worker", "gpt2-worker-mt"]) {
+    const wasm = Buffer.from(fs.readFileSync(`${DIST}/${build}_bg.wasm`));
+    wasm[wasm.length - 1] ^= 1;
+    await other.route(`**/${build}_bg.wasm`, (r) => r.fulfill({ status: 200, contentType: "application/wasm", body: wasm }));
+  }
   await other.goto(`${base}/gpt2-live/?gpt2.model=stories`);
   await other.waitForSelector("#gpt2 .gpt2[data-status=failed]", { timeout: 30000 });
   assert.match(await other.innerText("#gpt2"), /not those the book was built with/);

@@ -2,7 +2,8 @@
 // headers, the page starts the threaded build of the compute worker (scripts/build_threads.sh),
 // its kernels split their work across a pool of Web Workers, the backend line says how many,
 // and GPT-2's outputs are those of the same build on one thread. Without isolation (service
-// workers blocked, as in every other browser test) the single-threaded build runs and says why.
+// workers blocked, as in every other browser test: a first visit) the same build runs on one
+// thread and says why; where it cannot start, the single-threaded build takes over.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
@@ -28,14 +29,23 @@ async function outputs(page) {
 const ADDRESS = "/gpt2-live/?gpt2.backend=cpu&gpt2.temperature=0";
 
 test("isolated by the service worker, GPT-2 runs on every core and gives the one-thread outputs", async () => {
-  // No service worker, so no isolation: the single-threaded build.
+  // No service worker, so no isolation (a first visit): the threaded build, on one thread.
+  const first = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await first.goto(base + ADDRESS);
+  await analysed(first);
+  assert.equal(await first.evaluate(() => crossOriginIsolated), false);
+  assert.match(await line(first), /CPU \(chosen in the page; 1 thread: the page is not cross-origin isolated\)/);
+  const firstVisit = await outputs(first);
+  assert.deepEqual(first.errors, []);
+  await first.context().close();
+
+  // A threaded build that cannot start (here: its loader missing): the single-threaded build.
   const plain = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await plain.route("**/gpt2-worker-mt_loader.js", (r) => r.fulfill({ status: 404, body: "not here" }));
   await plain.goto(base + ADDRESS);
   await analysed(plain);
-  assert.equal(await plain.evaluate(() => crossOriginIsolated), false);
   assert.match(await line(plain), /CPU \(chosen in the page; 1 thread\)/);
   const single = await outputs(plain);
-  assert.deepEqual(plain.errors, []);
   await plain.context().close();
 
   // The first visit installs the service worker; from the next load on the page is isolated and
@@ -61,6 +71,7 @@ test("isolated by the service worker, GPT-2 runs on every core and gives the one
     assert.match(await line(page), /CPU \(chosen in the page; 1 thread: this machine reports one core/);
   }
   assert.deepEqual(await outputs(page), one, "the same weights, probabilities and greedy text as one thread");
+  assert.deepEqual(firstVisit, one, "the first visit's outputs are those of the same build, isolated");
   // Fused multiply-adds round once where the single-threaded build rounds twice: the same greedy text.
   assert.equal(one.generated, single.generated);
   assert.deepEqual(page.errors, []);

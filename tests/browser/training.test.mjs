@@ -82,7 +82,7 @@ test("pause, scrub back to an earlier step's heads, and resume", async () => {
 test("Train pressed while the untrained heads are still being prepared trains", async () => {
   // A slow worker start (a cold cache, a slow machine): the press comes before the preview ends.
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
-  await page.route("**/gpt2-worker_bg.wasm", async (r) => {
+  await page.route("**/gpt2-worker*_bg.wasm", async (r) => {
     await new Promise((done) => setTimeout(done, 1500));
     await r.continue();
   });
