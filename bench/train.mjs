@@ -1,14 +1,17 @@
 // Benchmark of the training lab, in headless Chromium on this machine, against the build in dist/:
-//   1. steps per second of the page's engine (in the compute worker, one thread) on the fixed
-//      configuration 2 layers, 4 heads, width 64, T = 32 (copy, n = 16), batch 32, MLP on, learned
-//      positions; then PyTorch eager on the same CPU with one thread (bench/pytorch_train.py),
-//      back to back, ROUNDS times alternating; the ratio ours / PyTorch per round;
+//   1. steps per second of the page's engine in the compute worker on the fixed configuration
+//      2 layers, 4 heads, width 64, T = 32 (copy, n = 16), batch 32, MLP on, learned positions:
+//      on one thread (the page as a first visit gets it: the threaded build, not isolated), on
+//      every core (served with the isolation headers the service worker adds), and the
+//      single-threaded build (a browser without relaxed SIMD); then PyTorch eager on the same CPU
+//      with one thread and with as many as ours (bench/pytorch_train.py), back to back, ROUNDS
+//      times (default 3); the ratios ours / PyTorch at equal threads per round;
 //   2. wall time in the page from pressing Train to "solved" (the loss averaged over 20 steps
-//      under 0.5) at the lab's default settings, median of 3 runs.
+//      under 0.5) at the lab's default settings, median of 3 runs (SOLVED=0 skips it).
 // Run: node bench/train.mjs [OTHER_DIST]   (after scripts/build.sh; with OTHER_DIST, part 1 also
-// measures that build's page in each round, back to back: e.g. a build of another profile).
-// PyTorch from $TORCH_PYTHON, else
-// /work/venv-torch/bin/python, else `python3`; without torch, part 1 prints our figure alone).
+// measures that build's page on one thread in each round, back to back: e.g. a build of another
+// profile). PyTorch from $TORCH_PYTHON, else /work/venv-torch/bin/python, else `python3`;
+// without torch, part 1 prints our figures alone.
 // Prints a table and writes bench/out/train.json. Measurements, not pass/fail tests.
 import fs from "node:fs";
 import os from "node:os";
@@ -16,9 +19,11 @@ import { execFileSync } from "node:child_process";
 import { startServer } from "../tests/browser/static-server.mjs";
 import { launch, newPage } from "../tests/browser/browser.mjs";
 
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.ROUNDS || 3);
+const cores = Math.min(os.availableParallelism(), 8);
 const dist = new URL("../dist", import.meta.url).pathname;
 const { server, url } = await startServer(dist);
+const isolated = await startServer(dist, 0, { isolated: true });
 const other = process.argv[2] ? await startServer(process.argv[2]) : null;
 const browser = await launch();
 const results = {
@@ -31,10 +36,12 @@ const status = (page) =>
   page.$eval(".train-status", (e) => ({ phase: e.dataset.phase, step: +e.dataset.step, solved: e.dataset.solvedMs }));
 
 // Steps per second between step 20 and the end of a 220-step run (the first steps include the
-// worker's start).
-async function ours(url) {
+// worker's start). build "plain": the threaded build's loader refused, so the single-threaded
+// build runs.
+async function ours(url, build = "") {
   const q = "task=copy&n=16&layers=2&heads=4&width=64&mlp=true&pos=learned&lr=0.001&batch=32&steps=220";
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  if (build === "plain") await page.route("**/gpt2-worker-mt_loader.js", (r) => r.fulfill({ status: 404, body: "" }));
   await page.goto(`${url}/training/?${q.split("&").map((kv) => "train-lab." + kv).join("&")}`);
   await page.waitForSelector(".train-main");
   await page.click(".train-main");
@@ -51,11 +58,11 @@ async function ours(url) {
   }
 }
 
-function pytorch() {
+function pytorch(threads) {
   const candidates = [process.env.TORCH_PYTHON, "/work/venv-torch/bin/python", "python3"].filter(Boolean);
   for (const py of candidates) {
     try {
-      const out = execFileSync(py, [new URL("./pytorch_train.py", import.meta.url).pathname, "--threads", "1", "--steps", "100"], {
+      const out = execFileSync(py, [new URL("./pytorch_train.py", import.meta.url).pathname, "--threads", String(threads), "--steps", "100"], {
         encoding: "utf8",
         stdio: ["ignore", "pipe", "ignore"],
       });
@@ -67,22 +74,26 @@ function pytorch() {
 }
 
 const rounds = [];
+const f = (v) => (v ? v.toFixed(1) : "–");
+const x = (a, b) => (a && b ? (a / b).toFixed(2) : "–");
+console.log(`| round | ours, 1 thread | ours, ${cores} threads | single-threaded build | PyTorch, 1 thread | ` +
+  `PyTorch, ${cores} threads | ours / PyTorch, 1 thread | ours / PyTorch, ${cores} threads |`);
+console.log("|---|---|---|---|---|---|---|---|");
 for (let r = 0; r < ROUNDS; r++) {
-  const a = await ours(url);
+  const one = await ours(url);
+  const many = await ours(isolated.url);
+  const plain = await ours(url, "plain");
   if (other) console.log(`round ${r + 1}: ${process.argv[2]}: ${(await ours(other.url)).toFixed(1)} steps/s`);
-  const p = pytorch();
-  const torch = p ? p.steps_per_s : null;
-  rounds.push({ ours: a, pytorch: torch, ratio: torch ? a / torch : null });
-  console.log(
-    `round ${r + 1}: page engine ${a.toFixed(1)} steps/s` +
-      (torch ? `, PyTorch eager (1 thread) ${torch.toFixed(1)} steps/s, ratio ${(a / torch).toFixed(2)}` : ", PyTorch not found"),
-  );
+  const torch1 = pytorch(1)?.steps_per_s ?? null;
+  const torchN = pytorch(cores)?.steps_per_s ?? null;
+  rounds.push({ ours_1: one, ours_n: many, plain, pytorch_1: torch1, pytorch_n: torchN, threads: cores });
+  console.log(`| ${r + 1} | ${f(one)} | ${f(many)} | ${f(plain)} | ${f(torch1)} | ${f(torchN)} | ${x(one, torch1)} | ${x(many, torchN)} |`);
 }
 results.steps = rounds;
 
 // Time to solved at the defaults.
 const solved = [];
-for (let r = 0; r < 3; r++) {
+for (let r = 0; r < (process.env.SOLVED === "0" ? 0 : 3); r++) {
   const page = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await page.goto(`${url}/training/`);
   await page.waitForSelector(".train-main");
@@ -103,4 +114,5 @@ fs.mkdirSync(new URL("./out", import.meta.url), { recursive: true });
 fs.writeFileSync(new URL("./out/train.json", import.meta.url), JSON.stringify(results, null, 2));
 await browser.close();
 server.close();
+isolated.server.close();
 other?.server.close();

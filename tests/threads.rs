@@ -138,3 +138,24 @@ fn gpt2_gives_the_same_outputs_on_two_threads() {
     par::set_pool(Pool::Spin);
     par::set_threads(1);
 }
+
+/// The training lab's step with its attention split by (example, head) pair: the same losses,
+/// gradients' norms and heads as on one thread.
+#[test]
+fn a_training_step_is_the_same_on_two_threads() {
+    use attention_live::train::{TrainConfig, Trainer};
+    two_threads();
+    // The lab's defaults: 32 examples × 4 heads, enough attention work to split.
+    let run = |threads: usize| {
+        par::set_threads(threads);
+        let mut t = Trainer::new(TrainConfig::default()).unwrap();
+        let steps: Vec<_> = (0..3).map(|_| t.step().unwrap()).collect();
+        (steps, t.model().params.clone(), t.snapshot().attention)
+    };
+    let one = run(1);
+    let before = par::split_runs();
+    let two = run(2);
+    assert!(par::split_runs() > before, "the attention of a training step is split");
+    assert_eq!(one, two);
+    par::set_threads(1);
+}

@@ -16,6 +16,7 @@ use super::{ModelConfig, Positions};
 use crate::numerics::f4::F4;
 use crate::numerics::gelu::{exp, gelu_in_place};
 use crate::numerics::packed::matmul;
+use crate::numerics::par;
 use crate::numerics::rng::Rng;
 
 const LN_EPS: f32 = 1e-5;
@@ -667,27 +668,33 @@ fn scatter(dst: &mut [f32], src: &[f32], stride: usize, col: usize, row0: usize,
 }
 
 /// Causal multi-head attention from qkv (N, 3C): the weights (B, H, T, T) and the heads'
-/// outputs side by side (N, C).
+/// outputs side by side (N, C). The B · H (example, head) pairs are independent: on several
+/// threads each takes a run of them (`par::map`, in order, so the outputs are those of one thread).
 fn attention(qkv: ArrayView2<f32>, b: usize, t: usize, h: usize, d: usize) -> (Vec<f32>, Array2<f32>) {
     let c = h * d;
     let scale = 1.0 / (d as f32).sqrt();
-    let mut att = vec![0.0f32; b * h * t * t];
-    let mut y = vec![0.0f32; b * t * c]; // (N, C)
     let qkv = qkv.as_standard_layout();
     let qkv = qkv.as_slice().expect("standard layout");
-    let mut hb = HeadBuf::new(t, d);
-    let mut yh = vec![0.0f32; t * d]; // this head's output (T, d)
-    for bi in 0..b {
-        for head in 0..h {
-            hb.gather(qkv, bi, head, t, d, c);
-            head_forward(&hb, &mut att[(bi * h + head) * t * t..][..t * t], &mut yh, d, scale);
-            scatter(&mut y, &yh, c, head * d, bi * t, d);
-        }
+    // Per pair: its weights (T, T) and its output (T, d).
+    let heads = par::map(b * h, b * h * t * t * d, |u| {
+        let (bi, head) = (u / h, u % h);
+        let mut hb = HeadBuf::new(t, d);
+        hb.gather(qkv, bi, head, t, d, c);
+        let (mut att, mut yh) = (vec![0.0f32; t * t], vec![0.0f32; t * d]);
+        head_forward(&hb, &mut att, &mut yh, d, scale);
+        (att, yh)
+    });
+    let mut att = Vec::with_capacity(b * h * t * t);
+    let mut y = vec![0.0f32; b * t * c]; // (N, C)
+    for (u, (a, yh)) in heads.into_iter().enumerate() {
+        att.extend_from_slice(&a);
+        scatter(&mut y, &yh, c, (u % h) * d, (u / h) * t, d);
     }
     (att, Array2::from_shape_vec((b * t, c), y).expect("N × C values"))
 }
 
-/// The backward of `attention`: dqkv (N, 3C) from dy (N, C).
+/// The backward of `attention`: dqkv (N, 3C) from dy (N, C), the (example, head) pairs split
+/// as in the forward.
 fn attention_backward(
     dy: ArrayView2<f32>,
     qkv: ArrayView2<f32>,
@@ -701,19 +708,20 @@ fn attention_backward(
     let scale = 1.0 / (d as f32).sqrt();
     let (dy, qkv) = (dy.as_standard_layout(), qkv.as_standard_layout());
     let (dy, qkv) = (dy.as_slice().expect("standard layout"), qkv.as_slice().expect("standard layout"));
+    // Per pair: the gradients of its queries, keys and values, (T, d) each.
+    let grads = par::map(b * h, 2 * b * h * t * t * d, |u| {
+        let (bi, head) = (u / h, u % h);
+        let (mut hb, mut g) = (HeadBuf::new(t, d), HeadBuf::new(t, d));
+        let (mut dyh, mut datt) = (vec![0.0f32; t * d], vec![0.0f32; t]);
+        hb.gather(qkv, bi, head, t, d, c);
+        gather(&mut dyh, dy, c, head * d, bi * t, d);
+        head_backward(&hb, &dyh, &att[u * t * t..][..t * t], &mut g, &mut datt, d, scale);
+        g
+    });
     let mut dqkv = vec![0.0f32; b * t * 3 * c]; // (N, 3C)
-    let mut datt = vec![0.0f32; t];
-    // This head's inputs and their gradients, (T, d) each.
-    let (mut hb, mut g) = (HeadBuf::new(t, d), HeadBuf::new(t, d));
-    let mut dyh = vec![0.0f32; t * d];
-    for bi in 0..b {
-        for head in 0..h {
-            hb.gather(qkv, bi, head, t, d, c);
-            gather(&mut dyh, dy, c, head * d, bi * t, d);
-            head_backward(&hb, &dyh, &att[(bi * h + head) * t * t..][..t * t], &mut g, &mut datt, d, scale);
-            for (part, buf) in [&g.q, &g.k, &g.v].into_iter().enumerate() {
-                scatter(&mut dqkv, buf, 3 * c, part * c + head * d, bi * t, d);
-            }
+    for (u, g) in grads.iter().enumerate() {
+        for (part, buf) in [&g.q, &g.k, &g.v].into_iter().enumerate() {
+            scatter(&mut dqkv, buf, 3 * c, part * c + (u % h) * d, (u / h) * t, d);
         }
     }
     Array2::from_shape_vec((b * t, 3 * c), dqkv).expect("N × 3C values")
