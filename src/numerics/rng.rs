@@ -8,6 +8,11 @@ impl Rng {
         Rng(seed)
     }
 
+    /// The state: `Rng::new(state)` goes on with the same numbers.
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         // SplitMix64 (Steele, Lea, Flood 2014): a Weyl sequence through a mixing function.
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -31,6 +31,20 @@ impl AdamW {
         AdamW { lr, beta1: 0.9, beta2: 0.95, eps: 1e-8, m: vec![0.0; n_params], v: vec![0.0; n_params], t: 0 }
     }
 
+    /// The first and second moments and the steps taken.
+    pub fn moments(&self) -> (&[f32], &[f32], i32) {
+        (&self.m, &self.v, self.t)
+    }
+
+    /// Takes moments and a step count saved by [`AdamW::moments`] (one moment each per parameter).
+    pub fn set_moments(&mut self, m: Vec<f32>, v: Vec<f32>, t: i32) -> Result<(), String> {
+        if m.len() != self.m.len() || v.len() != self.v.len() {
+            return Err(format!("moments for {} parameters, not {}", m.len(), self.m.len()));
+        }
+        (self.m, self.v, self.t) = (m, v, t);
+        Ok(())
+    }
+
     /// One step on `params[range]` for every (range, weight decay) group.
     pub fn step(&mut self, params: &mut [f32], grads: &[f32], groups: &[(std::ops::Range<usize>, f32)]) {
         self.t += 1;

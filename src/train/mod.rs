@@ -9,13 +9,15 @@
 //! - `model`: the parameters (Hugging Face GPT-2's names and layouts), forward and backward;
 //! - `adamw`: the optimiser and gradient clipping, as PyTorch's;
 //! - `trainer`: a run (model + optimiser + batches from the seed), head scores and snapshots;
-//! - `export`: the trained model as a GPT-2 checkpoint (`config.json` + `model.safetensors`).
+//! - `export`: the trained model as a GPT-2 checkpoint (`config.json` + `model.safetensors`);
+//! - `saved`: a run as bytes, kept in the reader's browser across a reload.
 
 use serde::{Deserialize, Serialize};
 
 pub mod adamw;
 pub mod export;
 pub mod model;
+pub mod saved;
 pub mod task;
 pub mod trainer;
 

@@ -111,6 +111,35 @@ impl Trainer {
         Ok(StepStats { step: self.step, loss: fwd.loss, accuracy, grad_norm })
     }
 
+    /// AdamW's moments and step count (`saved`).
+    pub fn moments(&self) -> (&[f32], &[f32], i32) {
+        self.opt.moments()
+    }
+
+    /// The batch generator's state (`saved`).
+    pub fn rng_state(&self) -> u64 {
+        self.rng.state()
+    }
+
+    /// Puts this fresh trainer in a saved run's state at `step` (`saved::decode` checks it).
+    pub fn restore(
+        &mut self,
+        step: usize,
+        rng: u64,
+        params: Vec<f32>,
+        moments: (Vec<f32>, Vec<f32>, i32),
+    ) -> Result<(), String> {
+        if params.len() != self.model.params.len() {
+            return Err(format!("{} weights for a model of {}", params.len(), self.model.params.len()));
+        }
+        let (m, v, t) = moments;
+        self.opt.set_moments(m, v, t)?;
+        self.model.params = params;
+        self.rng = Rng::new(rng);
+        self.step = step;
+        Ok(())
+    }
+
     /// Makes one weight NaN, so that the next step diverges (tests of the divergence path).
     #[doc(hidden)]
     pub fn poison_for_tests(&mut self) {

@@ -20,6 +20,7 @@ mod dispatch;
 mod fetch;
 #[cfg(feature = "threads")]
 mod pool;
+mod saved_run;
 mod side_file;
 mod train;
 

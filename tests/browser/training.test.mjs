@@ -1,5 +1,6 @@
 // The training lab as a reader uses it: train and see the loss fall; pause, scrub back, resume;
-// the link reproduces the same loss at the same step in a fresh browser; a refused setting says
+// the link reproduces the same loss at the same step in a fresh browser; a reload finds the run
+// kept in this browser; a refused setting says
 // why; the checkpoint downloads as a safetensors file and the trained model opens in the GPT-2
 // chapter. Small models and few steps, so the whole file runs in well under a minute.
 import { test, before, after } from "node:test";
@@ -51,6 +52,54 @@ test("train: the loss falls, the link holds the step, and a fresh browser retrai
   assert.equal(r.loss, s.loss, "the same loss at the same step");
   assert.deepEqual(fresh.errors, []);
   await fresh.context().close();
+  await page.context().close();
+});
+
+test("the run is kept in this browser: a reload finds it where it stopped; Reset forgets it", async () => {
+  const page = await open(lab({ ...SMALL, steps: 60 }));
+  await page.click(".train-main");
+  await waitPhase(page, /^done$/);
+  const s = await status(page);
+  const url = await settledUrl(page);
+  assert.match(url, /train-lab\.step=60/);
+  // The kept run is written just after the run stops; a reload before it lands would retrain.
+  await page.waitForFunction(async () => (await (await caches.open("attention-live-training")).keys()).length === 1);
+
+  // A reload: the run as it was, without retraining (no "Retraining" status on the way).
+  await page.reload();
+  await page.waitForSelector(".train-status");
+  await waitPhase(page, /^done$/);
+  const r = await status(page);
+  assert.equal(r.restored, "60");
+  assert.deepEqual([r.step, r.loss, r.firstLoss], [60, s.loss, s.firstLoss], "the same curve");
+  assert.match(r.text, /Done: 60 steps.*Restored from this browser, where the run was kept at step 60\..*61 snapshots kept/);
+  // The lab's address without a step shows the kept run too, and more steps train on from it.
+  await page.goto(base + lab({ ...SMALL, steps: 70 }));
+  await waitPhase(page, /^paused$/);
+  assert.equal((await status(page)).step, 60);
+  assert.equal(await page.innerText(".train-main"), "Resume");
+  await page.click(".train-main");
+  await waitPhase(page, /^done$/);
+  assert.equal((await status(page)).step, 70);
+
+  // Reset forgets it: the next visit starts from random weights.
+  await page.click(".train-reset");
+  await waitPhase(page, /^idle$/);
+  await page.goto(base + lab({ ...SMALL, steps: 70 }));
+  await page.waitForFunction(() => document.querySelector(".train-heads")?.height > 0);
+  assert.equal((await status(page)).phase, "idle");
+  assert.equal((await status(page)).restored, undefined);
+
+  // A damaged copy is refused and forgotten; the lab trains as if none was kept.
+  await page.evaluate(async () => {
+    const cache = await caches.open("attention-live-training");
+    await cache.put("/attention-live/training-lab/run", new Response("ALrun\0\0\u0001 and then nothing"));
+  });
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector(".train-heads")?.height > 0);
+  assert.equal((await status(page)).phase, "idle");
+  await page.waitForFunction(async () => (await (await caches.open("attention-live-training")).keys()).length === 0);
+  assert.deepEqual(page.errors, []);
   await page.context().close();
 });
 

@@ -347,7 +347,10 @@ fn the_pages_record_keeps_its_runs_replies_in_order_and_finds_the_step_shown() {
     log.start(&TrainConfig { steps: 80, ..cfg.clone() }, Some(8), 80);
     assert_eq!(log.done(), 50);
     log.start(&TrainConfig { seed: 9, ..cfg.clone() }, Some(9), 50);
-    assert_eq!((log.done(), log.snapshots.len()), (0, 0));
+    assert_eq!((log.done(), log.snapshots.len(), log.restored), (0, 0, None));
+    // A run restored from the browser's copy says so.
+    assert!(log.apply(&Reply::TrainRestored { id: 9, step: 40 }));
+    assert_eq!(log.restored, Some(40));
     assert!(
         cfg.same_run(&TrainConfig { steps: 3, ..cfg.clone() })
             && !cfg.same_run(&TrainConfig { lr: 0.1, ..cfg.clone() })
@@ -463,4 +466,38 @@ fn the_largest_learning_rate_spikes_the_loss_but_stays_finite() {
 fn the_labs_controls_open_on_the_engines_defaults() {
     let p = <attention_live::demos::train_lab::Params as attention_live::state::Params>::defaults();
     assert_eq!(p.config(), TrainConfig::default());
+}
+
+/// A run kept as bytes (`train::saved`, what the browser stores across a reload) goes on as the
+/// run that was saved: the same losses and weights, bit for bit, and the same record.
+#[test]
+fn a_kept_run_goes_on_as_the_one_that_was_saved() {
+    use attention_live::train::saved;
+    let cfg = TrainConfig { steps: 20, n_embd: 16, batch: 4, ..TrainConfig::default() };
+    let mut a = Trainer::new(cfg.clone()).unwrap();
+    let history: Vec<_> = (0..6).map(|_| a.step().unwrap()).collect();
+    let snapshots = vec![a.snapshot()];
+    let bytes = saved::encode(&a, &history, &snapshots);
+    let kept = saved::decode(&bytes).unwrap();
+    assert_eq!((&kept.history, &kept.snapshots), (&history, &snapshots));
+    let mut b = kept.trainer;
+    assert_eq!(b.step_count(), 6);
+    let go_on = |t: &mut Trainer| (0..5).map(|_| t.step().unwrap().loss.to_bits()).collect::<Vec<_>>();
+    assert_eq!(go_on(&mut b), go_on(&mut a));
+    assert_eq!(b.model().params, a.model().params);
+
+    // Damaged or foreign bytes are refused with the reason.
+    let refused = |bytes: &[u8]| saved::decode(bytes).err().unwrap_or_default();
+    assert!(refused(&bytes[..bytes.len() - 1]).contains("ends inside its head snapshots"));
+    assert!(refused(b"PK\x03\x04 a zip file").contains("not a training run"));
+    let mut other = bytes.clone();
+    other[7] = 9;
+    assert!(refused(&other).contains("format 9"));
+    let mut nan = bytes.clone();
+    let weights = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    nan[weights..weights + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    assert!(refused(&nan).contains("its weights hold a value that is not finite"));
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(refused(&longer).contains("1 bytes follow"));
 }

@@ -60,6 +60,8 @@ pub struct RunLog {
     pub snapshots: Vec<HeadSnapshot>,
     /// The last slice's speed.
     pub steps_per_s: f64,
+    /// The run was restored from this browser's copy, at this step (`Reply::TrainRestored`).
+    pub restored: Option<usize>,
 }
 
 impl RunLog {
@@ -111,6 +113,7 @@ impl RunLog {
                     self.steps_per_s = *steps_per_s;
                 }
             }
+            Reply::TrainRestored { step, .. } => self.restored = Some(*step),
             Reply::TrainStopped { reason, .. } => {
                 self.phase = match reason {
                     TrainStop::Paused => Phase::Paused,

@@ -35,7 +35,10 @@
 //!   in slices of about 50 ms, with a `TrainProgress` per slice and a `TrainSnapshot` (its
 //!   attention buffer beside it) at step 0, every `Trainer::snapshot_every` steps and where it
 //!   stops; then `TrainStopped` (paused, reached `until`, or diverged), or `Error` with its id
-//!   for a refused config. `TrainPause` and `TrainReset` stop it; `TrainExport`:
+//!   for a refused config. A fresh run of the settings this browser kept a run of (its last one,
+//!   saved as it trains) is restored first when the kept run has not passed `until` (or `until`
+//!   is 0, the untrained preview): `TrainRestored`, then its steps in one `TrainProgress` and its
+//!   snapshots. `TrainPause` and `TrainReset` stop it; `TrainExport`:
 //!   `TrainCheckpoint` with the safetensors bytes beside it;
 //! - a panic anywhere: `Crashed`, and nothing more from that worker.
 
@@ -362,6 +365,11 @@ pub enum Reply {
         id: u64,
         snapshot: HeadSnapshot,
     },
+    /// The run was restored from this browser's copy, at `step`: its steps and snapshots follow.
+    TrainRestored {
+        id: u64,
+        step: usize,
+    },
     /// The run stopped after `step` steps.
     TrainStopped {
         id: u64,
@@ -398,6 +406,7 @@ impl Reply {
             | Reply::TrainProgress { id, .. }
             | Reply::TrainSnapshot { id, .. }
             | Reply::TrainStopped { id, .. }
+            | Reply::TrainRestored { id, .. }
             | Reply::TrainCheckpoint { id, .. } => Some(*id),
             Reply::Error { id, .. } => *id,
             Reply::Ready

@@ -127,6 +127,7 @@ fn on_reply(s: Store, reply: Reply) {
         | Reply::TrainProgress { .. }
         | Reply::TrainSnapshot { .. }
         | Reply::TrainStopped { .. }
+        | Reply::TrainRestored { .. }
         | Reply::TrainCheckpoint { .. }
         | Reply::Ready
         | Reply::Analysis(_)

@@ -39,9 +39,9 @@ pub struct Lab {
     pub setup: Memo<Setup>,
     pub log: RwSignal<RunLog>,
     /// When the current run began (page clock, ms), and the step and seconds at which it was
-    /// first solved.
+    /// first solved (no seconds for a run restored past that step: it was solved in another visit).
     pub began: StoredValue<f64>,
-    pub solved: RwSignal<Option<(usize, f64)>>,
+    pub solved: RwSignal<Option<(usize, Option<f64>)>>,
     /// The head shown large (index layer · H + head); `None`: the best induction head.
     pub focus: RwSignal<Option<usize>>,
     /// The export request whose checkpoint opens in another chapter, and which (others are
@@ -107,7 +107,9 @@ impl Lab {
         }
         let solved = self.log.with_untracked(|l| l.first_below(SOLVED_LOSS));
         if let (Some(step), None) = (solved, self.solved.get_untracked()) {
-            self.solved.set(Some((step, (now_ms() - self.began.get_value()) / 1e3)));
+            let before = self.log.with_untracked(|l| l.restored.is_some_and(|r| step <= r));
+            let secs = (!before).then(|| (now_ms() - self.began.get_value()) / 1e3);
+            self.solved.set(Some((step, secs)));
         }
         if let Reply::TrainStopped { step, reason, .. } = reply {
             // The link now holds where the run stopped (a diverged run: its last good step).

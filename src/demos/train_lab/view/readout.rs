@@ -130,10 +130,11 @@ pub fn status(lab: Lab) -> impl IntoView {
                 Phase::Failed(m) => format!("Not trained: {m}"),
             };
             let solved = lab.solved.get().map_or(String::new(), |(step, secs)| {
-                format!(
-                    " Solved (loss under {SOLVED_LOSS} over 20 steps) at step {step}, after {secs:.1} s.",
-                    secs = Signed(secs)
-                )
+                let after = secs.map_or(String::new(), |s| format!(", after {:.1} s", Signed(s)));
+                format!(" Solved (loss under {SOLVED_LOSS} over 20 steps) at step {step}{after}.")
+            });
+            let restored = l.restored.map_or(String::new(), |step| {
+                format!(" Restored from this browser, where the run was kept at step {step}.")
             });
             let kept = if l.snapshots.is_empty() {
                 String::new()
@@ -147,11 +148,12 @@ pub fn status(lab: Lab) -> impl IntoView {
                 );
                 format!(" Heads shown at step {at}; {kept} kept ({every}, {}).", mb(l.snapshot_bytes()))
             };
-            format!("{head}.{solved}{kept}")
+            format!("{head}.{restored}{solved}{kept}")
         })
     };
     let step = move || log.with(|l| l.done().to_string());
-    let solved_ms = move || lab.solved.get().map(|(_, s)| format!("{:.0}", Signed(s * 1e3)));
+    let solved_ms = move || lab.solved.get().and_then(|(_, s)| s).map(|s| format!("{:.0}", Signed(s * 1e3)));
+    let restored = move || log.with(|l| l.restored.map(|s| s.to_string()));
     let phase = move || {
         log.with(|l| match l.phase {
             Phase::Idle => "idle",
@@ -168,7 +170,7 @@ pub fn status(lab: Lab) -> impl IntoView {
     let rate = move || log.with(|l| format!("{:.2}", Signed(l.steps_per_s)));
     view! {
         <p class="train-status" role="status" aria-live="polite" data-step=step data-phase=phase data-loss=loss
-            data-first-loss=first_loss data-solved-ms=solved_ms data-rate=rate>{text}</p>
+            data-first-loss=first_loss data-solved-ms=solved_ms data-rate=rate data-restored=restored>{text}</p>
     }
 }
 
