@@ -158,6 +158,15 @@ impl DemoSpec {
     }
 }
 
+/// The query of a link that opens demo `D` with `p`: the pairs that differ from its baseline
+/// ([`DemoSpec::link_pairs`]), as the page writes its own links (for one chapter's link to another).
+pub fn link_query<D: Demo>(p: &D::Params) -> String {
+    let mut values = Values::defaults(<D::Params as Params>::TABLE);
+    p.write(&mut values);
+    let pairs = spec::<D>().link_pairs(&values);
+    crate::state::query::build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
 fn data<D: Demo>(v: &Values) -> Result<serde_json::Value, String> {
     D::data(&D::Params::read(v))
 }

@@ -6,8 +6,7 @@
 
 use super::{Gpt2Demo, Model, Params};
 use crate::demos::Demo;
-use crate::state::query::build_query;
-use crate::state::{Params as _, Values};
+use crate::state::Params as _;
 
 /// The chapter that embeds the `gpt2` demo (tests/engines/gpt2_chars.rs checks it does).
 pub const CHAPTER: &str = "gpt2-live";
@@ -67,11 +66,7 @@ pub fn link(prompt: &str) -> String {
     p.layer = 0;
     p.head = 0;
     p.token = prompt.chars().count().saturating_sub(1) as i64;
-    let mut values = Values::defaults(Params::TABLE);
-    p.write(&mut values);
-    let pairs = super::SPEC.link_pairs(&values);
-    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    format!("/{CHAPTER}/?{query}#{}", Gpt2Demo::ID)
+    format!("/{CHAPTER}/?{}#{}", crate::demos::link_query::<Gpt2Demo>(&p), Gpt2Demo::ID)
 }
 
 /// The prompt a hand-over opens on: the lab's, or a probe of the model's vocabulary.

@@ -492,18 +492,13 @@ pub fn chosen(cell: &str, grids: &[Grid]) -> Option<(usize, usize, usize)> {
 /// The head view of the real-model chapter on head `layer.head` of `model`, reading `prompt`
 /// from its last token.
 pub fn head_view_link(model: Model, prompt: &str, layer: usize, head: usize, tokens: usize) -> String {
-    use crate::state::query::build_query;
-    use crate::state::{Params as _, Values};
+    use crate::state::Params as _;
     let mut p = super::gpt2::Params::defaults();
     p.model = super::gpt2::Model::named(model.key()).unwrap_or(super::gpt2::Model::Stories);
     p.prompt = prompt.to_string();
     p.compare = String::new();
     (p.layer, p.head, p.token) = (layer as i64, head as i64, tokens.saturating_sub(1) as i64);
-    let mut values = Values::defaults(super::gpt2::Params::TABLE);
-    p.write(&mut values);
-    let pairs = super::gpt2::SPEC.link_pairs(&values);
-    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    format!("/gpt2-live/?{query}#gpt2")
+    format!("/gpt2-live/?{}#gpt2", super::link_query::<super::gpt2::Gpt2Demo>(&p))
 }
 
 /// The page's address with the training lab's checkpoint (`config.json`) chosen: its head
@@ -511,8 +506,7 @@ pub fn head_view_link(model: Model, prompt: &str, layer: usize, head: usize, tok
 /// the lab's probe `probe` (else a probe of its vocabulary) and that probe with the letter an
 /// induction head would copy changed.
 pub fn trained_link(config_json: &str, probe: Option<String>) -> Result<String, String> {
-    use crate::state::query::build_query;
-    use crate::state::{Params as _, Values};
+    use crate::state::Params as _;
     let cfg = crate::gpt2::Config::from_json(config_json).map_err(|e| e.to_string())?;
     let vocab = cfg.char_vocab.clone().unwrap_or_default();
     let prompt = super::gpt2::trained::prompt_for(config_json, probe)?;
@@ -524,11 +518,7 @@ pub fn trained_link(config_json: &str, probe: Option<String>) -> Result<String, 
     p.n = Letters::ALL.iter().copied().filter(fits).max_by_key(|l| l.n()).unwrap_or(Letters::Three);
     (p.prompt, p.clean, p.corrupt) = (prompt.clone(), prompt.clone(), corrupted(&prompt, &vocab));
     (p.track, p.answer, p.wrong) = (String::new(), String::new(), String::new());
-    let mut values = Values::defaults(Params::TABLE);
-    p.write(&mut values);
-    let pairs = SPEC.link_pairs(&values);
-    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    Ok(format!("/{CHAPTER}/?{query}#{}", InsideDemo::ID))
+    Ok(format!("/{CHAPTER}/?{}#{}", super::link_query::<InsideDemo>(&p), InsideDemo::ID))
 }
 
 /// `prompt` with one letter changed for another of `vocab` it does not use: the letter after
@@ -549,8 +539,7 @@ pub fn corrupted(prompt: &str, vocab: &str) -> String {
 /// does not read: one from a URL or from files): the logit lens on the prompt, and patching
 /// from the prompt into the second one.
 pub fn link_from_gpt2(g: &super::gpt2::Params) -> Option<String> {
-    use crate::state::query::build_query;
-    use crate::state::{Params as _, Values};
+    use crate::state::Params as _;
     let mut p = Params::defaults();
     p.model = Model::named(g.model.key())?;
     p.base = if matches!(p.model, Model::Gpt2 | Model::Smollm2) { g.base.clone() } else { String::new() };
@@ -563,11 +552,7 @@ pub fn link_from_gpt2(g: &super::gpt2::Params) -> Option<String> {
     if !g.compare.trim().is_empty() {
         p.corrupt = g.compare.clone();
     }
-    let mut values = Values::defaults(Params::TABLE);
-    p.write(&mut values);
-    let pairs = SPEC.link_pairs(&values);
-    let query = build_query(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    Some(format!("/{CHAPTER}/?{query}#{}", InsideDemo::ID))
+    Some(format!("/{CHAPTER}/?{}#{}", super::link_query::<InsideDemo>(&p), InsideDemo::ID))
 }
 
 impl Model {
