@@ -17,7 +17,7 @@ export TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
 # The page's app, split into a main wasm and a chunk per chapter (Trunk builds the rest).
 scripts/build_page.sh dist
-# The compute worker again, with threads (loaded where the page is cross-origin isolated).
+# The compute worker again, with threads and relaxed SIMD (loaded where the browser has both).
 scripts/build_threads.sh dist
 cargo run --quiet --locked --example site_pages -- dist
 if [ "${THUMBS:-1}" != 0 ] && [ -f scripts/thumbs.mjs ]; then

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the compute worker a second time, with threads: wasm atomics and a shared memory, so
 # that its kernels split their work across a pool of Web Workers (src/numerics/par.rs,
-# src/worker/pool.rs). The page loads it only when it is cross-origin isolated (the service
-# worker adds the headers that make it so); elsewhere the single-threaded worker runs.
+# src/worker/pool.rs). The page loads it wherever the browser has relaxed SIMD and makes a
+# shared memory (src/kit/worker.rs): with the pool's threads where the page is cross-origin
+# isolated (the service worker adds the headers that make it so), on one thread elsewhere (a first
+# visit). Other browsers, and a threaded build that fails to start, get the single-threaded worker.
 #
 # Shared memory needs the standard library rebuilt with atomics, which only a nightly compiler
 # does (-Z build-std); scripts/setup.sh installs the one pinned here. Usage: build_threads.sh DIST
