@@ -10,8 +10,8 @@
 //! running; rayon is told how to "spawn" a thread (`spawn_handler`): the next started worker is
 //! sent a pointer to the boxed closure rayon wants run. [`pool_thread`] never returns (a thread
 //! waits for work with `Atomics.wait`, allowed in workers). Where the page is not cross-origin
-//! isolated (its memory cannot be sent to other threads), or a thread fails to start, kernels run on one thread and the
-//! backend line says why.
+//! isolated (its memory cannot be sent to other threads), or a thread fails to start, kernels
+//! run on one thread and the backend line says why.
 
 use std::cell::RefCell;
 
