@@ -84,7 +84,8 @@ pub fn decode(bytes: &[u8]) -> Result<SavedRun, String> {
         return Err(fail(format!("it is of format {}, not {}", bytes[MAGIC.len() - 1], MAGIC[MAGIC.len() - 1])));
     }
     let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-    let json = bytes.get(12..12 + len).ok_or_else(|| fail("it ends inside its header".into()))?;
+    let json = 12usize.checked_add(len).and_then(|end| bytes.get(12..end));
+    let json = json.ok_or_else(|| fail("it ends inside its header".into()))?;
     let header: Header = serde_json::from_slice(json).map_err(|e| fail(format!("its header is not readable ({e})")))?;
     let step = header.step;
     if header.config.steps < step || header.adam_t < 0 || header.adam_t as usize != step {
@@ -105,7 +106,9 @@ pub fn decode(bytes: &[u8]) -> Result<SavedRun, String> {
     let mut snapshots = header.snapshots;
     let mut last = None;
     for s in &mut snapshots {
-        if s.step > step || last.is_some_and(|l| s.step <= l) || s.previous.len() != cfg.n_layer * cfg.n_head {
+        let heads = cfg.n_layer * cfg.n_head;
+        if s.step > step || last.is_some_and(|l| s.step <= l) || s.previous.len() != heads || s.induction.len() != heads
+        {
             return Err(fail("its head snapshots do not fit its run".into()));
         }
         last = Some(s.step);

@@ -497,6 +497,9 @@ fn a_kept_run_goes_on_as_the_one_that_was_saved() {
     let weights = 12 + u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
     nan[weights..weights + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     assert!(refused(&nan).contains("its weights hold a value that is not finite"));
+    let mut huge = bytes.clone();
+    huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(refused(&huge).contains("ends inside its header"));
     let mut longer = bytes.clone();
     longer.push(0);
     assert!(refused(&longer).contains("1 bytes follow"));
