@@ -28,11 +28,6 @@ pub struct Runs {
     saved_at: Cell<f64>,
 }
 
-fn snapshot(id: u64, s: HeadSnapshot) {
-    let data = s.attention.clone();
-    post(&Reply::TrainSnapshot { id, snapshot: s }, Some(data));
-}
-
 impl Runs {
     pub fn pause(&self) {
         self.generation.set(self.generation.get() + 1);
@@ -46,14 +41,14 @@ impl Runs {
         saved_run::clear();
     }
 
-    /// Sends a snapshot and keeps it with the run.
+    /// Sends a snapshot (its attention beside the message) and keeps it with the run.
     fn snapshot(&self, id: u64, s: HeadSnapshot) {
+        post(&Reply::TrainSnapshot { id, snapshot: s.clone() }, Some(s.attention.clone()));
         let mut kept = self.snapshots.borrow_mut();
         match kept.binary_search_by_key(&s.step, |x| x.step) {
-            Ok(i) => kept[i] = s.clone(),
-            Err(i) => kept.insert(i, s.clone()),
+            Ok(i) => kept[i] = s,
+            Err(i) => kept.insert(i, s),
         }
-        snapshot(id, s);
     }
 
     /// Keeps the run in this browser (a run with no step done is not worth keeping).
