@@ -9,8 +9,8 @@
 //   2. wall time in the page from pressing Train to "solved" (the loss averaged over 20 steps
 //      under 0.5) at the lab's default settings, median of 3 runs (SOLVED=0 skips it).
 // Run: node bench/train.mjs [OTHER_DIST]   (after scripts/build.sh; with OTHER_DIST, part 1 also
-// measures that build's page on one thread in each round, back to back: e.g. a build of another
-// profile). PyTorch from $TORCH_PYTHON, else /work/venv-torch/bin/python, else `python3`;
+// measures that build's page on one thread and on every core in each round, back to back: e.g.
+// the build before a change). PyTorch from $TORCH_PYTHON, else /work/venv-torch/bin/python, else `python3`;
 // without torch, part 1 prints our figures alone.
 // Prints a table and writes bench/out/train.json. Measurements, not pass/fail tests.
 import fs from "node:fs";
@@ -25,6 +25,7 @@ const dist = new URL("../dist", import.meta.url).pathname;
 const { server, url } = await startServer(dist);
 const isolated = await startServer(dist, 0, { isolated: true });
 const other = process.argv[2] ? await startServer(process.argv[2]) : null;
+const otherIsolated = process.argv[2] ? await startServer(process.argv[2], 0, { isolated: true }) : null;
 const browser = await launch();
 const results = {
   date: new Date().toISOString(),
@@ -83,7 +84,10 @@ for (let r = 0; r < ROUNDS; r++) {
   const one = await ours(url);
   const many = await ours(isolated.url);
   const plain = await ours(url, "plain");
-  if (other) console.log(`round ${r + 1}: ${process.argv[2]}: ${(await ours(other.url)).toFixed(1)} steps/s`);
+  if (other) {
+    const [a, b] = [await ours(other.url), await ours(otherIsolated.url)];
+    console.log(`round ${r + 1}: ${process.argv[2]}: ${a.toFixed(1)} steps/s on 1 thread, ${b.toFixed(1)} on ${cores}`);
+  }
   const torch1 = pytorch(1)?.steps_per_s ?? null;
   const torchN = pytorch(cores)?.steps_per_s ?? null;
   rounds.push({ ours_1: one, ours_n: many, plain, pytorch_1: torch1, pytorch_n: torchN, threads: cores });
@@ -116,3 +120,4 @@ await browser.close();
 server.close();
 isolated.server.close();
 other?.server.close();
+otherIsolated?.server.close();

@@ -1,6 +1,6 @@
 //! The kernels split across threads (`numerics::par`) give the single thread's results, bit for
-//! bit: the matrix product by column panels, and GPT-2's forward pass in the browser's weight
-//! layout, on both pools (the hand-made one and rayon's; natively std threads, in the browser
+//! bit: the matrix product by column panels, passes row by row, and GPT-2's and the Llama
+//! family's forward passes in the browser's weight layout, on both pools (the hand-made one and rayon's; natively std threads, in the browser
 //! Web Workers).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
@@ -157,5 +157,71 @@ fn a_training_step_is_the_same_on_two_threads() {
     let two = run(2);
     assert!(par::split_runs() > before, "the attention of a training step is split");
     assert_eq!(one, two);
+    par::set_threads(1);
+}
+
+/// `for_rows` hands out whole rows, each once, with its index; split only when the work is large.
+#[test]
+fn for_rows_covers_every_row_once() {
+    two_threads();
+    par::set_threads(2);
+    let (rows, width) = (1001, 3);
+    let mut out = vec![-1.0f32; rows * width];
+    let before = par::split_runs();
+    par::for_rows(&mut out, width, par::MIN_PARALLEL_WORK, |row0, part| {
+        assert_eq!(part.len() % width, 0, "whole rows");
+        for (i, row) in part.chunks_exact_mut(width).enumerate() {
+            row.iter_mut().for_each(|v| *v += (row0 + i) as f32 + 1.0);
+        }
+    });
+    assert!(par::split_runs() > before, "split across two threads");
+    let expected: Vec<f32> = (0..rows).flat_map(|r| [r as f32; 3]).collect();
+    assert_eq!(out, expected);
+    // No rows (a width of 0): nothing to call.
+    par::for_rows(&mut [], 0, par::MIN_PARALLEL_WORK, |_, _| panic!("called with no rows"));
+    par::set_threads(1);
+}
+
+/// GPT-2's layer norm splits its rows from 86 tokens of GPT-2 small's width up, with the same
+/// values as on one thread.
+#[test]
+fn a_layer_norm_is_the_same_on_two_threads() {
+    use attention_live::gpt2::ops::layer_norm;
+    use attention_live::gpt2::weights::LayerNorm;
+    two_threads();
+    let x = normal_matrix(128, 768, 11, 1.0).mapv(|v| v as f32);
+    let row = |seed| normal_matrix(1, 768, seed, 1.0).row(0).mapv(|v| v as f32);
+    let ln = LayerNorm { weight: row(12), bias: row(13) };
+    par::set_threads(1);
+    let one = layer_norm(x.view(), &ln, 1e-5);
+    par::set_threads(2);
+    let before = par::split_runs();
+    assert_eq!(layer_norm(x.view(), &ln, 1e-5), one);
+    assert!(par::split_runs() > before, "128 × 768 is split");
+    par::set_threads(1);
+}
+
+/// A Llama-family pass of SmolLM2's width (RMSNorm and the SwiGLU gating split by rows, the
+/// heads' thumbnails pooled where each head ran): the same logits, weights and thumbnails.
+#[test]
+fn llama_gives_the_same_outputs_on_two_threads() {
+    use attention_live::llama::weights::Weights;
+    use attention_live::llama::{Config, ForwardOptions, Llama};
+    use attention_live::model::Capture;
+    two_threads();
+    let config = Config { num_hidden_layers: 2, vocab_size: 1000, ..Config::smollm2_135m() };
+    let model = Llama { weights: Weights::random(&config, 5).with_layout(true), config };
+    // 120 tokens: each RMSNorm is 120 × 576 values, past the split's threshold.
+    let tokens: Vec<u32> = (0..120).map(|i| (i * 37 % 1000) as u32).collect();
+    let run = |threads: usize| {
+        par::set_threads(threads);
+        let opts = ForwardOptions { capture: Capture::All, thumbnails: Some(16), ..Default::default() };
+        model.forward(&tokens, &mut model.new_cache(), &opts).unwrap()
+    };
+    let one = run(1);
+    let before = par::split_runs();
+    let two = run(2);
+    assert!(par::split_runs() > before);
+    assert_eq!((one.logits, one.attentions, one.thumbnails), (two.logits, two.attentions, two.thumbnails));
     par::set_threads(1);
 }

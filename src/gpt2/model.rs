@@ -118,9 +118,17 @@ impl Gpt2 {
         let cols = |head: usize| s![.., head * hd..(head + 1) * hd];
         let work = 2 * n_head * t * (past + t) * hd;
         let heads = par::map(n_head, work, |head| {
-            causal_attention(q.slice(cols(head)), k_all.slice(cols(head)), v_all.slice(cols(head)), past)
+            let (out, wts) =
+                causal_attention(q.slice(cols(head)), k_all.slice(cols(head)), v_all.slice(cols(head)), past);
+            // Its thumbnail, on the thread that computed its weights.
+            let thumb = opts.thumbnails.map(|n| {
+                let mut th = Array2::<f32>::zeros((t.min(n), (past + t).min(n)));
+                max_pool_into(wts.view(), th.view_mut());
+                th
+            });
+            (out, wts, thumb)
         });
-        for (head, (out, wts)) in heads.into_iter().enumerate() {
+        for (head, (out, wts, thumb)) in heads.into_iter().enumerate() {
             let cols = cols(head);
             // Ablation zeroes this head's slice of the concatenated output, before W_O mixes heads.
             if !opts.ablate.contains(&(l, head)) {
@@ -129,8 +137,8 @@ impl Gpt2 {
             if let Some(all) = weights.as_mut() {
                 all.index_axis_mut(Axis(0), head).assign(&wts);
             }
-            if let Some(th) = thumbs.as_mut() {
-                max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
+            if let (Some(all), Some(one)) = (thumbs.as_mut(), thumb) {
+                all.index_axis_mut(Axis(0), head).assign(&one);
             }
         }
         opts.patches.heads_into(l, y.view_mut(), hd);

@@ -9,6 +9,7 @@ pub use crate::numerics::packed::matmul;
 /// The LM head, tied to the token embeddings wte (vocab, C): (T, C) x (C, vocab) -> (T, vocab).
 pub use crate::numerics::packed::table_logits as tied_logits;
 use crate::numerics::packed::Then;
+use crate::numerics::par;
 
 /// y = x W + b: (T, in) x (in, out) -> (T, out).
 ///
@@ -53,17 +54,22 @@ fn bias(lin: &Linear) -> &[f32] {
 }
 
 /// Layer norm of each row with GPT-2's affine parameters: γ ⊙ (x − μ) / √(σ² + ε) + β.
-/// Mean and variance are accumulated in f64 so that wide rows lose no precision.
+/// Mean and variance are accumulated in f64 so that wide rows lose no precision. Rows are
+/// independent: on several threads each takes a run of them (`par::for_rows`).
 pub fn layer_norm(x: ArrayView2<f32>, ln: &LayerNorm, eps: f32) -> Array2<f32> {
-    let mut out = x.to_owned();
-    for mut row in out.rows_mut() {
-        let n = row.len() as f64;
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n; // biased, as PyTorch
-        let inv = 1.0 / (var + eps as f64).sqrt();
-        for ((v, &g), &b) in row.iter_mut().zip(&ln.weight).zip(&ln.bias) {
-            *v = ((*v as f64 - mean) * inv) as f32 * g + b;
+    // (T, C)
+    let mut out = x.as_standard_layout().into_owned();
+    let (c, work) = (out.ncols(), out.len() * par::ROW_PASS_WORK);
+    par::for_rows(out.as_slice_mut().expect("standard layout"), c, work, |_, rows| {
+        for row in rows.chunks_exact_mut(c) {
+            let n = c as f64;
+            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n;
+            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n; // biased, as PyTorch
+            let inv = 1.0 / (var + eps as f64).sqrt();
+            for ((v, &g), &b) in row.iter_mut().zip(&ln.weight).zip(&ln.bias) {
+                *v = ((*v as f64 - mean) * inv) as f32 * g + b;
+            }
         }
-    }
+    });
     out
 }

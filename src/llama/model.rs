@@ -16,7 +16,7 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use super::ops::{logits, rms_norm, silu_mul_in_place, Rope};
+use super::ops::{logits, rms_norm, silu_mul_rows, Rope};
 use super::weights::{Layer, Weights};
 use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
@@ -141,9 +141,16 @@ impl Llama {
             // Grouped-query attention: this head reads its group's key and value columns.
             let kv = cols(cfg.kv_head(head));
             // (T, D) against (S, D): out (T, D), weights (T, S)
-            causal_attention(q.slice(cols(head)), k_all.slice(kv), v_all.slice(kv), past)
+            let (out, wts) = causal_attention(q.slice(cols(head)), k_all.slice(kv), v_all.slice(kv), past);
+            // Its thumbnail, on the thread that computed its weights.
+            let thumb = opts.thumbnails.map(|n| {
+                let mut th = Array2::<f32>::zeros((t.min(n), (past + t).min(n)));
+                max_pool_into(wts.view(), th.view_mut());
+                th
+            });
+            (out, wts, thumb)
         });
-        for (head, (out, wts)) in heads.into_iter().enumerate() {
+        for (head, (out, wts, thumb)) in heads.into_iter().enumerate() {
             // A knock-out zeroes this head's slice of the concatenated output, before W_o mixes heads.
             if !opts.ablate.contains(&(l, head)) {
                 y.slice_mut(cols(head)).assign(&out);
@@ -151,8 +158,8 @@ impl Llama {
             if let Some(all) = weights.as_mut() {
                 all.index_axis_mut(Axis(0), head).assign(&wts);
             }
-            if let Some(th) = thumbs.as_mut() {
-                max_pool_into(wts.view(), th.index_axis_mut(Axis(0), head));
+            if let (Some(all), Some(one)) = (thumbs.as_mut(), thumb) {
+                all.index_axis_mut(Axis(0), head).assign(&one);
             }
         }
         opts.patches.heads_into(l, y.view_mut(), d);
@@ -174,9 +181,11 @@ impl Llama {
             gate = gate.as_standard_layout().into_owned();
         }
         let up = up.as_standard_layout();
-        silu_mul_in_place(
+        let width = gate.ncols();
+        silu_mul_rows(
             gate.as_slice_mut().expect("a fresh array is contiguous"),
             up.as_slice().expect("standard layout"),
+            width,
         );
         // (T, F) x (F, C) -> (T, C)
         m.down_proj.apply(gate.view())

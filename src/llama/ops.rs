@@ -4,22 +4,38 @@
 
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
 
+use crate::numerics::par;
+
 /// The output layer against the table (vocab, C) read in place: (T, C) x (C, vocab) -> (T, vocab).
 pub use crate::numerics::packed::table_logits as logits;
 pub use crate::numerics::silu::{silu, silu_mul_in_place};
 
 /// RMSNorm of each row: x / √(mean(x²) + ε) ⊙ w (no centring, no bias), as `LlamaRMSNorm`.
 /// The mean of squares is accumulated in f64 so wide rows lose no precision; the result is f32.
+/// Rows are independent: on several threads each takes a run of them (`par::for_rows`).
 pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f32) -> Array2<f32> {
-    let mut out = x.to_owned();
-    for mut row in out.rows_mut() {
-        let ms = row.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / row.len() as f64;
-        let inv = (1.0 / (ms + eps as f64).sqrt()) as f32;
-        for (v, &g) in row.iter_mut().zip(weight) {
-            *v = g * (*v * inv);
+    // (T, C)
+    let mut out = x.as_standard_layout().into_owned();
+    let (c, work) = (out.ncols(), out.len() * par::ROW_PASS_WORK);
+    par::for_rows(out.as_slice_mut().expect("standard layout"), c, work, |_, rows| {
+        for row in rows.chunks_exact_mut(c) {
+            let ms = row.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / c as f64;
+            let inv = (1.0 / (ms + eps as f64).sqrt()) as f32;
+            for (v, &g) in row.iter_mut().zip(weight) {
+                *v = g * (*v * inv);
+            }
         }
-    }
+    });
     out
+}
+
+/// SwiGLU's gating on (T, F) arrays of the same layout, gate ← silu(gate) ⊙ up, its rows split
+/// across threads (`par::for_rows`; each element's arithmetic is the same on any thread).
+pub fn silu_mul_rows(gate: &mut [f32], up: &[f32], width: usize) {
+    assert_eq!(gate.len(), up.len(), "gate and up differ in length");
+    par::for_rows(gate, width, up.len() * par::ROW_PASS_WORK, |row0, rows| {
+        silu_mul_in_place(rows, &up[row0 * width..][..rows.len()]);
+    });
 }
 
 /// The rotation angles of RoPE for `len` positions from `start`: (len, D/2), row p holding

@@ -333,6 +333,25 @@ pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     a.dot(&b)
 }
 
+/// a b, then `then` on every output ([`Then`]): in the browser in the packed kernel, by the
+/// thread that summed each output; natively after ndarray's product, the same operations.
+pub fn matmul_then(a: ArrayView2<f32>, b: ArrayView2<f32>, then: Then) -> Array2<f32> {
+    #[cfg(target_arch = "wasm32")]
+    return PackedMatrix::pack(b).matmul_then(a, then);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let mut y = a.dot(&b);
+        then.check(y.ncols());
+        if let Then::Bias(bias) | Then::BiasGelu(bias) = then {
+            y.rows_mut().into_iter().for_each(|mut row| row.iter_mut().zip(bias).for_each(|(v, b)| *v += b));
+        }
+        if let Then::BiasGelu(_) = then {
+            crate::numerics::gelu::gelu_in_place(y.as_slice_mut().expect("a fresh product is contiguous"));
+        }
+        y
+    }
+}
+
 /// x · y, four lanes at a time with SIMD128.
 #[cfg(target_arch = "wasm32")]
 #[target_feature(enable = "simd128")]

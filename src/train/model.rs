@@ -15,7 +15,7 @@ use super::{ModelConfig, Positions};
 #[cfg(target_arch = "wasm32")]
 use crate::numerics::f4::F4;
 use crate::numerics::gelu::{exp, gelu_in_place};
-use crate::numerics::packed::matmul;
+use crate::numerics::packed::{matmul, matmul_then, Then};
 use crate::numerics::par;
 use crate::numerics::rng::Rng;
 
@@ -347,9 +347,11 @@ impl Model {
                     let (m, ln_2) = layer_norm(mid.view(), mlp.ln_2.w.of(p), mlp.ln_2.b.of(p));
                     // (N, C) x (C, 4C) -> (N, 4C)
                     let pre = linear(m.view(), mlp.c_fc, p);
-                    // (N, 4C): the GELU, on four lanes at a time in the browser.
+                    // (N, 4C): the GELU, on four lanes at a time in the browser, rows split across threads.
                     let mut act = pre.clone();
-                    gelu_in_place(act.as_slice_mut().expect("a fresh array is contiguous"));
+                    let (width, work) = (act.ncols(), act.len() * par::ROW_PASS_WORK);
+                    let rows = act.as_slice_mut().expect("a fresh array is contiguous");
+                    par::for_rows(rows, width, work, |_, rows| gelu_in_place(rows));
                     let mut next = linear(act.view(), mlp.c_proj, p);
                     next += &mid;
                     (next, Some(MlpCache { mid, ln_2, m, pre, act }))
@@ -419,7 +421,13 @@ impl Model {
             if let (Some(mlp), Some(mc)) = (blk.mlp, &cache.mlp) {
                 let mut dpre = linear_backward(dx.view(), mc.act.view(), mlp.c_proj, p, &mut grad); // (N, 4C)
                 let (pre, act) = (mc.pre.as_slice().expect("contiguous"), mc.act.as_slice().expect("contiguous"));
-                gelu_backward(pre, act, dpre.as_slice_mut().expect("a fresh array is contiguous"));
+                let (width, work) = (dpre.ncols(), dpre.len() * par::ROW_PASS_WORK);
+                let rows = dpre.as_slice_mut().expect("a fresh array is contiguous");
+                // Element by element: rows split across threads.
+                par::for_rows(rows, width, work, |row0, dy| {
+                    let at = row0 * width..row0 * width + dy.len();
+                    gelu_backward(&pre[at.clone()], &act[at], dy);
+                });
                 let dm = linear_backward(dpre.view(), mc.m.view(), mlp.c_fc, p, &mut grad);
                 // The residual passes dx through; ln_2's gradient adds to it in place.
                 layer_norm_backward(dm.view(), mc.mid.view(), &mc.ln_2, mlp.ln_2, p, &mut grad, &mut dx);
@@ -457,11 +465,10 @@ fn add_to(mut dst: ArrayViewMut2<f32>, src: ArrayView2<f32>) {
     dst += &src;
 }
 
-/// x W + b: (N, in) x (in, out) -> (N, out).
+/// x W + b: (N, in) x (in, out) -> (N, out), the bias added to each output as it is stored
+/// (in the browser by the thread that summed it).
 fn linear(x: ArrayView2<f32>, lin: Linear, p: &[f32]) -> Array2<f32> {
-    let mut y = matmul(x, lin.w.view(p));
-    y += &ndarray::ArrayView1::from(lin.b.of(p));
-    y
+    matmul_then(x, lin.w.view(p), Then::Bias(lin.b.of(p)))
 }
 
 /// The backward of y = x W + b: accumulates dW += xᵀ dy and db += Σ_rows dy into `grad`, and

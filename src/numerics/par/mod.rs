@@ -58,6 +58,12 @@ thread_local! {
 /// on GPT-2 small: splitting from 32 K multiply-adds up made decoding slower on two threads.
 pub const MIN_PARALLEL_WORK: usize = 1 << 20;
 
+/// The work, in the products' multiply-adds, that one value of a pass row by row counts for
+/// (a norm in f64, an activation's exponential): a few scalar operations each, where a product
+/// does four fused multiply-adds per instruction. With [`MIN_PARALLEL_WORK`] a GPT-2 small
+/// layer norm splits from 86 tokens up.
+pub const ROW_PASS_WORK: usize = 16;
+
 /// The work to give [`for_each`] for a product of one row (decoding) by a (k, n) matrix: none,
 /// so it runs on one thread. Such a product reads all of W once and is bound by memory, which
 /// the cores share; measured with bench/threads.mjs on two threads, splitting them (the logits'
@@ -124,6 +130,22 @@ pub fn map<T: Send>(n: usize, work: usize, f: impl Fn(usize) -> T + Sync) -> Vec
         *slots[slot].lock().unwrap_or_else(|e| e.into_inner()) = values;
     });
     slots.into_iter().flat_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
+}
+
+/// Calls `f(first_row, rows)` on runs of whole rows of `out` (row-major, `width` values a row)
+/// that together cover it once each, split as [`for_each`] splits: for work done row by row
+/// (norms, activations), whose rows then do not depend on how many threads there are.
+pub fn for_rows(out: &mut [f32], width: usize, work: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    if width == 0 {
+        return;
+    }
+    let n = out.len() / width;
+    let shared = SharedOut::new(out);
+    for_each(n, work, |rows| {
+        // SAFETY: the ranges of `for_each` are disjoint and within 0 .. n, so each call gets its
+        // own rows of `out`, which outlives this call.
+        f(rows.start, unsafe { shared.slice(rows.start * width, rows.len() * width) })
+    });
 }
 
 /// How many parts to cut work into: 1 when it is small, when there is one thread, or when this
