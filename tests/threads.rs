@@ -64,7 +64,7 @@ fn work_is_shared_between_threads_only_when_it_is_large_enough() {
 #[test]
 fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
     two_threads();
-    for (t, k, n) in [(16, 768, 2304), (1, 768, 3072), (5, 256, 1030), (17, 96, 1031)] {
+    for (t, k, n) in [(16, 768, 2304), (1, 768, 3072), (1, 128, 1030), (1, 256, 1030), (5, 256, 1030), (17, 96, 1031)] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = PackedMatrix::pack(normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32).view());
         let b: Vec<f32> = normal_matrix(1, n, 3, 1.0).iter().map(|&v| v as f32).collect();
@@ -83,8 +83,9 @@ fn the_packed_matmul_is_the_same_on_any_number_of_threads() {
             }
             let before = par::split_runs();
             assert_eq!(w.matmul(x.view()), one, "({t}, {k}, {n}) on {threads} threads, {pool:?}");
-            // One row (decoding) stays on one thread (`par::one_row_work`); the others are split.
-            assert_eq!(par::split_runs() > before, t > 1, "({t}, {k}, {n}) split across {threads} threads");
+            // A row of decoding is split too, from a quarter of the work up (`par::ONE_ROW_WORK`).
+            let large = t * k * n * if t == 1 { par::ONE_ROW_WORK } else { 1 } >= par::MIN_PARALLEL_WORK;
+            assert_eq!(par::split_runs() > before, large, "({t}, {k}, {n}) split across {threads} threads");
         }
     }
     par::set_threads(1);

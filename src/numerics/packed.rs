@@ -222,8 +222,8 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], (t, k, n): (usize, usize, us
     // contiguous run of them (`par`), writing its own columns of every row of y.
     let y = SharedOut::new(y);
     let xp = &xp[..];
-    // One row (decoding) stays on one thread: see `par::one_row_work`.
-    let work = if t == 1 { par::one_row_work(k, n) } else { t * k * n };
+    // A row of decoding too: each thread then reads its own panels of W (`par::ONE_ROW_WORK`).
+    let work = t * k * n * if t == 1 { par::ONE_ROW_WORK } else { 1 };
     par::for_each(n.div_ceil(PANEL), work, |ps| {
         #[allow(unused_unsafe)]
         // SAFETY: y holds t × n values and each call writes only columns 8p .. 8p + 8 of its panels p.
@@ -381,18 +381,37 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
 }
 
 /// out[i, r] = table[r, :] · h[i] for every row r of the table and each of a few rows h[i]: the
-/// table is read once, each of its rows dotted with every h[i] while it is in the cache (one
-/// thread: a product of a few rows is bound by memory, see `par::one_row_work`). `out` is
-/// (rows of h, vocab), row-major.
+/// table is read once, each of its rows dotted with every h[i] while it is in the cache. On
+/// several threads each takes a run of the table's rows (`par`), so each reads its own part of
+/// the table. `out` is (rows of h, vocab), row-major.
 #[cfg(target_arch = "wasm32")]
-#[target_feature(enable = "simd128")]
 fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
     let Some(c) = hs.first().map(Vec::len) else { return };
     let vocab = table.len() / c.max(1);
-    for r in 0..vocab {
+    let out = SharedOut::new(out);
+    par::for_each(vocab, hs.len() * vocab * c, |rows| {
+        #[allow(unused_unsafe)]
+        // SAFETY: out holds hs.len() × vocab values and each call writes only its rows' columns.
+        unsafe {
+            dot_rows(table, hs, out, rows)
+        }
+    });
+}
+
+/// Columns `rows` of every row of out (see `dot_kernel`).
+///
+/// # Safety
+/// out must hold hs.len() × vocab values, and no other thread may write these columns meanwhile.
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+unsafe fn dot_rows(table: &[f32], hs: &[Vec<f32>], out: SharedOut, rows: Range<usize>) {
+    let c = hs[0].len();
+    let vocab = table.len() / c.max(1);
+    for r in rows {
         let row = &table[r * c..(r + 1) * c];
         for (i, h) in hs.iter().enumerate() {
-            out[i * vocab + r] = dot(row, h);
+            // SAFETY: i < hs.len() and r < vocab: in bounds, and column r is this call's.
+            unsafe { out.slice(i * vocab + r, 1)[0] = dot(row, h) };
         }
     }
 }
@@ -401,7 +420,7 @@ fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
 /// family's `lm_head` (or its tied embeddings): (T, C) x (C, vocab) -> (T, vocab). The table is
 /// read in place, never transposed or packed. Natively one product; in the browser, for up to 16
 /// rows (a decoding step, or beam search's beams), one pass over the table, four lanes at a time
-/// (wasm's matrix product has no SIMD).
+/// (wasm's matrix product has no SIMD), its rows split across threads.
 pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
     #[cfg(not(target_arch = "wasm32"))]
     {

@@ -53,24 +53,23 @@ thread_local! {
 }
 
 /// Below this many multiply-adds a kernel runs on one thread. Waking another and waiting for it
-/// costs tens of microseconds in the browser (an `Atomics.notify`, a wait); and a product of one
-/// row (decoding) is bound by memory, which a second core shares. Measured with bench/threads.mjs
-/// on GPT-2 small: splitting from 32 K multiply-adds up made decoding slower on two threads.
+/// costs tens of microseconds in the browser (an `Atomics.notify`, a wait).
 pub const MIN_PARALLEL_WORK: usize = 1 << 20;
+
+/// How many multiply-adds of a prompt's product one of a product of one row (a decoding step)
+/// counts for: it streams each weight from memory for a single use, where the prompt's kernel
+/// uses each loaded weight four times (its blocks of 4 rows). So a decoding step splits its
+/// products from 256 K multiply-adds up, each thread reading its own part of W: in the page on
+/// two threads (bench/gpt2.mjs, docs/performance.md), GPT-2 small and SmolLM2-135M's shape
+/// decoded 1.1–1.6× as fast as on one, where with one-row products kept on one thread they had
+/// not been faster at all.
+pub const ONE_ROW_WORK: usize = 4;
 
 /// The work, in the products' multiply-adds, that one value of a pass row by row counts for
 /// (a norm in f64, an activation's exponential): a few scalar operations each, where a product
 /// does four fused multiply-adds per instruction. With [`MIN_PARALLEL_WORK`] a GPT-2 small
 /// layer norm splits from 86 tokens up.
 pub const ROW_PASS_WORK: usize = 16;
-
-/// The work to give [`for_each`] for a product of one row (decoding) by a (k, n) matrix: none,
-/// so it runs on one thread. Such a product reads all of W once and is bound by memory, which
-/// the cores share; measured with bench/threads.mjs on two threads, splitting them (the logits'
-/// 50257 × 768 included) made GPT-2 small's decoding 4–11 % slower.
-pub fn one_row_work(_k: usize, _n: usize) -> usize {
-    0
-}
 
 /// Whether this build can run kernels on several threads.
 pub const AVAILABLE: bool = cfg!(any(not(target_arch = "wasm32"), feature = "threads"));
