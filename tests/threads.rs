@@ -1,7 +1,7 @@
 //! The kernels split across threads (`numerics::par`) give the single thread's results, bit for
 //! bit: the matrix product by column panels, passes row by row, and GPT-2's and the Llama
-//! family's forward passes in the browser's weight layout, on both pools (the hand-made one and rayon's; natively std threads, in the browser
-//! Web Workers).
+//! family's forward passes in the browser's weight layout, on both pools (the hand-made one and
+//! rayon's; natively std threads, in the browser Web Workers).
 #![cfg(not(target_arch = "wasm32"))] // native tests (the browser tests are in tests/browser/)
 
 use std::collections::HashSet;
@@ -120,7 +120,8 @@ fn gpt2_gives_the_same_outputs_on_two_threads() {
     let run = |threads: usize| {
         par::set_threads(threads);
         let mut cache = model.new_cache();
-        let opts = ForwardOptions { capture: Capture::All, all_logits: true, ..Default::default() };
+        let opts =
+            ForwardOptions { capture: Capture::All, all_logits: true, thumbnails: Some(16), ..Default::default() };
         let prompt = model.forward(&tokens, &mut cache, &opts).unwrap();
         // And one decoding step with the cache.
         let step = model.forward(&[5], &mut cache, &opts).unwrap();
@@ -134,6 +135,7 @@ fn gpt2_gives_the_same_outputs_on_two_threads() {
         assert!(par::split_runs() > before, "the forward pass split some kernel");
         assert_eq!(one.logits, two.logits, "{pool:?}");
         assert_eq!(one.attentions, two.attentions, "{pool:?}");
+        assert_eq!(one.thumbnails, two.thumbnails, "{pool:?}");
         assert_eq!((&one_step.logits, &one_step.attentions), (&two_step.logits, &two_step.attentions), "{pool:?}");
     }
     par::set_pool(Pool::Spin);

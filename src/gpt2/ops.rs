@@ -59,7 +59,7 @@ fn bias(lin: &Linear) -> &[f32] {
 pub fn layer_norm(x: ArrayView2<f32>, ln: &LayerNorm, eps: f32) -> Array2<f32> {
     // (T, C)
     let mut out = x.as_standard_layout().into_owned();
-    let (c, work) = (out.ncols(), out.len() * par::ROW_PASS_WORK);
+    let (c, work) = (out.ncols(), out.len().saturating_mul(par::ROW_PASS_WORK));
     par::for_rows(out.as_slice_mut().expect("standard layout"), c, work, |_, rows| {
         for row in rows.chunks_exact_mut(c) {
             let n = c as f64;

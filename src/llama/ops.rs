@@ -16,7 +16,7 @@ pub use crate::numerics::silu::{silu, silu_mul_in_place};
 pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f32) -> Array2<f32> {
     // (T, C)
     let mut out = x.as_standard_layout().into_owned();
-    let (c, work) = (out.ncols(), out.len() * par::ROW_PASS_WORK);
+    let (c, work) = (out.ncols(), out.len().saturating_mul(par::ROW_PASS_WORK));
     par::for_rows(out.as_slice_mut().expect("standard layout"), c, work, |_, rows| {
         for row in rows.chunks_exact_mut(c) {
             let ms = row.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / c as f64;
@@ -33,7 +33,7 @@ pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f32) -> Array2<f3
 /// across threads (`par::for_rows`; each element's arithmetic is the same on any thread).
 pub fn silu_mul_rows(gate: &mut [f32], up: &[f32], width: usize) {
     assert_eq!(gate.len(), up.len(), "gate and up differ in length");
-    par::for_rows(gate, width, up.len() * par::ROW_PASS_WORK, |row0, rows| {
+    par::for_rows(gate, width, up.len().saturating_mul(par::ROW_PASS_WORK), |row0, rows| {
         silu_mul_in_place(rows, &up[row0 * width..][..rows.len()]);
     });
 }

@@ -386,10 +386,13 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
 /// the table. `out` is (rows of h, vocab), row-major.
 #[cfg(target_arch = "wasm32")]
 fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
-    let Some(c) = hs.first().map(Vec::len) else { return };
-    let vocab = table.len() / c.max(1);
+    // (Rows of no values: every logit is an empty sum, the zeros out holds.)
+    let Some(c) = hs.first().map(Vec::len).filter(|&c| c > 0) else { return };
+    let vocab = table.len() / c;
+    // What makes every write of `dot_rows` land inside out.
+    assert!(hs.iter().all(|h| h.len() == c) && out.len() == hs.len() * vocab, "out is (rows of h, vocab)");
     let out = SharedOut::new(out);
-    par::for_each(vocab, hs.len() * vocab * c, |rows| {
+    par::for_each(vocab, hs.len().saturating_mul(vocab).saturating_mul(c), |rows| {
         #[allow(unused_unsafe)]
         // SAFETY: out holds hs.len() × vocab values and each call writes only its rows' columns.
         unsafe {
@@ -406,7 +409,7 @@ fn dot_kernel(table: &[f32], hs: &[Vec<f32>], out: &mut [f32]) {
 #[target_feature(enable = "simd128")]
 unsafe fn dot_rows(table: &[f32], hs: &[Vec<f32>], out: SharedOut, rows: Range<usize>) {
     let c = hs[0].len();
-    let vocab = table.len() / c.max(1);
+    let vocab = table.len() / c;
     for r in rows {
         let row = &table[r * c..(r + 1) * c];
         for (i, h) in hs.iter().enumerate() {
@@ -422,6 +425,7 @@ unsafe fn dot_rows(table: &[f32], hs: &[Vec<f32>], out: SharedOut, rows: Range<u
 /// rows (a decoding step, or beam search's beams), one pass over the table, four lanes at a time
 /// (wasm's matrix product has no SIMD), its rows split across threads.
 pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
+    assert_eq!(h.ncols(), wte.ncols(), "rows of {} values against a table of {} columns", h.ncols(), wte.ncols());
     #[cfg(not(target_arch = "wasm32"))]
     {
         if h.nrows() == 1 {
@@ -438,7 +442,6 @@ pub fn table_logits(h: ArrayView2<f32>, wte: &Array2<f32>) -> Array2<f32> {
         let mut out = Array2::zeros((h.nrows(), wte.nrows()));
         let table = wte.as_slice().expect("the table is in standard layout");
         let hs: Vec<Vec<f32>> = h.rows().into_iter().map(|r| r.to_vec()).collect();
-        // (On wasm, SIMD functions are safe to call: see `PackedMatrix::matmul`.)
         dot_kernel(table, &hs, out.as_slice_mut().expect("a fresh array is contiguous"));
         out
     }

@@ -349,7 +349,7 @@ impl Model {
                     let pre = linear(m.view(), mlp.c_fc, p);
                     // (N, 4C): the GELU, on four lanes at a time in the browser, rows split across threads.
                     let mut act = pre.clone();
-                    let (width, work) = (act.ncols(), act.len() * par::ROW_PASS_WORK);
+                    let (width, work) = (act.ncols(), act.len().saturating_mul(par::ROW_PASS_WORK));
                     let rows = act.as_slice_mut().expect("a fresh array is contiguous");
                     par::for_rows(rows, width, work, |_, rows| gelu_in_place(rows));
                     let mut next = linear(act.view(), mlp.c_proj, p);
@@ -421,7 +421,7 @@ impl Model {
             if let (Some(mlp), Some(mc)) = (blk.mlp, &cache.mlp) {
                 let mut dpre = linear_backward(dx.view(), mc.act.view(), mlp.c_proj, p, &mut grad); // (N, 4C)
                 let (pre, act) = (mc.pre.as_slice().expect("contiguous"), mc.act.as_slice().expect("contiguous"));
-                let (width, work) = (dpre.ncols(), dpre.len() * par::ROW_PASS_WORK);
+                let (width, work) = (dpre.ncols(), dpre.len().saturating_mul(par::ROW_PASS_WORK));
                 let rows = dpre.as_slice_mut().expect("a fresh array is contiguous");
                 // Element by element: rows split across threads.
                 par::for_rows(rows, width, work, |row0, dy| {

@@ -62,7 +62,7 @@ pub const MIN_PARALLEL_WORK: usize = 1 << 20;
 /// products from 256 K multiply-adds up, each thread reading its own part of W: in the page on
 /// two threads (bench/gpt2.mjs, docs/performance.md), GPT-2 small and SmolLM2-135M's shape
 /// decoded 1.1–1.6× as fast as on one, where with one-row products kept on one thread they had
-/// not been faster at all.
+/// decoded 0.87–1.12× as fast: no steady gain.
 pub const ONE_ROW_WORK: usize = 4;
 
 /// The work, in the products' multiply-adds, that one value of a pass row by row counts for
@@ -135,6 +135,7 @@ pub fn map<T: Send>(n: usize, work: usize, f: impl Fn(usize) -> T + Sync) -> Vec
 /// that together cover it once each, split as [`for_each`] splits: for work done row by row
 /// (norms, activations), whose rows then do not depend on how many threads there are.
 pub fn for_rows(out: &mut [f32], width: usize, work: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+    debug_assert!(out.len().is_multiple_of(width), "out is whole rows (none when the width is 0)");
     if width == 0 {
         return;
     }
