@@ -56,8 +56,8 @@ thread_local! {
 /// costs tens of microseconds in the browser (an `Atomics.notify`, a wait).
 pub const MIN_PARALLEL_WORK: usize = 1 << 20;
 
-/// How many multiply-adds of a prompt's product one of a product of one row (a decoding step)
-/// counts for: it streams each weight from memory for a single use, where the prompt's kernel
+/// What one multiply-add of a product of one row (a decoding step) counts for, in a prompt's
+/// multiply-adds: it streams each weight from memory for a single use, where a prompt's kernel
 /// uses each loaded weight four times (its blocks of 4 rows). So a decoding step splits its
 /// products from 256 K multiply-adds up, each thread reading its own part of W: in the page on
 /// two threads (bench/gpt2.mjs, docs/performance.md), GPT-2 small and SmolLM2-135M's shape
