@@ -9,7 +9,7 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, Axis};
 
-use crate::numerics::attention::max_pool_into;
+use crate::numerics::attention::max_pool;
 
 use super::ops::{causal_attention, layer_norm, linear, linear_gelu, tied_logits};
 use super::weights::{Block, Weights};
@@ -121,11 +121,7 @@ impl Gpt2 {
             let (out, wts) =
                 causal_attention(q.slice(cols(head)), k_all.slice(cols(head)), v_all.slice(cols(head)), past);
             // Its thumbnail, on the thread that computed its weights.
-            let thumb = opts.thumbnails.map(|n| {
-                let mut th = Array2::<f32>::zeros((t.min(n), (past + t).min(n)));
-                max_pool_into(wts.view(), th.view_mut());
-                th
-            });
+            let thumb = opts.thumbnails.map(|n| max_pool(wts.view(), n));
             (out, wts, thumb)
         });
         for (head, (out, wts, thumb)) in heads.into_iter().enumerate() {

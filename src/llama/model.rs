@@ -22,7 +22,7 @@ use super::{Config, RunError};
 use crate::formats::safetensors::SafeTensors;
 use crate::formats::LoadError;
 use crate::model::{ForwardOptions, ForwardOutput, KvCache};
-use crate::numerics::attention::max_pool_into;
+use crate::numerics::attention::max_pool;
 use crate::numerics::flash::causal_attention;
 use crate::numerics::par;
 
@@ -143,11 +143,7 @@ impl Llama {
             // (T, D) against (S, D): out (T, D), weights (T, S)
             let (out, wts) = causal_attention(q.slice(cols(head)), k_all.slice(kv), v_all.slice(kv), past);
             // Its thumbnail, on the thread that computed its weights.
-            let thumb = opts.thumbnails.map(|n| {
-                let mut th = Array2::<f32>::zeros((t.min(n), (past + t).min(n)));
-                max_pool_into(wts.view(), th.view_mut());
-                th
-            });
+            let thumb = opts.thumbnails.map(|n| max_pool(wts.view(), n));
             (out, wts, thumb)
         });
         for (head, (out, wts, thumb)) in heads.into_iter().enumerate() {

@@ -160,6 +160,13 @@ pub fn attention_flops_per_head(n: usize, d_head: usize) -> usize {
     2 * n * n * d_head
 }
 
+/// A (T, S) matrix shrunk to at most n × n cells by [`max_pool_into`]: a head's thumbnail.
+pub fn max_pool(m: ArrayView2<f32>, n: usize) -> Array2<f32> {
+    let mut out = Array2::<f32>::zeros((m.nrows().min(n), m.ncols().min(n)));
+    max_pool_into(m, out.view_mut());
+    out
+}
+
 /// Shrinks a (T, S) matrix into `out` (rows ≤ T, cols ≤ S): each cell is the largest value of
 /// its block, so a sharp weight stays visible in a small picture.
 pub fn max_pool_into(m: ArrayView2<f32>, mut out: ndarray::ArrayViewMut2<f32>) {
