@@ -105,8 +105,9 @@ impl Lab {
             }
             return;
         }
-        let solved = self.log.with_untracked(|l| l.first_below(SOLVED_LOSS));
-        if let (Some(step), None) = (solved, self.solved.get_untracked()) {
+        // (Searched for until found: the search reads the whole history.)
+        let solved = self.solved.get_untracked().is_none().then(|| self.log.with_untracked(|l| l.first_below(SOLVED_LOSS)));
+        if let Some(Some(step)) = solved {
             let before = self.log.with_untracked(|l| l.restored.is_some_and(|r| step <= r));
             let secs = (!before).then(|| (now_ms() - self.began.get_value()) / 1e3);
             self.solved.set(Some((step, secs)));
@@ -218,12 +219,29 @@ pub fn view(ctx: DemoCtx) -> AnyView {
     );
     let layout = StoredValue::new(heads::Grid::default());
     let shown = move || params.with(|p| (p.step > 0).then_some(p.step as usize));
+    // While a run trains, the log changes at every slice of steps (20 times a second) but its
+    // snapshots only every few dozen steps: each drawing tracks only what it shows, so the page's
+    // main thread (which shares the reader's cores with the worker's threads) redraws the heads
+    // when a snapshot arrives, not at every slice.
+    let snapshots = Memo::new(move |_| {
+        log.with(|l| (l.id, l.snapshots.len(), l.snapshots.last().map(|s| s.step), l.config.as_ref().map(|c| c.steps)))
+    });
+    let snapshot_shown = Memo::new(move |_| {
+        let at = shown().unwrap_or(0);
+        log.with(|l| (l.id, l.at(at).map(|s| s.step)))
+    });
     ctx.paint(move |pal| {
-        let (a, b, c) = (loss.get()?, prev.get()?, ind.get()?);
+        let a = loss.get()?;
+        let at = shown();
+        Some(log.with(|l| plots::draw_loss(&a, pal, l, at)))
+    });
+    ctx.paint(move |pal| {
+        let (b, c) = (prev.get()?, ind.get()?);
         let hs = setup.with(|s| (s.config.n_layer, s.config.n_head));
         let at = shown();
-        Some(log.with(|l| {
-            plots::draw_loss(&a, pal, l, at)?;
+        // (Read, not merely tracked: a memo no one reads is never computed.)
+        let _ = snapshots.get();
+        Some(log.with_untracked(|l| {
             plots::draw_scores(&b, pal, l, hs, false, at)?;
             plots::draw_scores(&c, pal, l, hs, true, at)
         }))
@@ -232,12 +250,14 @@ pub fn view(ctx: DemoCtx) -> AnyView {
         let (g, h) = (grid.get()?, head.get()?);
         let (hs, probe) = setup.with(|s| ((s.config.n_layer, s.config.n_head), s.probe.clone()));
         let at = shown().unwrap_or(0);
-        Some(log.with(|l| {
+        let _ = snapshot_shown.get();
+        let focus = lab.focus.get();
+        Some(log.with_untracked(|l| {
             let Some(snap) = l.at(at) else {
                 let _ = (g.set_height(0), h.set_height(0));
                 return Ok(());
             };
-            let k = focus_head(lab.focus.get(), snap);
+            let k = focus_head(focus, snap);
             layout.set_value(heads::draw_grid(&g, pal, snap, hs, k)?);
             heads::draw_head(&h, pal, snap, &probe, hs.0 * hs.1, k)
         }))
