@@ -2,14 +2,24 @@
 //! 4 heads, width 64, T = 32, batch 32, MLP, learned positions), and the steps and time until
 //! the lab's default run (repeated strings) is solved, as its induction circuit forms.
 //!
-//! `cargo run --profile native --example train_bench [steps]`
+//! `cargo run --profile native --example train_bench [steps] [threads]`
 
 use std::time::Instant;
 
+use attention_live::numerics::par;
 use attention_live::train::{Positions, Task, TrainConfig, Trainer};
 
 fn main() {
-    let steps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(50);
+    let arg = |i: usize| std::env::args().nth(i).and_then(|s| s.parse::<usize>().ok());
+    let steps = arg(1).unwrap_or(50);
+    let threads = arg(2).unwrap_or(1).max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    if threads > 1 {
+        // The asking thread takes parts too: a pool of threads − 1 besides it.
+        par::spin::start_native(threads - 1);
+    }
+    par::set_threads(threads);
+    let runs0 = par::split_runs();
     let bench = TrainConfig {
         task: Task::Copy,
         length: 16,
@@ -39,9 +49,11 @@ fn main() {
     let s = start.elapsed().as_secs_f64();
     let best = times.windows(10.min(steps)).map(|w| w.iter().sum::<f64>() / w.len() as f64).fold(f64::MAX, f64::min);
     println!(
-        "native engine: {:.1} steps/s, fastest 10 steps {:.1} steps/s (L2 H4 C64 T32 B32, {steps} steps, 1 thread)",
+        "native engine: {:.1} steps/s, fastest 10 steps {:.1} steps/s (L2 H4 C64 T32 B32, {steps} steps, \
+         {threads} thread(s), {:.1} split calls a step)",
         steps as f64 / s,
-        1.0 / best
+        1.0 / best,
+        (par::split_runs() - runs0) as f64 / (steps + 5) as f64
     );
 
     let cfg = TrainConfig::default();

@@ -28,6 +28,7 @@ RUSTFLAGS="-C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128,+re
   -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base
 wasm-bindgen --target no-modules --no-typescript --out-dir "$dist" --out-name gpt2-worker-mt \
   "$target_dir/wasm32-unknown-unknown/release/gpt2-worker.wasm"
-wasm-opt -Oz --enable-threads --enable-bulk-memory --enable-simd --enable-relaxed-simd --enable-mutable-globals \
+# NAMES=1 keeps the functions' names, for a profiler (bench/train-threads.mjs): a larger file.
+wasm-opt -Oz ${NAMES:+-g} --enable-threads --enable-bulk-memory --enable-simd --enable-relaxed-simd --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-sign-ext \
   "$dist/gpt2-worker-mt_bg.wasm" -o "$dist/gpt2-worker-mt_bg.wasm"

@@ -142,8 +142,9 @@ fn gpt2_gives_the_same_outputs_on_two_threads() {
     par::set_threads(1);
 }
 
-/// The training lab's step with its attention split by (example, head) pair: the same losses,
-/// gradients' norms and heads as on one thread.
+/// The training lab's step with its attention split by (example, head) pair and its GELU and
+/// layer norms (forward and backward) by rows: the same losses, gradients' norms, weights and
+/// heads as on one thread.
 #[test]
 fn a_training_step_is_the_same_on_two_threads() {
     use attention_live::train::{TrainConfig, Trainer};

@@ -138,19 +138,12 @@ impl PackedMatrix {
     /// so a bias and an activation cost no second pass over y and split like the product.
     pub fn matmul_then(&self, x: ArrayView2<f32>, then: Then) -> Array2<f32> {
         assert_eq!(x.ncols(), self.rows, "x has {} columns for a weight of {} rows", x.ncols(), self.rows);
-        let x = x.as_standard_layout();
         let mut y = vec![0.0f32; x.nrows() * self.cols];
         #[allow(unused_unsafe)]
         // SAFETY (wasm): a module using SIMD128 fails validation where SIMD is missing, so the
         // kernel can never run on a machine without it.
         unsafe {
-            kernel(
-                x.as_slice().expect("standard layout"),
-                &self.panels,
-                &mut y,
-                (x.nrows(), self.rows, self.cols),
-                then,
-            )
+            kernel(x, &self.panels, &mut y, (x.nrows(), self.rows, self.cols), then)
         };
         Array2::from_shape_vec((x.nrows(), self.cols), y).expect("T × out values")
     }
@@ -204,20 +197,41 @@ impl Then<'_> {
 /// loads are sequential too. A last partial block is padded with zero rows, except a lone row
 /// (and decoding's single row), which takes a one-row kernel: padding it would quadruple the
 /// arithmetic of a step that only needs to read W once.
+///
+/// x may be row-major or the transpose of a row-major array (the xᵀ of a weight's gradient
+/// xᵀ dy): packing reads either where it lies; any other layout is copied to row-major first.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
-fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], (t, k, n): (usize, usize, usize), then: Then) {
+fn kernel(x: ArrayView2<f32>, panels: &[f32], y: &mut [f32], (t, k, n): (usize, usize, usize), then: Then) {
     then.check(n);
     let lone = t % ROWS == 1;
     let blocks = if lone { t / ROWS } else { t.div_ceil(ROWS) };
-    // x per block of 4 rows, zero rows past t: xp[b][kk * 4 + r] = x[4b + r, kk].
+    // x per block of 4 rows, zero rows past t: xp[b][kk * 4 + r] = x[4b + r, kk]. Read from
+    // slices (ndarray's iterators cost several times a slice's at the worker's opt-level "z").
     let mut xp = vec![0.0f32; blocks * ROWS * k];
+    let copy;
+    let (xs, transposed) = match (x.to_slice(), x.reversed_axes().to_slice()) {
+        (Some(xs), _) => (xs, false),
+        // xᵀ is row-major: x[i, kk] = xs[kk · t + i], four rows of a block side by side.
+        (None, Some(xs)) => (xs, true),
+        (None, None) => {
+            copy = x.as_standard_layout();
+            (copy.as_slice().expect("standard layout"), false)
+        }
+    };
     for b in 0..blocks {
-        for r in (0..ROWS).filter(|r| b * ROWS + r < t) {
-            for kk in 0..k {
-                xp[(b * k + kk) * ROWS + r] = x[(b * ROWS + r) * k + kk];
+        let rows = ROWS.min(t - b * ROWS);
+        for kk in 0..k {
+            let to = &mut xp[(b * k + kk) * ROWS..][..rows];
+            if transposed {
+                to.copy_from_slice(&xs[kk * t + b * ROWS..][..rows]);
+            } else {
+                to.iter_mut().enumerate().for_each(|(r, v)| *v = xs[(b * ROWS + r) * k + kk]);
             }
         }
     }
+    // The last row, for the one-row kernel.
+    let last: Vec<f32> = if lone { x.row(t - 1).to_vec() } else { Vec::new() };
+    let last = &last[..];
     // The panels (8 output columns each) are independent: on several threads each takes a
     // contiguous run of them (`par`), writing its own columns of every row of y.
     let y = SharedOut::new(y);
@@ -228,18 +242,19 @@ fn kernel(x: &[f32], panels: &[f32], y: &mut [f32], (t, k, n): (usize, usize, us
         #[allow(unused_unsafe)]
         // SAFETY: y holds t × n values and each call writes only columns 8p .. 8p + 8 of its panels p.
         unsafe {
-            panels_kernel(x, xp, panels, y, (t, k, n), ps, then)
+            panels_kernel(last, xp, panels, y, (t, k, n), ps, then)
         }
     });
 }
 
-/// Columns 8p .. 8p + 8 of y for the panels p in `ps` (see `kernel`; `xp` is x packed per block).
+/// Columns 8p .. 8p + 8 of y for the panels p in `ps` (see `kernel`; `xp` is x packed per block,
+/// `last` x's last row when it is left over for the one-row kernel, else empty).
 ///
 /// # Safety
 /// y must hold t × n values, and no other thread may write these panels' columns meanwhile.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 unsafe fn panels_kernel(
-    x: &[f32],
+    last: &[f32],
     xp: &[f32],
     panels: &[f32],
     y: SharedOut,
@@ -292,7 +307,7 @@ unsafe fn panels_kernel(
         if lone {
             // y[t − 1, j0 ..] = Σ_kk x[t − 1, kk] · panel[kk]: two pairs of accumulators (even and
             // odd kk) so consecutive additions do not wait on each other.
-            let xr = &x[(t - 1) * k..t * k];
+            let xr = &last[..k];
             let z = F4::zero();
             let (mut e0, mut e1, mut o0, mut o1) = (z, z, z, z);
             let pp = panel.as_ptr();

@@ -16,7 +16,7 @@ use super::{ModelConfig, Positions};
 use crate::numerics::f4::F4;
 use crate::numerics::gelu::{exp, gelu_in_place};
 use crate::numerics::packed::{matmul, matmul_then, Then};
-use crate::numerics::par;
+use crate::numerics::par::{self, SharedOut};
 use crate::numerics::rng::Rng;
 
 const LN_EPS: f32 = 1e-5;
@@ -482,27 +482,38 @@ fn linear_backward(dy: ArrayView2<f32>, x: ArrayView2<f32>, lin: Linear, p: &[f3
     matmul(dy, lin.w.view(p).t()) // (N, out) x (out, in)
 }
 
-/// Layer norm of each row: γ ⊙ (x − μ) / √(σ² + ε) + β, σ² biased as PyTorch's.
+/// Layer norm of each row: γ ⊙ (x − μ) / √(σ² + ε) + β, σ² biased as PyTorch's. Rows split
+/// across threads.
 fn layer_norm(x: ArrayView2<f32>, w: &[f32], b: &[f32]) -> (Array2<f32>, NormCache) {
-    let mut out = x.to_owned();
-    let (mut mean, mut rstd) = (Vec::with_capacity(x.nrows()), Vec::with_capacity(x.nrows()));
-    for mut row in out.rows_mut() {
-        let n = row.len() as f32;
-        let mu = row.sum() / n;
-        let var = row.iter().map(|&v| (v - mu) * (v - mu)).sum::<f32>() / n;
-        let r = 1.0 / (var + LN_EPS).sqrt();
-        for ((v, &g), &bb) in row.iter_mut().zip(w).zip(b) {
-            *v = (*v - mu) * r * g + bb;
+    let (n, c) = x.dim();
+    let mut out = x.as_standard_layout().into_owned();
+    // (mean, 1 / std) of each row: (N, 2).
+    let mut stats = vec![0.0f32; 2 * n];
+    let shared = SharedOut::new(&mut stats);
+    let rows = out.as_slice_mut().expect("a fresh array is contiguous");
+    par::for_rows(rows, c, rows.len().saturating_mul(par::ROW_PASS_WORK), |row0, rows| {
+        for (i, row) in rows.chunks_exact_mut(c).enumerate() {
+            let mut row = ndarray::ArrayViewMut1::from(row);
+            let len = row.len() as f32;
+            let mu = row.sum() / len;
+            let var = row.iter().map(|&v| (v - mu) * (v - mu)).sum::<f32>() / len;
+            let r = 1.0 / (var + LN_EPS).sqrt();
+            for ((v, &g), &bb) in row.iter_mut().zip(w).zip(b) {
+                *v = (*v - mu) * r * g + bb;
+            }
+            // SAFETY: row row0 + i is this call's (for_rows hands out disjoint rows), and stats
+            // holds 2 values for each of the N rows.
+            unsafe { shared.slice(2 * (row0 + i), 2) }.copy_from_slice(&[mu, r]);
         }
-        mean.push(mu);
-        rstd.push(r);
-    }
+    });
+    let (mean, rstd) = stats.chunks_exact(2).map(|s| (s[0], s[1])).unzip();
     (out, NormCache { mean, rstd })
 }
 
 /// The backward of a layer norm: accumulates dγ, dβ into `grad` and adds dx into `dx`.
 /// With x̂ = (x − μ) r and g = dout ⊙ γ: dx = r (g − mean(g) − x̂ mean(g ⊙ x̂)), because μ and r
-/// depend on every entry of the row.
+/// depend on every entry of the row. dx row by row, rows split across threads; then dγ and dβ,
+/// sums over the rows, on one thread in row order (so they do not depend on the split).
 fn layer_norm_backward(
     dout: ArrayView2<f32>,
     x: ArrayView2<f32>,
@@ -514,25 +525,44 @@ fn layer_norm_backward(
 ) {
     let w = norm.w.of(p);
     let c = w.len();
+    if c == 0 {
+        return;
+    }
+    // Rows as slices (both are fresh arrays: no copy is made).
+    let (dout, x) = (dout.as_standard_layout(), x.as_standard_layout());
+    let (dout, x) = (dout.as_slice().expect("standard layout"), x.as_slice().expect("standard layout"));
+    // x̂ of every row (N, C), kept from the first pass for dγ.
+    let mut xhat = vec![0.0f32; x.len()];
+    let shared = SharedOut::new(&mut xhat);
+    let rows = dx.as_slice_mut().expect("dx is a fresh, contiguous array");
+    par::for_rows(rows, c, rows.len().saturating_mul(par::ROW_PASS_WORK), |row0, rows| {
+        let mut g = vec![0.0f32; c];
+        for (i, out) in rows.chunks_exact_mut(c).enumerate() {
+            let n = row0 + i;
+            let (drow, xrow) = (&dout[n * c..(n + 1) * c], &x[n * c..(n + 1) * c]);
+            let (mu, r) = (cache.mean[n], cache.rstd[n]);
+            // SAFETY: row n of xhat is this call's (for_rows hands out disjoint rows), within its N × C values.
+            let xh = unsafe { shared.slice(n * c, c) };
+            let (mut mean_g, mut mean_gx) = (0.0f32, 0.0f32);
+            for i in 0..c {
+                xh[i] = (xrow[i] - mu) * r;
+                g[i] = drow[i] * w[i];
+                mean_g += g[i];
+                mean_gx += g[i] * xh[i];
+            }
+            mean_g /= c as f32;
+            mean_gx /= c as f32;
+            for ((o, &gi), &xh) in out.iter_mut().zip(&g).zip(&*xh) {
+                *o += r * (gi - mean_g - xh * mean_gx);
+            }
+        }
+    });
     let mut dw = vec![0.0f32; c];
     let mut db = vec![0.0f32; c];
-    // The row's x̂ and g, computed once for both passes over it.
-    let (mut xhat, mut g) = (vec![0.0f32; c], vec![0.0f32; c]);
-    for (n, (drow, xrow)) in dout.rows().into_iter().zip(x.rows()).enumerate() {
-        let (mu, r) = (cache.mean[n], cache.rstd[n]);
-        let (mut mean_g, mut mean_gx) = (0.0f32, 0.0f32);
+    for (drow, xh) in dout.chunks_exact(c).zip(xhat.chunks_exact(c)) {
         for i in 0..c {
-            xhat[i] = (xrow[i] - mu) * r;
-            g[i] = drow[i] * w[i];
-            mean_g += g[i];
-            mean_gx += g[i] * xhat[i];
-            dw[i] += drow[i] * xhat[i];
+            dw[i] += drow[i] * xh[i];
             db[i] += drow[i];
-        }
-        mean_g /= c as f32;
-        mean_gx /= c as f32;
-        for ((o, &gi), &xh) in dx.row_mut(n).iter_mut().zip(&g).zip(&xhat) {
-            *o += r * (gi - mean_g - xh * mean_gx);
         }
     }
     norm.w.of_mut(grad).iter_mut().zip(&dw).for_each(|(g, v)| *g += v);

@@ -5,6 +5,8 @@ use crate::common;
 /// The browser's matrix product (weights packed in column panels of 8, rows in blocks of 4, a
 /// lone row apart) equals ndarray's, on row counts that fill blocks exactly (4, 16), leave a
 /// padded block (2, 3, 7) or a lone row (1, 5, 17), and on widths that end in a partial panel.
+/// x given as a transposed view (the xᵀ of a weight's gradient, packed where it lies) gives
+/// the same outputs bit for bit.
 #[test]
 fn the_packed_matmul_equals_ndarray() {
     use attention_live::numerics::packed::PackedMatrix;
@@ -21,6 +23,8 @@ fn the_packed_matmul_equals_ndarray() {
         assert_eq!(got.dim(), (t, n));
         let e = want.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(e < 1e-4, "({t}, {k}, {n}): differs by {e}");
+        let stored_transposed = x.t().as_standard_layout().into_owned(); // (k, t), row-major
+        assert_eq!(packed.matmul(stored_transposed.t()), got, "({t}, {k}, {n}): x read transposed");
     }
 }
 
