@@ -91,9 +91,10 @@ for (const isolated of [false, true]) {
     await w.send("Profiler.start");
   }
   await new Promise((r) => setTimeout(r, 5000));
-  for (const [i, w] of workers.entries()) {
+  for (const w of workers) {
     const { result } = await w.send("Profiler.stop");
-    const kind = i === 0 ? "compute worker" : `pool thread ${i}`;
+    // The compute worker runs its loader's script; each pool thread a script from a blob.
+    const kind = w.url.startsWith("blob:") ? "pool thread" : "compute worker";
     console.log(`  ${kind} (${result.profile.samples.length} samples), own time:`);
     for (const [f, share] of selfTimes(result.profile).slice(0, TOP)) {
       console.log(`    ${(100 * share).toFixed(1).padStart(5)}%  ${f.replace(/\[[0-9a-f]{16}\]/g, "").slice(0, 100)}`);
