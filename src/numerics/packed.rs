@@ -218,14 +218,23 @@ fn kernel(x: ArrayView2<f32>, panels: &[f32], y: &mut [f32], (t, k, n): (usize, 
             (copy.as_slice().expect("standard layout"), false)
         }
     };
-    for b in 0..blocks {
+    // (With k = 0 there is nothing to pack.)
+    for (b, block) in xp.chunks_exact_mut((ROWS * k).max(1)).enumerate() {
         let rows = ROWS.min(t - b * ROWS);
-        for kk in 0..k {
-            let to = &mut xp[(b * k + kk) * ROWS..][..rows];
-            if transposed {
-                to.copy_from_slice(&xs[kk * t + b * ROWS..][..rows]);
-            } else {
-                to.iter_mut().enumerate().for_each(|(r, v)| *v = xs[(b * ROWS + r) * k + kk]);
+        if transposed {
+            // Four adjacent values of each of x's columns (a fixed-size copy, no call per column).
+            for (kk, to) in block.chunks_exact_mut(ROWS).enumerate() {
+                let from = &xs[kk * t + b * ROWS..];
+                match rows {
+                    ROWS => to.copy_from_slice(&from[..ROWS]),
+                    _ => to[..rows].copy_from_slice(&from[..rows]),
+                }
+            }
+        } else {
+            // Row r of the block into lane r of every group of four.
+            for r in 0..rows {
+                let row = &xs[(b * ROWS + r) * k..][..k];
+                block.chunks_exact_mut(ROWS).zip(row).for_each(|(to, v)| to[r] = *v);
             }
         }
     }

@@ -4,16 +4,25 @@ use crate::common;
 
 /// The browser's matrix product (weights packed in column panels of 8, rows in blocks of 4, a
 /// lone row apart) equals ndarray's, on row counts that fill blocks exactly (4, 16), leave a
-/// padded block (2, 3, 7) or a lone row (1, 5, 17), and on widths that end in a partial panel.
+/// padded block (2, 3, 7) or a lone row (1, 5, 17), on widths that end in a partial panel, and
+/// with no inner dimension at all (zeros).
 /// x given as a transposed view (the xᵀ of a weight's gradient, packed where it lies) gives
 /// the same outputs bit for bit.
 #[test]
 fn the_packed_matmul_equals_ndarray() {
     use attention_live::numerics::packed::PackedMatrix;
     use attention_live::numerics::rng::normal_matrix;
-    for (t, k, n) in
-        [(1, 3, 5), (2, 8, 8), (3, 33, 17), (4, 16, 24), (5, 9, 31), (7, 64, 70), (16, 64, 1030), (17, 33, 517)]
-    {
+    for (t, k, n) in [
+        (1, 3, 5),
+        (2, 8, 8),
+        (3, 33, 17),
+        (4, 16, 24),
+        (5, 9, 31),
+        (7, 64, 70),
+        (16, 64, 1030),
+        (17, 33, 517),
+        (5, 0, 3),
+    ] {
         let x = normal_matrix(t, k, 1, 1.0).mapv(|v| v as f32);
         let w = normal_matrix(k, n, 2, 1.0).mapv(|v| v as f32);
         let packed = PackedMatrix::pack(w.view());
