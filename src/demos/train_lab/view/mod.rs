@@ -106,8 +106,9 @@ impl Lab {
             return;
         }
         // (Searched for until found: the search reads the whole history.)
-        let solved = self.solved.get_untracked().is_none().then(|| self.log.with_untracked(|l| l.first_below(SOLVED_LOSS)));
-        if let Some(Some(step)) = solved {
+        let unsolved = self.solved.get_untracked().is_none();
+        let solved = if unsolved { self.log.with_untracked(|l| l.first_below(SOLVED_LOSS)) } else { None };
+        if let Some(step) = solved {
             let before = self.log.with_untracked(|l| l.restored.is_some_and(|r| step <= r));
             let secs = (!before).then(|| (now_ms() - self.began.get_value()) / 1e3);
             self.solved.set(Some((step, secs)));
